@@ -1,0 +1,160 @@
+"""chainrule: reverse-mode automatic differentiation on NumPy, with PyTorch's API.
+
+``import chainrule as torch`` runs ordinary PyTorch autograd code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from chainrule import _dtype
+from chainrule._device import device
+from chainrule._dtype import (
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from chainrule._formatting import set_printoptions
+from chainrule._random import Generator, default_generator, initial_seed, manual_seed, seed
+from chainrule._tensor import Size, Tensor
+from chainrule._creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    scalar_tensor,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from chainrule import autograd
+from chainrule.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from chainrule.ops import (
+    abs,
+    add,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    clone,
+    cos,
+    div,
+    eq,
+    exp,
+    expand,
+    flatten,
+    ge,
+    gt,
+    le,
+    log,
+    lt,
+    matmul,
+    mean,
+    mul,
+    ne,
+    neg,
+    permute,
+    pow,
+    relu,
+    reshape,
+    rsub,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    squeeze,
+    stack,
+    sub,
+    sum,
+    t,
+    tanh,
+    transpose,
+    unbind,
+    unsqueeze,
+    where,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "Size", "dtype", "device", "Generator",
+    "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16",
+    "int32", "int64", "long", "short", "uint8",
+    "get_default_dtype", "set_default_dtype", "promote_types", "set_printoptions",
+    "manual_seed", "seed", "initial_seed", "default_generator",
+    "tensor", "as_tensor", "from_numpy", "scalar_tensor", "zeros", "ones", "full", "empty",
+    "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "zeros_like",
+    "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+    "is_grad_enabled", "is_inference_mode_enabled",
+    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "clone", "cos",
+    "div", "eq", "exp", "expand", "flatten", "ge", "gt", "le", "log", "lt", "matmul", "mean",
+    "mul", "ne", "neg", "permute", "pow", "relu", "reshape", "rsub", "sigmoid", "sign", "sin",
+    "sqrt", "squeeze", "stack", "sub", "sum", "t", "tanh", "transpose", "unbind", "unsqueeze",
+    "where", "is_tensor", "numel", "is_floating_point",
+]
+
+subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
+
+
+def is_tensor(obj: Any) -> Any:
+    """True if ``obj`` is a chainrule Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # type: ignore[valid-type]
+    """Number of elements of ``input``."""
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> Any:
+    """True if ``input`` has a floating dtype."""
+    return input.is_floating_point()
+
+
+_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz"}
+
+
+def __getattr__(name: str) -> Any:
+    # Subpackages load on first use so that ``import chainrule`` stays fast.
+    if name in _LAZY:
+        return importlib.import_module(f"chainrule.{name}")
+    raise AttributeError(f"module 'chainrule' has no attribute {name!r}")

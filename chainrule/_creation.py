@@ -1,0 +1,301 @@
+"""Tensor factories: ``tensor``, ``zeros``, ``randn`` and friends, with PyTorch's dtype
+inference (Python floats give the default dtype, ints int64, bools bool)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from chainrule import _dtype
+from chainrule._device import device as _device
+from chainrule._random import Generator, rng_of
+from chainrule._tensor import REQUIRES_GRAD_DTYPE_MSG, Size, Tensor, _new_tensor
+from chainrule.backends import get_backend
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
+    "linspace", "eye", "rand", "randn", "randint", "randperm", "zeros_like", "ones_like",
+    "full_like", "empty_like", "rand_like", "randn_like", "randint_like", "scalar_tensor",
+]
+
+
+def _to_array(data: Any) -> np.ndarray:
+    """Nested sequences of numbers and tensors to a NumPy array (dtype as NumPy infers)."""
+    if isinstance(data, Tensor):
+        return np.asarray(data._backend.to_host(data._data))
+    if isinstance(data, np.ndarray):
+        return data
+    if isinstance(data, (list, tuple)):
+        if any(isinstance(e, (Tensor, list, tuple)) for e in data):
+            parts = [_to_array(e) for e in data]
+            if parts and any(p.shape != parts[0].shape for p in parts):
+                raise ValueError(
+                    f"expected sequence of length {parts[0].shape[0] if parts[0].ndim else 0} at "
+                    f"dim 1 (got {next(p.shape for p in parts if p.shape != parts[0].shape)})"
+                )
+            return np.array(parts) if parts else np.zeros((0,))
+    try:
+        arr = np.asarray(data)
+    except ValueError as e:
+        raise ValueError(str(e)) from None
+    if arr.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    return arr
+
+
+def _infer(arr: np.ndarray, from_python: bool) -> np.dtype:
+    k = arr.dtype.kind
+    if from_python or arr.dtype not in _dtype._BY_NP:
+        if k == "f":
+            return _dtype.get_default_dtype().np
+        if k in "iu":
+            return np.dtype(np.int64)
+        if k == "b":
+            return np.dtype(np.bool_)
+    _dtype.from_np(arr.dtype)
+    return arr.dtype
+
+
+def _finish(data: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
+    if device is not None and _device(device).type != "cpu":
+        be = get_backend(device)
+        data = be.asarray(data)
+    t = _new_tensor(data)
+    if requires_grad:
+        if data.dtype.kind not in "fc":
+            raise RuntimeError(REQUIRES_GRAD_DTYPE_MSG)
+        t._requires_grad = True
+    return t
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested sequence, array or tensor).
+
+    Example:
+        >>> import chainrule as torch
+        >>> torch.tensor([[1, 2], [3, 4]])
+        tensor([[1, 2],
+                [3, 4]])
+        >>> torch.tensor([1.5, 2.0], requires_grad=True)
+        tensor([1.5000, 2.0000], requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.clone()."
+            "detach() or sourceTensor.clone().detach().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+    from_python = not isinstance(data, (np.ndarray, Tensor))
+    arr = _to_array(data)
+    dt = _dtype.to_dtype(dtype).np if dtype is not None else _infer(arr, from_python)
+    if from_python and arr.dtype.kind == "f" and dt.kind in "iu":
+        arr = np.trunc(arr)
+    return _finish(np.array(arr, dtype=dt, copy=True), device, requires_grad)
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+    """A 0-dim tensor holding ``s`` (default dtype unless ``dtype``)."""
+    dt = _dtype.to_dtype(dtype).np if dtype is not None else _dtype.get_default_dtype().np
+    return _finish(np.array(s, dtype=dt), device, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when no conversion is
+    needed."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray):
+        dt = _dtype.to_dtype(dtype).np if dtype is not None else data.dtype
+        _dtype.from_np(dt)
+        return _finish(data if data.dtype == dt else data.astype(dt), device, False)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray`` (writes through either are seen by both)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_np(ndarray.dtype)
+    return _new_tensor(ndarray)
+
+
+def _size(size: Sequence[Any]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (list, tuple, Size)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(
+                f"zeros(): argument 'size' must be tuple of ints, but found element of type "
+                f"{type(s).__name__} at pos {len(out)}"
+            )
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _dt(dtype: Any) -> np.dtype:
+    return (_dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()).np
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
+    """A tensor of zeros of shape ``size`` (default dtype float32)."""
+    return _finish(np.zeros(_size(size), _dt(dtype)), device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None) -> Tensor:
+    """A tensor of ones of shape ``size``."""
+    return _finish(np.ones(_size(size), _dt(dtype)), device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
+    """An uninitialised tensor of shape ``size``. Differs from torch: the memory is zeroed."""
+    return _finish(np.zeros(_size(size), _dt(dtype)), device, requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value
+    (bool, int64, or the default float) unless given."""
+    if dtype is None:
+        if isinstance(fill_value, Tensor):
+            fill_value = fill_value.item()
+        dt = _dtype._scalar_dtype(fill_value).np
+    else:
+        dt = _dt(dtype)
+    return _finish(np.full(_size((size,)), fill_value, dt), device, requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 if all are integers."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        dt = np.dtype(np.int64) if all(isinstance(v, (int, np.integer)) for v in vals) else \
+            _dtype.get_default_dtype().np
+    else:
+        dt = _dt(dtype)
+    s, e, st = vals
+    n = int(np.ceil((e - s) / st))
+    return _finish((s + np.arange(max(n, 0), dtype=np.float64) * st).astype(dt)
+                   if dt.kind == "f" else np.arange(s, e, st, dtype=dt), device, requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    return _finish(np.linspace(start, end, steps).astype(_dt(dtype)), device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """The ``n`` x ``m`` identity matrix."""
+    return _finish(np.eye(n, m, dtype=_dt(dtype)), device, requires_grad)
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1). Differs from torch: NumPy's generator, so other values."""
+    dt = _dt(dtype)
+    return _finish(rng_of(generator).random(_size(size), dtype=np.float64).astype(dt), device,
+                   requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples. Differs from torch: NumPy's generator, so other values."""
+    dt = _dt(dtype)
+    return _finish(rng_of(generator).standard_normal(_size(size)).astype(dt), device,
+                   requires_grad)
+
+
+def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *args: Any,
+            generator: Generator | None = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high); ``randint(high, size)`` is accepted too."""
+    if args:
+        raise TypeError("randint() takes (low, high, size) or (high, size)")
+    if high is None or isinstance(high, (tuple, list, Size)):
+        if isinstance(high, (tuple, list, Size)):
+            size = high
+        low, high = 0, low
+    dt = _dtype.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
+    return _finish(rng_of(generator).integers(low, high, _size((size,))).astype(dt), device,
+                   requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
+             device: Any = None) -> Tensor:
+    """A random permutation of ``0..n-1`` (int64)."""
+    dt = _dtype.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
+    return _finish(rng_of(generator).permutation(n).astype(dt), device, False)
+
+
+def _like(fn: Any, t: Tensor, dtype: Any, device: Any, requires_grad: bool, *a: Any,
+          **kw: Any) -> Tensor:
+    dt = dtype if dtype is not None else t.dtype
+    return fn(*a, t.shape, dtype=dt, device=device or t.device, requires_grad=requires_grad, **kw)
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Zeros with ``input``'s shape, dtype and device."""
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Ones with ``input``'s shape, dtype and device."""
+    return _like(ones, input, dtype, device, requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialised (zeroed) tensor with ``input``'s shape, dtype and device."""
+    return _like(empty, input, dtype, device, requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """``fill_value`` with ``input``'s shape, dtype and device."""
+    dt = dtype if dtype is not None else input.dtype
+    return full(input.shape, fill_value, dtype=dt, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """Uniform samples with ``input``'s shape and dtype."""
+    return _like(rand, input, dtype, device, requires_grad, generator=generator)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """Normal samples with ``input``'s shape and dtype."""
+    return _like(randn, input, dtype, device, requires_grad, generator=generator)
+
+
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None,
+                 device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Random integers with ``input``'s shape."""
+    if high is None:
+        low, high = 0, low
+    dt = dtype if dtype is not None else input.dtype
+    return randint(low, high, input.shape, dtype=dt, device=device or input.device,
+                   requires_grad=requires_grad)

@@ -1,0 +1,179 @@
+"""dtypes: PyTorch-named wrappers over NumPy dtypes, the default dtype, and type promotion.
+
+Promotion follows PyTorch, not NumPy: a Python scalar or a 0-dim tensor does not widen the
+dtype of a dimensioned tensor of the same category (bool < integer < floating), and integer with
+floating gives the floating type (NumPy would widen int64 + float32 to float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "dtype",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+    "half",
+    "float",
+    "double",
+    "short",
+    "int",
+    "long",
+    "get_default_dtype",
+    "set_default_dtype",
+    "promote_types",
+]
+
+import builtins
+
+
+class dtype:
+    """A tensor element type, named as in PyTorch (``chainrule.float32``).
+
+    Wraps a NumPy dtype; ``np`` is the NumPy dtype, ``is_floating_point`` and ``itemsize``
+    mirror ``torch.dtype``.
+    """
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category")
+
+    def __init__(self, name: str, np_dtype: np.dtype, category: builtins.int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._category = category  # 0 bool, 1 integer, 2 floating
+        self.is_floating_point = category == 2
+        self.is_signed = self.np.kind in "if"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return "chainrule." + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+bool = dtype("bool", np.bool_, 0)  # noqa: A001 - torch.bool is the public name
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+
+_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+_BY_NP: dict[np.dtype, dtype] = {d.np: d for d in _ALL}
+_BY_NAME = {d.name: d for d in _ALL}
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors built from Python floats (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype; only float32 and float64 are accepted, as in PyTorch."""
+    d = to_dtype(d)
+    if d not in (float32, float64, float16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def from_np(np_dtype: np.dtype) -> dtype:
+    """The chainrule dtype for a NumPy dtype; raises TypeError for unsupported ones."""
+    try:
+        return _BY_NP[np_dtype]
+    except KeyError:
+        d = np.dtype(np_dtype)
+        if d in _BY_NP:
+            return _BY_NP[d]
+        raise TypeError(
+            f"can't convert np.ndarray of type {d}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def to_dtype(d: object) -> dtype:
+    """Accept a chainrule dtype, a NumPy dtype, a Python type or a dtype name."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtins.float:
+        return get_default_dtype()
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    try:
+        return from_np(np.dtype(d))  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"expected a chainrule dtype such as chainrule.float32, got {d!r}") from None
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """PyTorch's promote_types: the higher category wins; within one, NumPy's rule."""
+    if a is b:
+        return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def _scalar_dtype(v: object) -> dtype:
+    if isinstance(v, builtins.bool):
+        return bool
+    if isinstance(v, builtins.int):
+        return int64
+    return get_default_dtype()
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # Mirrors PyTorch's combine_categories: a lower-priority operand only matters when its
+    # category is higher than the higher-priority one's.
+    if higher is None:
+        return lower
+    if lower is None or higher.is_floating_point:
+        return higher
+    if higher is bool or lower._category > higher._category:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands: object) -> dtype:
+    """Result dtype of an op over tensors and Python scalars, by PyTorch's three-tier rule.
+
+    Dimensioned tensors outrank 0-dim tensors, which outrank Python scalars; a lower tier
+    changes the result only when its category (bool < int < float) is higher.
+    """
+    dim_r = zero_r = wrap_r = None
+    for o in operands:
+        data = getattr(o, "_data", None)
+        if data is not None:
+            d = _BY_NP[data.dtype]
+            if data.ndim:
+                dim_r = d if dim_r is None else promote_types(dim_r, d)
+            else:
+                zero_r = d if zero_r is None else promote_types(zero_r, d)
+        elif o is not None:
+            d = _scalar_dtype(o)
+            wrap_r = d if wrap_r is None else promote_types(wrap_r, d)
+    r = _combine(dim_r, _combine(zero_r, wrap_r))
+    assert r is not None
+    return r

@@ -1,0 +1,904 @@
+"""Tensor: one array plus autograd metadata.
+
+This file is long because ``Tensor`` carries PyTorch's whole method surface. Every math method
+is a one-line call into ``chainrule.ops`` (imported at the bottom, see ARCHITECTURE.md section 2);
+the only logic here is metadata: grad, hooks, versions, conversion and construction.
+
+Hot fields are ``__slots__``; rarely used ones (hooks, views, retain_grad) are class-level
+defaults that an instance overrides in its ``__dict__`` only when it uses them, so creating a
+tensor sets three attributes.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from chainrule import _dtype
+from chainrule._device import CPU, device
+from chainrule.autograd import grad_mode
+from chainrule.autograd.graph import AccumulateGrad, VersionCounter
+from chainrule.backends import backend_of, get_backend
+from chainrule.utils.hooks import RemovableHandle
+
+__all__ = ["Tensor", "Size"]
+
+_state = grad_mode._state
+_from_np = _dtype.from_np
+
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
+
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If "
+    "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead."
+)
+
+REQUIRES_GRAD_DTYPE_MSG = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+def _type_name(np_dtype: Any) -> str:
+    return _TYPE_NAMES.get(np.dtype(np_dtype).name, "Tensor")
+
+
+class Size(tuple):
+    """A tensor shape: a tuple that prints as ``chainrule.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"chainrule.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+_new = object.__new__
+
+
+def _new_tensor(data: Any) -> Tensor:
+    """Wrap an array as a Tensor without copying or validation (trusted internal callers)."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t.grad_fn = None
+    return t
+
+
+class Tensor:
+    """A multi-dimensional array that can record operations for automatic differentiation.
+
+    Construct tensors with ``chainrule.tensor(data)`` and the factory functions. Calling
+    ``Tensor(...)`` directly is the legacy constructor: ``Tensor([1, 2])`` gives float32 data
+    and ``Tensor(2, 3)`` an uninitialised 2x3 float32 tensor.
+
+    ``requires_grad`` leaves accumulate gradients in ``.grad``; results of ops on them record a
+    ``grad_fn`` node. ``is_leaf`` means ``grad_fn is None``.
+    """
+
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "__dict__", "__weakref__")
+
+    # Class-level defaults; see the module docstring.
+    _grad: Tensor | None = None
+    _output_nr = 0
+    _vc: VersionCounter | None = None
+    _base: Tensor | None = None
+    _view_chain: tuple[Any, ...] = ()
+    _accum: Any = None
+    _backward_hooks: OrderedDict[int, Callable[..., Any]] | None = None
+    _post_acc_hooks: OrderedDict[int, Callable[..., Any]] | None = None
+    _retain_handle: Any = None
+    _is_inference = False
+    _is_param = False
+    __array_priority__ = 1000  # make ndarray (op) Tensor defer to Tensor's reflected ops
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        return _legacy_new(cls, *args, **kwargs)
+
+    # Internal constructors -------------------------------------------------------------------
+    @staticmethod
+    def _wrap(data: Any) -> Tensor:
+        if not isinstance(data, np.ndarray) and not hasattr(data, "__cuda_array_interface__"):
+            data = np.asarray(data)
+        return _new_tensor(data)
+
+    @staticmethod
+    def _from_node(data: Any, node: Any, output_nr: int) -> Tensor:
+        t = _new_tensor(data)
+        t._requires_grad = True
+        t.grad_fn = node
+        if output_nr:
+            t._output_nr = output_nr
+        return t
+
+    @classmethod
+    def _make_subclass(cls, data: Tensor, requires_grad: bool = False) -> Tensor:
+        """A ``cls`` instance sharing ``data``'s array and version counter, without history."""
+        t = _new(cls)
+        t._data = data._data
+        t._requires_grad = False
+        t.grad_fn = None
+        t._vc = data._get_vc()
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def _get_vc(self) -> VersionCounter:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return vc
+
+    def _get_accumulator(self) -> AccumulateGrad:
+        """This leaf's AccumulateGrad node, made on first use and held weakly."""
+        ref = self._accum
+        if ref is not None:
+            acc = ref()
+            if acc is not None:
+                return acc
+        if self._is_inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. To work around you can make a "
+                "clone to get a normal tensor and use it in autograd."
+            )
+        acc = AccumulateGrad(self)
+        self._accum = weakref.ref(acc)
+        return acc
+
+    # Autograd metadata -----------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place on a leaf; returns self."""
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(REQUIRES_GRAD_DTYPE_MSG)
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op (``grad_fn is None``)."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        """Accumulated gradient of a leaf (or of a non-leaf after ``retain_grad()``)."""
+        if self.grad_fn is not None and self._retain_handle is None and self._grad is None:
+            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    "assigned grad has data of a different size: expected "
+                    f"{list(self.shape)}, got {list(value.shape)}"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc.value
+
+    def _bump_version(self) -> None:
+        self._get_vc().value += 1
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether ``retain_grad()`` was called on this non-leaf."""
+        return self._retain_handle is not None
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf after backward (a no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retain_handle is not None:
+            return
+        ref = weakref.ref(self)
+
+        def hook(g: Tensor) -> None:
+            t = ref()
+            if t is None:
+                return
+            g = g.detach() if not _state.enabled else g
+            if t._grad is None:
+                t._grad = g.clone()
+            else:
+                t._grad = t._grad + g
+
+        hooks = self.grad_fn._get_hooks()
+        hooks.retain[self._output_nr] = hook
+        self._retain_handle = True
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Register ``hook(grad) -> Tensor or None`` to run when this tensor's gradient is
+        computed; a returned tensor replaces the gradient. Returns a removable handle.
+
+        Example:
+            >>> import chainrule as torch
+            >>> v = torch.tensor([0., 0., 0.], requires_grad=True)
+            >>> h = v.register_hook(lambda grad: grad * 2)
+            >>> v.backward(torch.tensor([1., 2., 3.]))
+            >>> v.grad
+            tensor([2., 4., 6.])
+            >>> h.remove()
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        if self._backward_hooks is None:
+            self._backward_hooks = OrderedDict()
+        return RemovableHandle(self._backward_hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Register ``hook(tensor)`` to run on a leaf after its ``.grad`` was accumulated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = OrderedDict()
+        return RemovableHandle(self._post_acc_hooks, hook)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Sequence[Tensor] | Tensor | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Accumulate d(self)/d(leaf), contracted with ``gradient``, into each leaf's ``.grad``.
+
+        ``gradient`` may be omitted only for a one-element tensor. Saved buffers are freed
+        afterwards unless ``retain_graph`` (default: ``create_graph``) is set.
+        """
+        if kwargs:
+            _reject_backward_kwargs(kwargs)
+        from chainrule import autograd
+
+        autograd.backward(
+            self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
+        )
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's data and version counter, outside the graph."""
+        t = _new_tensor(self._data)
+        t._vc = self._get_vc()
+        if self._is_inference:
+            t._is_inference = True
+        return t
+
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place (it becomes a leaf)."""
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                "be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
+        self.grad_fn = None
+        self._requires_grad = False
+        if "_output_nr" in self.__dict__:
+            del self._output_nr
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing storage with this one, outside the graph; in-place changes through
+        it are not seen by autograd's version checks (as in PyTorch)."""
+        t = _new_tensor(self._data)
+        return t
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+
+    # Shape and type --------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape as a ``Size``, or the length of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _from_np(self._data.dtype)
+
+    @property
+    def _backend(self) -> Any:
+        return backend_of(self._data)
+
+    @property
+    def device(self) -> device:
+        b = backend_of(self._data)
+        return CPU if b.device == "cpu" else device("cuda", b.device_index(self._data))
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def contiguous(self) -> Tensor:
+        return self if self._data.flags.c_contiguous else _ops.clone(self)
+
+    def stride(self, dim: int | None = None) -> Any:
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def type(self, dtype: Any = None) -> Any:
+        """Without arguments, the legacy type name ('torch.FloatTensor', kept for old code);
+        with a dtype or type name, a converted tensor."""
+        if dtype is None:
+            return "torch." + _type_name(self._data.dtype)
+        if isinstance(dtype, str):
+            name = dtype.split(".")[-1]
+            for k, v in _TYPE_NAMES.items():
+                if v == name:
+                    return self.to(_dtype._BY_NAME[k])
+            raise ValueError(f"invalid type: '{dtype}'")
+        return self.to(dtype)
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``,
+        ``to(device, dtype)``. Returns self when nothing changes."""
+        dt = kwargs.pop("dtype", None)
+        dev = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dt, dev = a.dtype, a.device
+            elif isinstance(a, (_dtype.dtype, type)) or (
+                isinstance(a, str) and a in _dtype._BY_NAME
+            ):
+                dt = a
+            elif a is not None:
+                dev = a
+        t = self
+        if dev is not None:
+            target = device(dev)
+            if target.type != self.device.type:
+                be = get_backend(target)
+                t = _ops.to_device(t, backend=be)
+        if dt is not None:
+            dt = _dtype.to_dtype(dt)
+            if dt.np != t._data.dtype:
+                t = _ops.to_dtype(t, dtype=dt.np)
+        if copy and t is self:
+            t = _ops.clone(t)
+        return t
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Tensor:
+        return self.to("cuda" if device is None else device)
+
+    def float(self) -> Tensor:
+        return self.to(_dtype.float32)
+
+    def double(self) -> Tensor:
+        return self.to(_dtype.float64)
+
+    def half(self) -> Tensor:
+        return self.to(_dtype.float16)
+
+    def long(self) -> Tensor:
+        return self.to(_dtype.int64)
+
+    def int(self) -> Tensor:
+        return self.to(_dtype.int32)
+
+    def short(self) -> Tensor:
+        return self.to(_dtype.int16)
+
+    def bool(self) -> Tensor:
+        return self.to(_dtype.bool)
+
+    def byte(self) -> Tensor:
+        return self.to(_dtype.uint8)
+
+    # Conversion to Python / NumPy -------------------------------------------------------------
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._backend.to_host(self._data).reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._backend.to_host(self._data).tolist()
+
+    def numpy(self, force: bool = False) -> np.ndarray:
+        """The NumPy array behind this CPU tensor (shared memory)."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        if self.device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self._backend.to_host(self._data)
+        return a if dtype is None else a.astype(dtype)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(_ops.unbind(self, 0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+                if self._data.size > 1
+                else "Boolean value of Tensor with no values is ambiguous"
+            )
+        return bool(self._data.reshape(()).item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError(
+                "only integer tensors of a single element can be converted to an index"
+            )
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from chainrule._formatting import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce_ex__(self, proto: Any) -> Any:
+        raise TypeError(
+            "chainrule tensors are not pickled; use chainrule.save / chainrule.load "
+            "(safetensors), or tensor.detach().numpy()"
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment.  If you were attempting to deepcopy a module, "
+                "this may be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        t = _new(type(self))
+        t._data = self._data.copy()
+        t._requires_grad = self._requires_grad
+        t.grad_fn = None
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        for k, v in self.__dict__.items():
+            if k not in ("_vc", "_accum", "_grad", "_backward_hooks", "_post_acc_hooks"):
+                t.__dict__[k] = v
+        memo[id(self)] = t
+        return t
+
+    # Arithmetic operators ---------------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.rsub(self, other)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.rdiv(self, other)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.rpow(self, other)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.ge(self, other)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(self, other)
+
+    __rand__ = __and__
+
+    def __or__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(self, other)
+
+    __ror__ = __or__
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(self, other)
+
+    __rxor__ = __xor__
+
+    def __invert__(self) -> Tensor:
+        return _ops.bitwise_not(self)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self.div_(other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _ops.setitem(self, index, value)
+
+    # Math methods (one line each) -------------------------------------------------------------
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.sub(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return _ops.div(self, other, rounding_mode=rounding_mode)
+
+    def pow(self, exponent: Any) -> Tensor:
+        return _ops.pow(self, exponent)
+
+    def matmul(self, other: Tensor) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def neg(self) -> Tensor:
+        return _ops.neg(self)
+
+    def exp(self) -> Tensor:
+        return _ops.exp(self)
+
+    def log(self) -> Tensor:
+        return _ops.log(self)
+
+    def sqrt(self) -> Tensor:
+        return _ops.sqrt(self)
+
+    def sin(self) -> Tensor:
+        return _ops.sin(self)
+
+    def cos(self) -> Tensor:
+        return _ops.cos(self)
+
+    def tanh(self) -> Tensor:
+        return _ops.tanh(self)
+
+    def sigmoid(self) -> Tensor:
+        return _ops.sigmoid(self)
+
+    def relu(self) -> Tensor:
+        return _ops.relu(self)
+
+    def abs(self) -> Tensor:
+        return _ops.abs(self)
+
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return _ops.mean(self, dim, keepdim, dtype=dtype)
+
+    def sum_to_size(self, *size: Any) -> Tensor:
+        return _ops.sum_to_size(self, _shape_arg(size))
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return _ops.reshape(self, _shape_arg(shape))
+
+    def view(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], (_dtype.dtype, type)):
+            raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        return _ops.view(self, _shape_arg(shape))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return _ops.view(self, other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return _ops.reshape(self, other.shape)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return _ops.transpose(self, dim0, dim1)
+
+    def t(self) -> Tensor:
+        return _ops.t(self)
+
+    @property
+    def T(self) -> Tensor:
+        if self._data.ndim not in (0, 2):
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+                "to reverse the dimensions of a tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return _ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        return _ops.transpose(self, -2, -1)
+
+    def permute(self, *dims: Any) -> Tensor:
+        return _ops.permute(self, _shape_arg(dims))
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        return _ops.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return _ops.unsqueeze(self, dim)
+
+    def expand(self, *sizes: Any) -> Tensor:
+        return _ops.expand(self, _shape_arg(sizes))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return _ops.expand(self, other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return _ops.flatten(self, start_dim, end_dim)
+
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        return _ops.clone(self)
+
+    def eq(self, other: Any) -> Tensor:
+        return _ops.eq(self, other)
+
+    def ne(self, other: Any) -> Tensor:
+        return _ops.ne(self, other)
+
+    def lt(self, other: Any) -> Tensor:
+        return _ops.lt(self, other)
+
+    def le(self, other: Any) -> Tensor:
+        return _ops.le(self, other)
+
+    def gt(self, other: Any) -> Tensor:
+        return _ops.gt(self, other)
+
+    def ge(self, other: Any) -> Tensor:
+        return _ops.ge(self, other)
+
+    # In-place methods ---------------------------------------------------------------------------
+    def zero_(self) -> Tensor:
+        return _ops.fill_(self, 0)
+
+    def fill_(self, value: Any) -> Tensor:
+        return _ops.fill_(self, value)
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        return _ops.copy_(self, src)
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.add_(self, other, alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _ops.sub_(self, other, alpha=alpha)
+
+    def mul_(self, other: Any) -> Tensor:
+        return _ops.mul_(self, other)
+
+    def div_(self, other: Any) -> Tensor:
+        return _ops.div_(self, other)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim + n if dim < 0 else dim
+
+
+def _shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f(Size)``; elements may be 1-element tensors."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer, Tensor)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+def _reject_backward_kwargs(kwargs: dict[str, Any]) -> None:
+    key = next(iter(kwargs))
+    hint = ""
+    if key == "retain_variables":
+        hint = (
+            " (retain_variables was removed from PyTorch long ago; use retain_graph=True to "
+            "keep the graph's saved buffers for another backward)"
+        )
+    raise TypeError(f"backward() got an unexpected keyword argument '{key}'{hint}")
+
+
+def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
+    """``Tensor(data)`` / ``Tensor(*sizes)``: PyTorch's legacy constructor (float32)."""
+    dev = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"Tensor() got unexpected keyword arguments {sorted(kwargs)}")
+    if dev is not None and device(dev).type != "cpu":
+        get_backend(dev)
+    dt = _dtype.get_default_dtype().np
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        src = args[0]
+        if src._data.dtype != dt:
+            raise TypeError(
+                f"expected {_type_name(dt)} (got {_type_name(src._data.dtype)})"
+            )
+        data = src._data
+    elif len(args) == 0:
+        data = np.empty((0,), dt)
+    elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        data = np.empty(tuple(int(a) for a in args), dt)
+    elif len(args) == 1 and isinstance(args[0], Size):
+        data = np.empty(tuple(args[0]), dt)
+    elif len(args) == 1:
+        from chainrule._creation import _to_array
+
+        data = _to_array(args[0]).astype(dt)
+    else:
+        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+    t = _new(cls)
+    t._data = data
+    t._requires_grad = False
+    t.grad_fn = None
+    return t
+
+
+from chainrule import ops as _ops  # noqa: E402  (see ARCHITECTURE.md section 2)

@@ -1,0 +1,251 @@
+"""``gradcheck`` and ``gradgradcheck``: compare backward-pass Jacobians with central
+differences, as ``torch.autograd.gradcheck`` does.
+
+The numerical Jacobian column for input element j is (f(x + eps e_j) - f(x - eps e_j)) / 2 eps.
+The analytical Jacobian row for output element k is one backward with a one-hot gradient. In
+``fast_mode`` only v^T J u is compared, for random unit u and v: two evaluations and one backward.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when a Jacobian mismatch is found."""
+
+
+def _tensors(x: Any) -> tuple[Any, ...]:
+    from chainrule._tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _outputs(func: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, ...]:
+    from chainrule._tensor import Tensor
+
+    out = func(*inputs)
+    outs = (out,) if isinstance(out, Tensor) else tuple(out)
+    return tuple(o for o in outs if isinstance(o, Tensor))
+
+
+def _float_outputs(outs: tuple[Any, ...]) -> list[int]:
+    return [k for k, o in enumerate(outs) if o._data.dtype.kind == "f"]
+
+
+def _numerical(func: Callable[..., Any], inputs: Sequence[Any], diff: list[int], out_idx: list[int],
+               eps: float) -> list[list[np.ndarray]]:
+    """J[o][i] of shape (numel(input i), numel(output o)) by central differences."""
+    # Not under no_grad: func may itself call autograd (gradgradcheck's does).
+    base = _outputs(func, inputs)
+    jac = [[np.zeros((inputs[i]._data.size, base[o]._data.size)) for i in diff]
+           for o in out_idx]
+    for ci, i in enumerate(diff):
+        x = inputs[i]._data
+        for j in range(x.size):
+            idx = np.unravel_index(j, x.shape)
+            orig = x[idx].item()
+            x[idx] = orig + eps
+            plus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
+            x[idx] = orig - eps
+            minus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
+            x[idx] = orig
+            for co, o in enumerate(out_idx):
+                jac[co][ci][j] = ((plus[o] - minus[o]) / (2 * eps)).reshape(-1)
+    return jac
+
+
+def _analytical(outs: tuple[Any, ...], inputs: Sequence[Any], diff: list[int],
+                out_idx: list[int]) -> list[list[np.ndarray]]:
+    from chainrule import autograd
+    from chainrule._tensor import _new_tensor
+
+    jac = [[np.zeros((inputs[i]._data.size, outs[o]._data.size)) for i in diff] for o in out_idx]
+    dins = [inputs[i] for i in diff]
+    for co, o in enumerate(out_idx):
+        out = outs[o]
+        if not out._requires_grad:
+            continue
+        for k in range(out._data.size):
+            g = np.zeros(out._data.shape, out._data.dtype)
+            g.reshape(-1)[k] = 1
+            grads = autograd.grad(out, dins, _new_tensor(g), retain_graph=True, allow_unused=True)
+            for ci, gr in enumerate(grads):
+                if gr is not None:
+                    if tuple(gr.shape) != tuple(dins[ci].shape):
+                        raise GradcheckError(
+                            f"Gradient has wrong shape: got {list(gr.shape)}, expected "
+                            f"{list(dins[ci].shape)} for input {diff[ci]}"
+                        )
+                    jac[co][ci][:, k] = np.asarray(gr._data, dtype=np.float64).reshape(-1)
+    return jac
+
+
+def gradcheck(
+    func: Callable[..., Any],
+    inputs: Any,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
+) -> bool:
+    """Check the gradients of ``func`` at ``inputs`` against finite differences.
+
+    Every input tensor with ``requires_grad=True`` is checked (use float64: float32 differences
+    are too coarse). Passes when ``|analytical - numerical| <= atol + rtol * |numerical|``
+    elementwise. The backward is also run twice and must agree within ``nondet_tol``.
+
+    Returns True on success; on failure raises ``GradcheckError`` (or returns False when
+    ``raise_exception=False``). The batched/forward-AD options are accepted and ignored.
+    """
+    inputs = _tensors(inputs)
+    from chainrule._tensor import Tensor
+
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
+    try:
+        outs = _outputs(func, inputs)
+        out_idx = _float_outputs(outs)
+        if not out_idx:
+            return True
+        if fast_mode:
+            _fast_check(func, inputs, outs, diff, out_idx, eps, atol, rtol)
+        else:
+            num = _numerical(func, inputs, diff, out_idx, eps)
+            ana = _analytical(outs, inputs, diff, out_idx)
+            ana2 = _analytical(outs, inputs, diff, out_idx)
+            for co, o in enumerate(out_idx):
+                for ci, i in enumerate(diff):
+                    a, n, a2 = ana[co][ci], num[co][ci], ana2[co][ci]
+                    if not np.allclose(a, a2, rtol=0, atol=nondet_tol):
+                        raise GradcheckError(
+                            f"Backward is not reentrant, i.e., running backward with same input "
+                            f"and grad_output multiple times gives different values, although "
+                            f"analytical gradient matches numerical gradient.The tolerance for "
+                            f"nondeterminism was {nondet_tol}."
+                        )
+                    if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
+                        raise GradcheckError(
+                            f"Jacobian mismatch for output {o} with respect to input {i},\n"
+                            f"numerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n"
+                        )
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _fmt(a: np.ndarray) -> str:
+    return "\n" + np.array2string(a.T)
+
+
+def _fast_check(func: Callable[..., Any], inputs: Sequence[Any], outs: tuple[Any, ...],
+                diff: list[int], out_idx: list[int], eps: float, atol: float, rtol: float) -> None:
+    from chainrule import autograd
+    from chainrule._tensor import _new_tensor
+
+    rng = np.random.default_rng(0)
+    us = []
+    for i in diff:
+        u = rng.standard_normal(inputs[i]._data.shape)
+        us.append(u / max(np.linalg.norm(u), 1e-12))
+    vs = []
+    for o in out_idx:
+        v = rng.standard_normal(outs[o]._data.shape)
+        vs.append(v / max(np.linalg.norm(v), 1e-12))
+    # Numerical J u for all differentiable inputs moved together.
+    saved = [inputs[i]._data.copy() for i in diff]
+    for ci, i in enumerate(diff):
+        inputs[i]._data[...] = saved[ci] + eps * us[ci]
+    plus = [np.array(x._data, np.float64) for x in _outputs(func, inputs)]
+    for ci, i in enumerate(diff):
+        inputs[i]._data[...] = saved[ci] - eps * us[ci]
+    minus = [np.array(x._data, np.float64) for x in _outputs(func, inputs)]
+    for ci, i in enumerate(diff):
+        inputs[i]._data[...] = saved[ci]
+    num = sum(float(np.sum(vs[co] * (plus[o] - minus[o]) / (2 * eps)))
+              for co, o in enumerate(out_idx))
+    roots = [outs[o] for o in out_idx if outs[o]._requires_grad]
+    gos = [_new_tensor(vs[co].astype(outs[o]._data.dtype)) for co, o in enumerate(out_idx)
+           if outs[o]._requires_grad]
+    ana = 0.0
+    if roots:
+        grads = autograd.grad(roots, [inputs[i] for i in diff], gos, retain_graph=True,
+                              allow_unused=True)
+        ana = sum(float(np.sum(np.asarray(g._data, np.float64) * us[ci]))
+                  for ci, g in enumerate(grads) if g is not None)
+    if not abs(ana - num) <= atol + rtol * abs(num):
+        raise GradcheckError(
+            f"Jacobian mismatch (fast mode): v^T J u numerical {num!r}, analytical {ana!r}"
+        )
+
+
+def gradgradcheck(
+    func: Callable[..., Any],
+    inputs: Any,
+    grad_outputs: Any = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """Check second derivatives: gradcheck of ``(inputs, v) -> d(v . func(inputs))/d inputs``,
+    with ``create_graph=True``. Random ``grad_outputs`` are drawn when not given."""
+    from chainrule import autograd
+    from chainrule._tensor import Tensor, _new_tensor
+
+    inputs = _tensors(inputs)
+    outs = _outputs(func, inputs)
+    out_idx = [k for k in _float_outputs(outs) if outs[k]._requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            _new_tensor(rng.standard_normal(outs[k]._data.shape).astype(outs[k]._data.dtype))
+            .requires_grad_(True)
+            for k in out_idx
+        )
+    else:
+        grad_outputs = _tensors(grad_outputs)
+    n_in = len(inputs)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
+
+    def new_func(*args: Any) -> Any:
+        ins, gos = args[:n_in], args[n_in:]
+        o = _outputs(func, ins)
+        roots = [o[k] for k in out_idx]
+        grads = autograd.grad(roots, [ins[i] for i in diff], gos, create_graph=True,
+                              allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(new_func, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol,
+                     rtol=rtol, raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     fast_mode=fast_mode)

@@ -1,0 +1,356 @@
+"""The backward graph: nodes, saved tensors and version counters.
+
+A ``Node`` is one recorded application of an op. Its ``next_functions`` are the edges to the
+nodes that produced its inputs: ``(node, output_nr)``, with ``(None, 0)`` for an input that needs
+no gradient. Leaves that require grad are reached through their ``AccumulateGrad`` node.
+
+Note [saved outputs]
+    A node that saves its own op's output must not hold the output Tensor: the output holds the
+    node as ``grad_fn``, so that would make a reference cycle and the graph would outlive its last
+    user until the cycle collector ran. A ``SavedTensor`` for an output keeps only the array and
+    the version counter. ``unpack()`` (for ``create_graph=True``) wraps the array in a new Tensor
+    whose ``grad_fn`` is the unpacking node itself, which is what the output was.
+
+Note [two speeds]
+    VJPs are written once, with operators and ``ns`` functions. In an ordinary backward they run on
+    raw arrays (no Tensor, no node, nothing recorded); under ``create_graph=True`` the same
+    formulas run on Tensors, so the backward pass is itself recorded. ``Node.apply`` receives
+    arrays or Tensors accordingly and ``SavedTensor.unpack`` hands out the matching kind.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from typing import Any, Callable
+
+from chainrule.utils.hooks import RemovableHandle
+
+__all__ = [
+    "Node",
+    "OpNode",
+    "AccumulateGrad",
+    "SavedTensor",
+    "VersionCounter",
+    "saved_bytes",
+]
+
+_next_seq = itertools.count().__next__
+
+FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class VersionCounter:
+    """An integer shared by a tensor, its views and its ``detach()``ed aliases.
+
+    Every in-place op increments it; a ``SavedTensor`` compares it with the value it saved.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class SavedTensor:
+    """A value kept for backward, with the version it had when saved.
+
+    See Note [saved outputs] for why an output keeps only its array.
+    """
+
+    __slots__ = ("data", "tensor", "counter", "version", "is_output", "src_name", "shape_str")
+
+    def __init__(self, tensor: Any, is_output: bool, counter: VersionCounter) -> None:
+        self.data = tensor._data
+        self.counter = counter
+        self.version = counter.value
+        self.is_output = is_output
+        # An input is kept as the Tensor itself (no cycle: it does not point at this node), so
+        # that create_graph can route second-order gradients to it.
+        self.tensor = None if is_output else tensor
+        gf = tensor.grad_fn
+        self.src_name = None if is_output or gf is None else gf
+        self.shape_str = None
+
+    def unpack(self, node: Node, as_tensor: bool) -> Any:
+        """The saved value: an array, or a Tensor in the graph when ``as_tensor``."""
+        data = self.data
+        if data is None:
+            raise RuntimeError(FREED_MSG)
+        if self.counter.value != self.version:
+            raise RuntimeError(self._modified_message(node))
+        if not as_tensor:
+            return data
+        if self.is_output:
+            from chainrule._tensor import Tensor
+
+            return Tensor._from_node(data, node, 0)
+        return self.tensor
+
+    def _modified_message(self, node: Node) -> str:
+        from chainrule._tensor import _type_name
+
+        shape = list(self.data.shape)
+        where = ""
+        if self.is_output:
+            where = f", which is output 0 of {node.name()},"
+        elif self.src_name is not None:
+            where = f", which is output 0 of {self.src_name.name()},"
+        return (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{_type_name(self.data.dtype)} {shape}]{where} is at version "
+            f"{self.counter.value}; expected version {self.version} instead. Hint: the "
+            f"backward of {node.name()} needs this value as it was when the forward ran; use "
+            "an out-of-place op, or clone() the tensor before modifying it. Enable anomaly "
+            "detection with chainrule.autograd.set_detect_anomaly(True) to find the operation "
+            "that failed to compute its gradient."
+        )
+
+    def release(self) -> None:
+        self.data = None
+        self.tensor = None
+
+
+class NodeHooks:
+    """Hooks of one node, allocated only when the first hook is registered."""
+
+    __slots__ = ("pre", "post", "tensor_pre", "retain")
+
+    def __init__(self) -> None:
+        self.pre: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        self.post: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        # output_nr -> hooks registered with Tensor.register_hook on that output
+        self.tensor_pre: dict[int, OrderedDict[int, Callable[..., Any]]] = {}
+        # output_nr -> the retain_grad() hook of that output (runs after the tensor hooks)
+        self.retain: dict[int, Callable[..., Any]] = {}
+
+
+class Node:
+    """One recorded operation in the backward graph.
+
+    ``apply(grads, create_graph)`` maps the gradients of the node's outputs to the gradients of
+    its inputs (one entry per ``next_functions`` edge, ``None`` for no contribution).
+    ``_input_meta[i]`` is ``(shape, numpy dtype)`` of input ``i``, which the engine uses to sum
+    broadcast gradients back and to cast them; ``_out_meta`` does the same for the outputs of a
+    node with several.
+    """
+
+    __slots__ = (
+        "next_functions",
+        "sequence_nr",
+        "_input_meta",
+        "_out_meta",
+        "_hooks",
+        "_released",
+        "metadata",
+        "__weakref__",
+    )
+
+    num_outputs = 1
+
+    def __init__(self) -> None:
+        self.sequence_nr = _next_seq()
+        self.next_functions: tuple[tuple[Node | None, int], ...] = ()
+        self._input_meta: tuple[Any, ...] = ()
+        self._out_meta: tuple[Any, ...] | None = None
+        self._hooks: NodeHooks | None = None
+        self._released = False
+        self.metadata: dict[str, Any] | None = None
+
+    def name(self) -> str:
+        """The node's class name, as PyTorch prints it (``MulBackward0``)."""
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        raise NotImplementedError(f"{self.name()} does not implement apply")
+
+    def release(self) -> None:
+        """Drop saved values; a later backward through this node fails with PyTorch's message."""
+        self._released = True
+
+    def __call__(self, *grads: Any) -> Any:
+        """Apply the node to Tensor gradients directly, as ``grad_fn(grad)`` does in PyTorch."""
+        from chainrule.autograd.grad_mode import is_grad_enabled
+
+        res = self.apply(list(grads), is_grad_enabled())
+        return res[0] if len(res) == 1 else res
+
+    # Hooks -------------------------------------------------------------------------------
+    def _get_hooks(self) -> NodeHooks:
+        h = self._hooks
+        if h is None:
+            h = self._hooks = NodeHooks()
+        return h
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """Post-hook ``fn(grad_inputs, grad_outputs)``; may return replacement grad_inputs."""
+        return RemovableHandle(self._get_hooks().post, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """Pre-hook ``fn(grad_outputs)``; may return replacement grad_outputs."""
+        return RemovableHandle(self._get_hooks().pre, fn)
+
+    def _register_tensor_hook(self, output_nr: int, fn: Callable[..., Any]) -> RemovableHandle:
+        tp = self._get_hooks().tensor_pre
+        return RemovableHandle(tp.setdefault(output_nr, OrderedDict()), fn)
+
+    def _saved_tensors(self) -> tuple[SavedTensor, ...]:
+        return ()
+
+
+_RELEASED: tuple[Any, ...] = ()
+
+
+class _Ctx:
+    """The bag a VJP reads: saved values, op parameters, ``input_shapes``, ``needs_input_grad``.
+
+    A missing name means the op did not save it: the error says so instead of AttributeError.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(
+            f"VJP of {self.__dict__.get('_op_name', '?')} reads ctx.{name}, which the op does not "
+            "save or take as a parameter: add it to the op's saves=."
+        )
+
+
+class OpNode(Node):
+    """The generic node for a registered op; ``name()`` is ``<Op>Backward0``.
+
+    Built by ``ops._registry`` without calling ``__init__`` (the hot path sets every slot).
+    """
+
+    __slots__ = ("op", "params", "saved", "needs_input_grad", "_aux", "num_outputs")
+
+    def name(self) -> str:
+        op = self.op
+        return op.node_name if op.name_fn is None else op.name_fn(self.params)
+
+    def _saved_tensors(self) -> tuple[SavedTensor, ...]:
+        return tuple(s for s in self.saved if type(s) is SavedTensor)
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        op = self.op
+        ctx = _Ctx()
+        d = ctx.__dict__
+        if self.params:
+            d.update(self.params)
+        saved = self.saved
+        if saved:
+            if self._released and op.save_names:
+                raise RuntimeError(FREED_MSG)
+            for name, sv in zip(op.save_names, saved):
+                d[name] = sv.unpack(self, create_graph) if type(sv) is SavedTensor else sv
+        if self._aux is not None:
+            if create_graph:
+                from chainrule._tensor import Tensor
+
+                for k, v in self._aux.items():
+                    d[k] = Tensor._wrap(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v
+            else:
+                d.update(self._aux)
+        d["input_shapes"] = tuple(m[0] if m is not None else None for m in self._input_meta)
+        d["needs_input_grad"] = self.needs_input_grad
+        d["_op_name"] = op.name
+        g = grads[0] if op.num_outputs == 1 else tuple(grads)
+        if op.joint_vjp is not None:
+            res = op.joint_vjp(ctx, g)
+            if not isinstance(res, tuple):
+                res = (res,)
+            return res
+        return tuple(
+            f(ctx, g) if need else None for f, need in zip(op.vjps, self.needs_input_grad)
+        )
+
+    def release(self) -> None:
+        self._released = True
+        saved = self.saved
+        if saved:
+            for s in saved:
+                if type(s) is SavedTensor:
+                    s.release()
+        self._aux = None
+
+
+class AccumulateGrad(Node):
+    """The sink for one leaf: runs the leaf's hooks, then adds the gradient into ``leaf.grad``.
+
+    The first gradient is stored as a copy, since the engine's buffer may be shared; later ones
+    are added in place, or out of place under ``create_graph`` so that ``.grad`` stays
+    differentiable.
+    """
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        Node.__init__(self)
+        self.variable = variable
+        self.next_functions = ()
+        self._input_meta = ()
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        from chainrule._tensor import Tensor
+
+        v = self.variable
+        g = grads[0]
+        if g is None:
+            return ()
+        if v._grad is None:
+            if create_graph:
+                v._grad = g if g.grad_fn is not None else g.detach()
+            else:
+                v._grad = Tensor._wrap(g.copy())
+        elif create_graph or v._grad._requires_grad:
+            old = v._grad
+            v._grad = old + (g if create_graph else Tensor._wrap(g))
+        else:
+            gd = v._grad._data
+            if gd.shape == g.shape:
+                gd += g
+            else:
+                v._grad._data = gd + g
+        hooks = v._post_acc_hooks
+        if hooks:
+            for fn in list(hooks.values()):
+                fn(v)
+        return ()
+
+
+def saved_bytes(output: Any) -> int:
+    """Bytes of saved arrays still held by the graph behind ``output`` (each array counted once).
+
+    This is the memory that ``retain_graph=True`` keeps alive after a backward.
+    """
+    seen_nodes: set[int] = set()
+    seen_arrays: set[int] = set()
+    total = 0
+    outs = output if isinstance(output, (list, tuple)) else [output]
+    stack = [t.grad_fn for t in outs if t.grad_fn is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen_nodes:
+            continue
+        seen_nodes.add(id(n))
+        for s in n._saved_tensors():
+            if s.data is not None and id(s.data) not in seen_arrays:
+                seen_arrays.add(id(s.data))
+                total += s.data.nbytes
+        aux = getattr(n, "_aux", None)
+        if aux:
+            for a in aux.values():
+                if hasattr(a, "nbytes") and id(a) not in seen_arrays:
+                    seen_arrays.add(id(a))
+                    total += a.nbytes
+        for nxt, _ in n.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return total

@@ -1,0 +1,548 @@
+"""The op registry: ``OpDef``, the ``unary``/``binary``/``defop`` declarations, ``apply_op``
+and ``ns``, the namespace VJPs are written in.
+
+``apply_op`` is the hot path of every forward: it unwraps Tensors, runs the forward on arrays and,
+only when some differentiable input requires grad in grad mode, builds an ``OpNode`` and saves
+what the op declared. Keep it lean (ARCHITECTURE.md section 5a).
+
+Note [ns]
+    VJPs call functions through ``ns`` (``ns.cos(x)``, ``ns.sum(g, dim=(0,), keepdim=True)``).
+    Each ``ns`` function dispatches on its positional arguments: with any Tensor among them it
+    runs the op through ``apply_op`` (recorded under ``create_graph``); with arrays only it runs
+    the op's forward directly. Arguments are passed as the forward takes them: inputs
+    positionally, parameters by keyword, already normalized. See Note [two speeds] in
+    autograd/graph.py.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from chainrule import _dtype
+from chainrule._tensor import Tensor, _new_tensor
+from chainrule.autograd import grad_mode
+from chainrule.autograd.graph import OpNode, SavedTensor, VersionCounter, _next_seq
+from chainrule.backends import backend_of
+
+__all__ = ["OpDef", "unary", "binary", "defop", "apply_op", "ns", "REGISTRY"]
+
+REGISTRY: dict[str, OpDef] = {}
+
+_state = grad_mode._state
+_ndarray = np.ndarray
+_asarray = np.asarray
+_new_node = object.__new__
+
+
+class _Namespace:
+    """Holder for the ``ns`` functions; see Note [ns]."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"ns has no function {name!r}: no op of that name is registered")
+
+
+ns = _Namespace()
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in re.split(r"_", name) if p)
+
+
+class OpDef:
+    """Everything about one op: its forward, VJPs, saved values and flags.
+
+    Attributes:
+        name: the op's public name.
+        forward: ``forward(xp, *arrays, **params) -> array`` (or a tuple for several outputs).
+        vjps: one VJP per input, ``vjp(ctx, g) -> grad`` (``None`` for non-differentiable
+            inputs), or ``joint_vjp(ctx, g) -> tuple`` computing all at once.
+        saves: names of inputs, ``"out"`` (or ``"out0"``, ``"out1"``...) to keep for backward.
+        aux: the forward returns ``(outputs, dict)``; the dict's arrays are kept for backward
+            as constants (indices, masks) and are readable on ``ctx`` by their keys.
+        promote: ``"same"`` (inputs promoted to a common dtype), ``"float"`` (like ``same``,
+            then integers go to the default float dtype), or ``None`` (no promotion).
+    """
+
+    __slots__ = (
+        "name",
+        "forward",
+        "vjps",
+        "joint_vjp",
+        "saves",
+        "save_spec",
+        "save_names",
+        "view",
+        "differentiable",
+        "materialize_grads",
+        "num_outputs",
+        "node_name",
+        "name_fn",
+        "input_names",
+        "promote",
+        "aux",
+        "out_dtype",
+        "inplace_ok",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        forward: Callable[..., Any],
+        input_names: Sequence[str],
+        saves: Sequence[str] = (),
+        vjps: Sequence[Callable[..., Any] | None] | None = None,
+        view: bool = False,
+        differentiable: bool = True,
+        materialize_grads: bool = True,
+        num_outputs: int = 1,
+        node_name: str | None = None,
+        name_fn: Callable[[dict[str, Any]], str] | None = None,
+        promote: str | None = "same",
+        aux: bool = False,
+        out_dtype: Any = None,
+    ) -> None:
+        self.name = name
+        self.forward = forward
+        self.input_names = tuple(input_names)
+        self.saves = tuple(saves)
+        spec = []
+        for s in self.saves:
+            if s in self.input_names:
+                spec.append((0, self.input_names.index(s)))
+            elif s == "out":
+                spec.append((1, 0))
+            elif re.fullmatch(r"out\d+", s):
+                spec.append((1, int(s[3:])))
+            else:
+                raise ValueError(f"op {name}: saves entry {s!r} is neither an input nor 'out'")
+        self.save_spec = tuple(spec)
+        self.save_names = self.saves
+        self.vjps = tuple(vjps) if vjps is not None else (None,) * len(self.input_names)
+        self.joint_vjp: Callable[..., Any] | None = None
+        self.view = view
+        self.differentiable = differentiable
+        self.materialize_grads = materialize_grads
+        self.num_outputs = num_outputs
+        self.node_name = node_name or _camel(name) + "Backward0"
+        self.name_fn = name_fn
+        self.promote = promote
+        self.aux = aux
+        self.out_dtype = out_dtype
+        if name in REGISTRY:
+            raise ValueError(f"op {name!r} is registered twice")
+        REGISTRY[name] = self
+        setattr(ns, name, _make_ns_fn(self))
+
+    def vjp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: register a joint VJP ``fn(ctx, g) -> tuple of input gradients``."""
+        self.joint_vjp = fn
+        return fn
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.name}>"
+
+
+def _make_ns_fn(op: OpDef) -> Callable[..., Any]:
+    fwd = op.forward
+    aux = op.aux
+
+    def f(*args: Any, **params: Any) -> Any:
+        for a in args:
+            if isinstance(a, Tensor):
+                return apply_op(op, args, params)
+        xp = backend_of(args[0]).xp
+        out = fwd(xp, *args, **params)
+        return out[0] if aux else out
+
+    f.__name__ = op.name
+    return f
+
+
+def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
+    """Cast the arrays in ``arrays`` to the op's computation dtype, by PyTorch's rules.
+
+    Python scalars stay Python scalars: NumPy treats them as weakly typed, as PyTorch does.
+    """
+    rt = _dtype.result_type(*inputs)
+    if op.promote == "float" and not rt.is_floating_point:
+        rt = _dtype.get_default_dtype()
+    target = rt.np
+    for i, a in enumerate(arrays):
+        if type(a) is _ndarray and a.dtype != target:
+            arrays[i] = a.astype(target)
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:
+    """Run ``op`` on ``inputs`` (Tensors, Python scalars or None) with keyword ``params``."""
+    arrays = []
+    req = False
+    first_dt = None
+    mixed = False
+    scalar_cat = -1
+    for x in inputs:
+        if isinstance(x, Tensor):
+            d = x._data
+            arrays.append(d)
+            if x._requires_grad:
+                req = True
+            if first_dt is None:
+                first_dt = d.dtype
+            elif d.dtype != first_dt:
+                mixed = True
+        else:
+            if x is not None and type(x) is not bool:
+                if isinstance(x, np.generic):
+                    x = x.item()  # a NumPy scalar would be strongly typed; make it weak
+                scalar_cat = 2 if isinstance(x, float) else 1
+            arrays.append(x)
+    if first_dt is None:
+        raise TypeError(
+            f"{op.name}(): expected at least one Tensor argument, got "
+            + ", ".join(type(x).__name__ for x in inputs)
+        )
+    promote = op.promote
+    if promote is not None:
+        cat = _CATEGORY[first_dt.kind]
+        if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
+            _promote(op, inputs, arrays)
+    xp = backend_of(arrays[0]).xp
+    out = op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
+    aux = None
+    if op.aux:
+        out, aux = out
+    if req and op.differentiable and _state.enabled:
+        return _record(op, inputs, out, params, aux)
+    if op.num_outputs == 1:
+        if type(out) is not _ndarray:
+            out = _asarray(out)
+        t = _new_tensor(out)
+        if op.view:
+            _mark_view(t, inputs[0], op, params)
+        return t
+    res = []
+    for o in out:
+        if type(o) is not _ndarray:
+            o = _asarray(o)
+        res.append(_new_tensor(o))
+    return tuple(res)
+
+
+def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
+    """Make ``out`` a view of ``base``'s root: share its version counter and remember the chain
+    of view ops from the root, which in-place ops on the view replay (see ops/views.py)."""
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = VersionCounter()
+    d = out.__dict__
+    d["_vc"] = vc
+    root = base._base
+    if root is None:
+        d["_base"] = base
+        d["_view_chain"] = ((op, params),)
+    else:
+        d["_base"] = root
+        d["_view_chain"] = base._view_chain + ((op, params),)
+
+
+def _record(
+    op: OpDef, inputs: tuple[Any, ...], out: Any, params: dict[str, Any] | None, aux: Any
+) -> Any:
+    """Build the node for one op application and wrap the outputs as non-leaf Tensors."""
+    node = _new_node(OpNode)
+    node.op = op
+    node.params = params
+    node._hooks = None
+    node._released = False
+    node.metadata = None
+    node._aux = aux
+    nexts = []
+    meta = []
+    needs = []
+    vjps = op.vjps
+    joint = op.joint_vjp is not None
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor) and x._requires_grad and (joint or vjps[i] is not None):
+            gf = x.grad_fn
+            nexts.append((gf, x._output_nr) if gf is not None else (x._get_accumulator(), 0))
+            d = x._data
+            meta.append((d.shape, d.dtype))
+            needs.append(True)
+        else:
+            nexts.append((None, 0))
+            meta.append(None)
+            needs.append(False)
+    # Numbered after the inputs' AccumulateGrad nodes it may have just created, so that a
+    # node's sequence number is always above those of the nodes it feeds.
+    node.sequence_nr = _next_seq()
+    node.next_functions = tuple(nexts)
+    node._input_meta = tuple(meta)
+    node.needs_input_grad = tuple(needs)
+
+    if op.num_outputs == 1:
+        if type(out) is not _ndarray:
+            out = _asarray(out)
+        outs: tuple[Tensor, ...] = (_make_out(out, node, 0),)
+        node._out_meta = None
+        node.num_outputs = 1
+    else:
+        outs = tuple(
+            _make_out(o if type(o) is _ndarray else _asarray(o), node, i) for i, o in enumerate(out)
+        )
+        node._out_meta = tuple((t._data.shape, t._data.dtype) for t in outs)
+        node.num_outputs = len(outs)
+    if op.view:
+        _mark_view(outs[0], inputs[0], op, params)
+
+    spec = op.save_spec
+    if spec:
+        saved = []
+        for kind, idx in spec:
+            src = outs[idx] if kind else inputs[idx]
+            if isinstance(src, Tensor):
+                vc = src._vc
+                if vc is None:
+                    vc = src._vc = VersionCounter()
+                saved.append(SavedTensor(src, kind == 1, vc))
+            else:
+                saved.append(src)
+        node.saved = tuple(saved)
+    else:
+        node.saved = ()
+    if _anomaly_enabled[0]:
+        from chainrule.autograd.anomaly import record_trace
+
+        record_trace(node)
+    return outs[0] if op.num_outputs == 1 else outs
+
+
+_anomaly_enabled = [False]
+
+LEAF_INPLACE_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def check_inplace(self: Tensor) -> None:
+    """Raise if an in-place op on ``self`` would corrupt autograd, with PyTorch's messages."""
+    if _state.enabled and self._requires_grad and self.grad_fn is None:
+        raise RuntimeError(LEAF_INPLACE_MSG)
+    base = self._base
+    if _state.enabled and base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation."
+        )
+    if self._is_inference and not _state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+
+
+def apply_inplace(
+    op: OpDef, self: Tensor, others: tuple[Any, ...], params: dict[str, Any] | None = None
+) -> Tensor:
+    """Apply ``op`` to ``(self, *others)`` and write the result into ``self``.
+
+    Increments ``self``'s version. When the op is recorded, ``self``'s history is rebased: its
+    ``grad_fn`` becomes the new node, whose first edge leads to the old history.
+    """
+    check_inplace(self)
+    recording = _state.enabled and op.differentiable and (
+        self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+    )
+    if recording and self._base is not None and (
+        self._base._requires_grad or self._requires_grad
+    ):
+        from chainrule.ops.views import inplace_on_view
+
+        return inplace_on_view(op, self, others, params)
+    if not recording:
+        with grad_mode.no_grad():
+            result = apply_op(op, (self,) + others, params)
+        _write_into(self, result._data, op)
+        self._bump_version()
+        return self
+    # A stand-in for self's current history; the op sees its pre-update value. When the op
+    # saves that value, it must be a copy, since the write below overwrites self's array.
+    saves_self = any(kind == 0 and idx == 0 for kind, idx in op.save_spec)
+    alias = _new_tensor(self._data.copy() if saves_self else self._data)
+    alias._requires_grad = self._requires_grad
+    alias.grad_fn = self.grad_fn
+    if self._output_nr:
+        alias._output_nr = self._output_nr
+    if self._requires_grad and self.grad_fn is None:
+        alias._accum = self._accum
+    result = apply_op(op, (alias,) + others, params)
+    _write_into(self, result._data, op)
+    self._bump_version()
+    rebase_history(self, result)
+    return self
+
+
+def rebase_history(self: Tensor, result: Tensor) -> None:
+    """Make ``self`` the output of ``result``'s node (after its data was copied into self)."""
+    node = result.grad_fn
+    if node is None:
+        return
+    self.grad_fn = node
+    self._requires_grad = True
+    if "_output_nr" in self.__dict__:
+        del self.__dict__["_output_nr"]
+    vc = self._get_vc()
+    # The node's saved output is now self's storage; see Note [saved outputs].
+    for s in node.saved:
+        if type(s) is SavedTensor and s.is_output:
+            s.data = self._data
+            s.counter = vc
+            s.version = vc.value
+
+
+def _write_into(self: Tensor, data: Any, op: OpDef) -> None:
+    dst = self._data
+    if data.dtype != dst.dtype and _CATEGORY[data.dtype.kind] > _CATEGORY[dst.dtype.kind]:
+        raise RuntimeError(
+            f"result type {_legacy_name(data.dtype)} can't be cast to the desired output type "
+            f"{_legacy_name(dst.dtype)}"
+        )
+    if data.shape != dst.shape:
+        try:
+            np.broadcast_shapes(data.shape, dst.shape)
+            ok = np.broadcast_shapes(data.shape, dst.shape) == dst.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                f"{list(np.broadcast_shapes(data.shape, dst.shape)) if _bc_ok(data.shape, dst.shape) else list(data.shape)}"
+            )
+    if not dst.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    np.copyto(dst, data, casting="unsafe")
+
+
+def _bc_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False
+
+
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _legacy_name(d: Any) -> str:
+    return _LEGACY.get(np.dtype(d).name, str(d))
+
+
+def _make_out(data: Any, node: OpNode, nr: int) -> Tensor:
+    t = _new_tensor(data)
+    dk = data.dtype.kind
+    if dk == "f" or dk == "c":
+        t._requires_grad = True
+        t.grad_fn = node
+        if nr:
+            t._output_nr = nr
+    return t
+
+
+# Declaration helpers ------------------------------------------------------------------------
+
+
+def unary(
+    name: str,
+    forward: Callable[..., Any],
+    *,
+    saves: str | Sequence[str] = (),
+    vjp: Callable[..., Any] | None = None,
+    promote: str | None = "float",
+    **flags: Any,
+) -> Callable[..., Tensor]:
+    """Declare an elementwise op of one input ``x``; returns its public function."""
+    doc = flags.pop("doc", None)
+    op = OpDef(
+        name, forward, ("x",), saves=_tuple(saves), vjps=(vjp,), promote=promote, **flags
+    )
+
+    def fn(input: Tensor) -> Tensor:
+        return apply_op(op, (input,))
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc or f"{name}(input): elementwise {name}."
+    fn.op = op  # type: ignore[attr-defined]
+    return fn
+
+
+def binary(
+    name: str,
+    forward: Callable[..., Any],
+    *,
+    saves: str | Sequence[str] = (),
+    vjp: Sequence[Callable[..., Any] | None] = (None, None),
+    promote: str | None = "same",
+    **flags: Any,
+) -> Callable[..., Tensor]:
+    """Declare an elementwise op of inputs ``a`` and ``b`` (broadcasting, scalar-aware)."""
+    doc = flags.pop("doc", None)
+    op = OpDef(name, forward, ("a", "b"), saves=_tuple(saves), vjps=vjp, promote=promote, **flags)
+
+    def fn(input: Any, other: Any) -> Tensor:
+        return apply_op(op, (input, other))
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc or f"{name}(input, other): elementwise {name}, broadcasting."
+    fn.op = op  # type: ignore[attr-defined]
+    return fn
+
+
+def defop(
+    *,
+    saves: str | Sequence[str] = (),
+    name: str | None = None,
+    promote: str | None = None,
+    **flags: Any,
+) -> Callable[[Callable[..., Any]], OpDef]:
+    """Decorator declaring an op from its forward ``f(xp, *inputs, **params)``.
+
+    Positional parameters after ``xp`` are the inputs; keyword-only ones are parameters.
+    Returns the ``OpDef``; attach VJPs with ``@op.vjp`` (joint) and call it with
+    ``apply_op(op, inputs, params)`` from the public wrapper.
+    """
+
+    flags.pop("doc", None)
+
+    def deco(f: Callable[..., Any]) -> OpDef:
+        sig = inspect.signature(f)
+        names = [
+            p.name
+            for p in list(sig.parameters.values())[1:]
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        op = OpDef(
+            name or f.__name__.lstrip("_"),
+            f,
+            names,
+            saves=_tuple(saves),
+            promote=promote,
+            **flags,
+        )
+        return op
+
+    return deco
+
+
+def _tuple(s: str | Sequence[str]) -> tuple[str, ...]:
+    return (s,) if isinstance(s, str) else tuple(s)

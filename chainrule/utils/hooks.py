@@ -1,0 +1,37 @@
+"""RemovableHandle: what every ``register_*`` call returns."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any, Callable
+
+__all__ = ["RemovableHandle"]
+
+_next_id = itertools.count().__next__
+
+
+class RemovableHandle:
+    """Handle to a registered hook; ``remove()`` unregisters it (idempotent).
+
+    Holds the hook dict weakly so that a handle does not keep a graph alive.
+    Usable as a context manager that removes the hook on exit.
+    """
+
+    __slots__ = ("_dict_ref", "id")
+
+    def __init__(self, hooks_dict: dict[int, Callable[..., Any]], fn: Callable[..., Any]) -> None:
+        self.id = _next_id()
+        hooks_dict[self.id] = fn
+        self._dict_ref = weakref.ref(hooks_dict)
+
+    def remove(self) -> None:
+        d = self._dict_ref()
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()

@@ -1,0 +1,1 @@
+"""The op table: one ``OpInfo`` row per op, in files mirroring ``chainrule/ops/``."""
