@@ -67,50 +67,11 @@ from chainrule.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from chainrule.ops import (
-    abs,
-    add,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    clone,
-    cos,
-    div,
-    eq,
-    exp,
-    expand,
-    flatten,
-    ge,
-    gt,
-    le,
-    log,
-    lt,
-    matmul,
-    mean,
-    mul,
-    ne,
-    neg,
-    permute,
-    pow,
-    relu,
-    reshape,
-    rsub,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    squeeze,
-    stack,
-    sub,
-    sum,
-    t,
-    tanh,
-    transpose,
-    unbind,
-    unsqueeze,
-    where,
-)
+from chainrule import ops as _ops_pkg
+
+# The ops' public functions (chainrule.exp, chainrule.matmul, ...), family by family.
+_OP_NAMES = [n for n in _ops_pkg.__all__ if n not in ("REGISTRY", "OpDef", "apply_op", "ns")]
+globals().update({n: getattr(_ops_pkg, n) for n in _OP_NAMES})
 
 __version__ = "0.1.0"
 
@@ -125,14 +86,13 @@ __all__ = [
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
     "is_grad_enabled", "is_inference_mode_enabled",
-    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "clone", "cos",
-    "div", "eq", "exp", "expand", "flatten", "ge", "gt", "le", "log", "lt", "matmul", "mean",
-    "mul", "ne", "neg", "permute", "pow", "relu", "reshape", "rsub", "sigmoid", "sign", "sin",
-    "sqrt", "squeeze", "stack", "sub", "sum", "t", "tanh", "transpose", "unbind", "unsqueeze",
-    "where", "is_tensor", "numel", "is_floating_point",
+    *_OP_NAMES,
+    "is_tensor", "numel", "is_floating_point",
 ]
 
-subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
+subtract, multiply, divide, true_divide, negative = (
+    _ops_pkg.sub, _ops_pkg.mul, _ops_pkg.div, _ops_pkg.div, _ops_pkg.neg
+)
 
 
 def is_tensor(obj: Any) -> Any:

@@ -20,6 +20,14 @@ import numpy as np
 
 from chainrule import _dtype
 from chainrule._device import CPU, device
+from chainrule._methods import bind as _bind_methods
+from chainrule._methods.elementwise import ElementwiseMethods
+from chainrule._methods.indexing import IndexingMethods
+from chainrule._methods.inplace import InplaceMethods
+from chainrule._methods.linalg import LinalgMethods
+from chainrule._methods.nn import NnMethods
+from chainrule._methods.reduction import ReductionMethods
+from chainrule._methods.shape import ShapeMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -81,7 +89,15 @@ def _new_tensor(data: Any) -> Tensor:
     return t
 
 
-class Tensor:
+class Tensor(
+    ElementwiseMethods,
+    ReductionMethods,
+    ShapeMethods,
+    IndexingMethods,
+    LinalgMethods,
+    NnMethods,
+    InplaceMethods,
+):
     """A multi-dimensional array that can record operations for automatic differentiation.
 
     Construct tensors with ``chainrule.tensor(data)`` and the factory functions. Calling
@@ -902,3 +918,5 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
 
 
 from chainrule import ops as _ops  # noqa: E402  (see ARCHITECTURE.md section 2)
+
+_bind_methods(_ops)

@@ -1,0 +1,11 @@
+"""Tensor methods of the inplace family (see chainrule/_methods/__init__.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ops: Any = None  # bound to chainrule.ops by _tensor.py
+
+
+class InplaceMethods:
+    __slots__ = ()
