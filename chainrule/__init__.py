@@ -110,7 +110,7 @@ def is_floating_point(input: Tensor) -> Any:
     return input.is_floating_point()
 
 
-_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz"}
+_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special"}
 
 
 def __getattr__(name: str) -> Any:
