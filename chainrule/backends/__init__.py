@@ -48,9 +48,10 @@ def get_backend(device: Any) -> NumpyBackend:
     if name == "cpu":
         return _NUMPY
     if name == "cuda":
-        raise RuntimeError(
-            "Torch not compiled with CUDA enabled: chainrule has no GPU backend available "
-            "on this machine (CuPy is not installed or sees no GPU). Keep tensors on 'cpu', "
-            "or guard GPU code with chainrule.cuda.is_available()."
+        # AssertionError, as PyTorch's CPU build raises, so that old `except` clauses still match.
+        raise AssertionError(
+            "Torch not compiled with CUDA enabled (chainrule: no GPU backend is available here; "
+            "it needs CuPy and a visible GPU). Keep tensors on 'cpu', or guard GPU code with "
+            "`device = 'cuda' if chainrule.cuda.is_available() else 'cpu'`."
         )
     raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {device}")

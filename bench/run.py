@@ -1,0 +1,64 @@
+"""Run the benchmark workloads with chainrule and with PyTorch, each in its own process with
+the same pinned thread count, and print medians, spread and the chainrule/PyTorch ratio.
+
+Usage: python bench/run.py [--threads 1,2] [--repeats N] [workload ...]
+Results are also written to bench/results/latest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from workloads import WORKLOADS  # noqa: E402
+
+
+def run_one(lib: str, name: str, threads: int, repeats: int) -> dict:
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(threads)
+    # Older OpenBLAS workarounds slow a current NumPy; unset them for honest BLAS timing.
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    out = subprocess.run(
+        [sys.executable, str(HERE / "_worker.py"), lib, name, str(repeats)],
+        env=env, cwd=HERE, capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--repeats", type=int, default=200)
+    args = ap.parse_args()
+    rows = []
+    print(f"{'workload':<12} {'thr':>3} {'chainrule':>22} {'torch':>22} {'ratio':>7}  check (cr / torch)")
+    for name in args.workloads:
+        for th in (int(t) for t in args.threads.split(",")):
+            c = run_one("chainrule", name, th, args.repeats)
+            t = run_one("torch", name, th, args.repeats)
+            ratio = c["median"] / t["median"]
+            rows.append({"workload": name, "threads": th, "chainrule": c, "torch": t,
+                         "ratio": ratio})
+            fmt = lambda r: f"{r['median']:.3g} [{r['q1']:.3g}-{r['q3']:.3g}] {r['unit']}"  # noqa: E731
+            print(f"{name:<12} {th:>3} {fmt(c):>22} {fmt(t):>22} {ratio:>7.2f}  "
+                  f"{c['check']:.6g} / {t['check']:.6g}")
+    res = {"machine": platform.platform(), "python": platform.python_version(),
+           "cpus": os.cpu_count(), "rows": rows}
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "latest.json").write_text(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
