@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/python examples/run_all.py
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --doctest-modules chainrule tests
+	$(BIN)/python -m pytest -n 2 --doctest-modules --doctest-glob='*.md' chainrule tests docs
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'

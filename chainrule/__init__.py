@@ -34,6 +34,17 @@ from chainrule._dtype import (
 from chainrule._formatting import set_printoptions
 from chainrule._random import Generator, default_generator, initial_seed, manual_seed, seed
 from chainrule._tensor import Size, Tensor
+from chainrule._legacy import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from chainrule._creation import (
     arange,
     as_tensor,
@@ -77,6 +88,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Tensor", "Size", "dtype", "device", "Generator",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor",
     "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16",
     "int32", "int64", "long", "short", "uint8",
     "get_default_dtype", "set_default_dtype", "promote_types", "set_printoptions",

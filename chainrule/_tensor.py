@@ -880,7 +880,7 @@ def _reject_backward_kwargs(kwargs: dict[str, Any]) -> None:
             " (retain_variables was removed from PyTorch long ago; use retain_graph=True to "
             "keep the graph's saved buffers for another backward)"
         )
-    raise TypeError(f"backward() got an unexpected keyword argument '{key}'{hint}")
+    raise TypeError(f"Tensor.backward() got an unexpected keyword argument '{key}'{hint}")
 
 
 def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
