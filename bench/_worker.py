@@ -6,6 +6,7 @@ Run by bench/run.py as: python _worker.py LIB WORKLOAD REPEATS
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import sys
 import time
@@ -23,24 +24,28 @@ def main() -> None:
     import_s = time.perf_counter() - t0
     from workloads import WORKLOADS
 
-    factory, div, unit = WORKLOADS[name]
-    step, check = factory(m)
-    for _ in range(3):
+    w = WORKLOADS[name]
+    div, unit = w.divisor, w.unit
+    step, check = w.make(m)
+    checked = check()
+    for _ in range(w.warmup):
         step()
     times = []
     budget = time.perf_counter() + 10.0
-    for _ in range(repeats):
+    for _ in range(min(repeats, w.repeats)):
         t = time.perf_counter()
         step()
         times.append(time.perf_counter() - t)
         if time.perf_counter() > budget:
             break
     scale = 1e6 if unit.startswith("us") else 1e3 if unit.startswith("ms") else 1.0
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     vals = sorted(x * scale / div for x in times)
     q1, q3 = vals[len(vals) // 4], vals[(3 * len(vals)) // 4]
     print(json.dumps({
         "lib": lib, "workload": name, "unit": unit, "median": statistics.median(vals),
-        "q1": q1, "q3": q3, "n": len(vals), "check": check(), "import_s": import_s,
+        "q1": q1, "q3": q3, "n": len(vals), "check": checked, "import_s": import_s,
+        "peak_rss_mb": rss_mb,
     }))
 
 

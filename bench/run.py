@@ -32,18 +32,34 @@ def run_one(lib: str, name: str, threads: int, repeats: int) -> dict:
         [sys.executable, str(HERE / "_worker.py"), lib, name, str(repeats)],
         env=env, cwd=HERE, capture_output=True, text=True, check=True,
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    if r["unit"] == "MB":
+        r["median"] = r["q1"] = r["q3"] = r["peak_rss_mb"]
+    return r
+
+
+def import_time(lib: str, n: int = 5) -> dict:
+    """Median wall time of ``import lib`` in a fresh interpreter."""
+    code = "import time; t = time.perf_counter(); import {0}; print(time.perf_counter() - t)"
+    vals = sorted(
+        float(subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,
+                             text=True, check=True).stdout)
+        for _ in range(n)
+    )
+    return {"median": vals[n // 2], "q1": vals[n // 4], "q3": vals[(3 * n) // 4], "unit": "s",
+            "check": 0.0}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS),
+                    help=f"any of {', '.join(WORKLOADS)}, import")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeats", type=int, default=200)
     args = ap.parse_args()
     rows = []
     print(f"{'workload':<12} {'thr':>3} {'chainrule':>22} {'torch':>22} {'ratio':>7}  check (cr / torch)")
-    for name in args.workloads:
+    for name in [w for w in args.workloads if w in WORKLOADS]:
         for th in (int(t) for t in args.threads.split(",")):
             c = run_one("chainrule", name, th, args.repeats)
             t = run_one("torch", name, th, args.repeats)
@@ -53,6 +69,12 @@ def main() -> int:
             fmt = lambda r: f"{r['median']:.3g} [{r['q1']:.3g}-{r['q3']:.3g}] {r['unit']}"  # noqa: E731
             print(f"{name:<12} {th:>3} {fmt(c):>22} {fmt(t):>22} {ratio:>7.2f}  "
                   f"{c['check']:.6g} / {t['check']:.6g}")
+    if "import" in args.workloads or args.workloads == list(WORKLOADS):
+        c, t = import_time("chainrule"), import_time("torch")
+        rows.append({"workload": "import", "threads": 0, "chainrule": c, "torch": t,
+                     "ratio": c["median"] / t["median"]})
+        print(f"{'import':<12} {'-':>3} {c['median']:>18.3f} s {t['median']:>20.3f} s "
+              f"{c['median'] / t['median']:>7.2f}")
     res = {"machine": platform.platform(), "python": platform.python_version(),
            "cpus": os.cpu_count(), "rows": rows}
     (HERE / "results").mkdir(exist_ok=True)

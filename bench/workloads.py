@@ -1,21 +1,32 @@
 """Benchmark workloads, written once against the PyTorch API: ``m`` is ``chainrule`` or ``torch``.
 
-Each workload is ``make(m) -> (step, check)``: ``step()`` is the timed unit; ``check()`` returns a
-number computed the same way in both libraries, so the report can show they agree.
+Each workload is ``make(m) -> (step, check)``: ``step()`` is the timed unit; ``check()`` is run
+once on fresh state before timing and returns a number computed the same way in both libraries
+(e.g. the loss after one step from identical initial weights), so a fast wrong answer shows.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy as np
 
-Workload = Callable[[Any], tuple[Callable[[], Any], Callable[[], float]]]
+Step = Callable[[], Any]
+Check = Callable[[], float]
 
 
-def op_chain(m: Any) -> tuple[Callable[[], Any], Callable[[], float]]:
-    """200 elementwise ops (mul, add, tanh, exp, repeated) on float32[16], forward + backward.
-    Reported per op: time / 200."""
+@dataclasses.dataclass
+class Workload:
+    make: Callable[[Any], tuple[Step, Check]]
+    divisor: float = 1.0  # the reported unit is time / divisor (e.g. per op)
+    unit: str = "ms"
+    repeats: int = 200  # at most; the worker also stops after ~10 s
+    warmup: int = 3
+
+
+def op_chain(m: Any) -> tuple[Step, Check]:
+    """200 elementwise ops (mul, add, tanh, exp, repeated) on float32[16], forward + backward."""
     x = m.tensor(np.linspace(-1, 1, 16, dtype=np.float32), requires_grad=True)
 
     def step() -> Any:
@@ -36,7 +47,145 @@ def op_chain(m: Any) -> tuple[Callable[[], Any], Callable[[], float]]:
     return step, check
 
 
-WORKLOADS: dict[str, tuple[Workload, float, str]] = {
-    # name: (factory, divisor for the reported unit, unit)
-    "op_chain": (op_chain, 200.0, "us/op"),
+def _init_like(m: Any, model: Any, seed: int = 0) -> None:
+    """Give ``model`` the same initial weights in both libraries (uniform, fan-in scaled)."""
+    rng = np.random.default_rng(seed)
+    with m.no_grad():
+        for p in model.parameters():
+            fan_in = int(np.prod(p.shape[1:])) if len(p.shape) > 1 else p.shape[0]
+            b = 1.0 / np.sqrt(max(fan_in, 1))
+            p.copy_(m.from_numpy(rng.uniform(-b, b, tuple(p.shape)).astype(np.float32)))
+
+
+def _classifier_step(m: Any, model: Any, x: Any, y: Any) -> tuple[Step, Check]:
+    F = m.nn.functional
+    opt = m.optim.SGD(model.parameters(), lr=0.01)
+
+    def step() -> Any:
+        opt.zero_grad()
+        loss = F.nll_loss(F.log_softmax(model(x), dim=1), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def check() -> float:
+        step()
+        with m.no_grad():
+            return float(F.nll_loss(F.log_softmax(model(x), dim=1), y).item())
+
+    return step, check
+
+
+def mlp_step(m: Any) -> tuple[Step, Check]:
+    """784-512-512-10 MLP with ReLU, batch 128, log_softmax + NLL, forward + backward + SGD."""
+    nn = m.nn
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+    _init_like(m, model)
+    rng = np.random.default_rng(1)
+    x = m.from_numpy(rng.standard_normal((128, 784)).astype(np.float32))
+    y = m.from_numpy(rng.integers(0, 10, 128).astype(np.int64))
+    return _classifier_step(m, model, x, y)
+
+
+def cnn_step(m: Any) -> tuple[Step, Check]:
+    """Batch 32 of 1x28x28: conv3x3(1->16, pad 1)+ReLU+maxpool2, conv3x3(16->32, pad 1)+ReLU+
+    maxpool2, linear -> 10, log_softmax + NLL, SGD."""
+    nn = m.nn
+    model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    _init_like(m, model)
+    rng = np.random.default_rng(2)
+    x = m.from_numpy(rng.standard_normal((32, 1, 28, 28)).astype(np.float32))
+    y = m.from_numpy(rng.integers(0, 10, 32).astype(np.int64))
+    return _classifier_step(m, model, x, y)
+
+
+def _deep_chain(n: int) -> Callable[[Any], tuple[Step, Check]]:
+    def make(m: Any) -> tuple[Step, Check]:
+        """A chain of n scalar ops (alternating mul and add), forward + backward."""
+        x = m.tensor(1.0, requires_grad=True)
+
+        def step() -> Any:
+            x.grad = None
+            y = x
+            for i in range(n // 2):
+                y = y * 1.0001
+                y = y + 1e-4
+            y.backward()
+            return y
+
+        def check() -> float:
+            y = step()
+            return float(y.item()) + float(x.grad.item())
+
+        return step, check
+
+    return make
+
+
+def walkthrough(m: Any) -> tuple[Step, Check]:
+    """The X = [4, 3, 2] index-assignment walkthrough (forward, Y[i] = yi, backward)."""
+    g = m.tensor([10.0, 100.0, 1000.0])
+
+    def step() -> Any:
+        X = m.tensor([4.0, 3.0, 2.0], requires_grad=True)
+        x0, x1, x2 = X[0], X[1], X[2]
+        y0 = 3 * x0 + 7 * x1**2 + 6 * x2**3
+        y1 = 4 * x0 + 8 * x1**2 + 3 * x2**3
+        y2 = 5 * x0 + 9 * x1**2 + 1 * x2**3
+        Y = m.zeros(3)
+        Y[0], Y[1], Y[2] = y0, y1, y2
+        Y.backward(gradient=g)
+        return X
+
+    def check() -> float:
+        return float(step().grad.sum().item())
+
+    return step, check
+
+
+def grad_penalty(m: Any) -> tuple[Step, Check]:
+    """A WGAN-GP style step: loss = D(x).mean() + 10 * (||dD(x^)/dx^|| - 1)^2, with double
+    backward through a 64-128-128-1 MLP critic, batch 64."""
+    nn = m.nn
+    D = nn.Sequential(nn.Linear(64, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(),
+                      nn.Linear(128, 1))
+    _init_like(m, D)
+    rng = np.random.default_rng(3)
+    x = m.from_numpy(rng.standard_normal((64, 64)).astype(np.float32))
+    opt = m.optim.SGD(D.parameters(), lr=1e-3)
+
+    def step() -> Any:
+        opt.zero_grad()
+        xh = x.detach().requires_grad_(True)
+        out = D(xh)
+        (g,) = m.autograd.grad(out.sum(), xh, create_graph=True)
+        gp = ((g.pow(2).sum(dim=1).sqrt() - 1) ** 2).mean()
+        loss = D(x).mean() + 10 * gp
+        loss.backward()
+        opt.step()
+        return loss
+
+    def check() -> float:
+        return float(step().item())
+
+    return step, check
+
+
+WORKLOADS: dict[str, Workload] = {
+    "op_chain": Workload(op_chain, divisor=200.0, unit="us/op"),
+    "mlp_step": Workload(mlp_step, unit="ms", repeats=50),
+    "cnn_step": Workload(cnn_step, unit="ms", repeats=50),
+    "chain_20k": Workload(_deep_chain(20_000), unit="s", repeats=5, warmup=1),
+    "deep_10k": Workload(_deep_chain(10_000), divisor=10_000, unit="us/node", repeats=5, warmup=1),
+    "deep_100k": Workload(_deep_chain(100_000), divisor=100_000, unit="us/node", repeats=3,
+                          warmup=1),
+    "deep_1M": Workload(_deep_chain(1_000_000), divisor=1_000_000, unit="us/node", repeats=1,
+                        warmup=0),
+    "walkthrough": Workload(walkthrough, unit="us", repeats=500),
+    "grad_penalty": Workload(grad_penalty, unit="ms", repeats=50),
+    # Peak resident memory of a process doing 20 MLP steps (the unit MB means: report RSS).
+    "mlp_rss_20": Workload(mlp_step, unit="MB", repeats=20, warmup=0),
 }

@@ -1,0 +1,203 @@
+"""Train a small SRGAN on patches of scikit-image's bundled images and report PSNR/SSIM
+against bicubic upscaling on held-out images.
+
+    python examples/srgan/srgan.py [--steps N] [--pretrain-steps N] [--scale 2|4] [--out DIR]
+                                   [--resume]
+
+The discriminator and generator updates share one forward of the fake images:
+``d_loss.backward(retain_graph=True)``; after ``optimizerD.step()`` the generator loss runs the
+discriminator again on ``fake_img``, the ordering PyTorch 2.x accepts (see
+examples/seeds/srgan_update_order.py for the ordering it rejects).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import chainrule as torch  # noqa: E402
+from chainrule import nn, optim  # noqa: E402
+
+from data import PatchSampler, held_out  # noqa: E402
+from models import Discriminator, Generator, GeneratorLoss  # noqa: E402
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=150, help="adversarial steps")
+    p.add_argument("--pretrain-steps", type=int, default=250, help="MSE pre-training steps")
+    p.add_argument("--scale", type=int, default=2, choices=(2, 4))
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--patch", type=int, default=32, help="HR patch size")
+    p.add_argument("--channels", type=int, default=24)
+    p.add_argument("--blocks", type=int, default=2)
+    p.add_argument("--eval-size", type=int, default=192, help="held-out crop size (HR pixels)")
+    p.add_argument("--out", default="srgan_out")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ckpt-every", type=int, default=100)
+    return p.parse_args(argv)
+
+
+def psnr_ssim(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    from skimage.metrics import peak_signal_noise_ratio, structural_similarity
+
+    return (float(peak_signal_noise_ratio(b, a, data_range=1.0)),
+            float(structural_similarity(b, a, channel_axis=-1, data_range=1.0)))
+
+
+def save_checkpoint(path: pathlib.Path, state: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, str(tmp))
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    from tqdm import tqdm
+
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(args.seed)
+    sampler = PatchSampler(args.scale, args.patch, seed=args.seed)
+    netG = Generator(args.scale, args.channels, args.blocks)
+    netD = Discriminator(args.channels)
+    criterion = GeneratorLoss()
+    mse = nn.MSELoss()
+    optimizerG = optim.Adam(netG.parameters(), lr=1e-3)
+    optimizerD = optim.Adam(netD.parameters(), lr=1e-4)
+    history: dict[str, list[float]] = {"pretrain_mse": [], "d_loss": [], "g_loss": []}
+    done_pre, done_adv = 0, 0
+
+    ckpt = out / "checkpoint.safetensors"
+    if args.resume and ckpt.exists():
+        state = torch.load(str(ckpt))
+        netG.load_state_dict(state["G"])
+        netD.load_state_dict(state["D"])
+        optimizerG.load_state_dict(state["optG"])
+        optimizerD.load_state_dict(state["optD"])
+        history = state["history"]
+        done_pre, done_adv = state["done_pre"], state["done_adv"]
+        print(f"resumed from {ckpt}: {done_pre} pre-training and {done_adv} adversarial steps done")
+
+    def checkpoint() -> None:
+        save_checkpoint(ckpt, {"G": netG.state_dict(), "D": netD.state_dict(),
+                               "optG": optimizerG.state_dict(), "optD": optimizerD.state_dict(),
+                               "history": history, "done_pre": done_pre, "done_adv": done_adv})
+
+    t0 = time.perf_counter()
+    netG.train()
+    bar = tqdm(range(done_pre, args.pretrain_steps), desc="pre-train G (MSE)", leave=True,
+               ascii=True)
+    for i in bar:
+        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(args.batch))
+        optimizerG.zero_grad()
+        loss = mse(netG(lr, bic), hr)
+        loss.backward()
+        optimizerG.step()
+        history["pretrain_mse"].append(loss.item())
+        done_pre = i + 1
+        bar.set_postfix(mse=f"{np.mean(history['pretrain_mse'][-20:]):.5f}")
+        if done_pre % args.ckpt_every == 0:
+            checkpoint()
+
+    for g in optimizerG.param_groups:
+        g["lr"] = 1e-4
+    netD.train()
+    bar = tqdm(range(done_adv, args.steps), desc="adversarial", leave=True, ascii=True)
+    for i in bar:
+        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(args.batch))
+        real_img, fake_img = hr, netG(lr, bic)
+
+        # (1) Update D: maximize D(x) - D(G(z)), i.e. minimize 1 - D(real) + D(fake).
+        netD.zero_grad()
+        real_out = netD(real_img).mean()
+        fake_out = netD(fake_img).mean()
+        d_loss = 1 - real_out + fake_out
+        d_loss.backward(retain_graph=True)
+        optimizerD.step()
+
+        # (2) Update G: the discriminator changed in place, so run it again on fake_img
+        # (its generator graph was retained above) rather than reuse fake_out.
+        netG.zero_grad()
+        fake_out = netD(fake_img).mean()
+        g_loss = criterion(fake_out, fake_img, real_img)
+        g_loss.backward()
+        optimizerG.step()
+
+        history["d_loss"].append(d_loss.item())
+        history["g_loss"].append(g_loss.item())
+        done_adv = i + 1
+        bar.set_postfix(d=f"{np.mean(history['d_loss'][-20:]):.4f}",
+                        g=f"{np.mean(history['g_loss'][-20:]):.5f}")
+        if done_adv % args.ckpt_every == 0:
+            checkpoint()
+    checkpoint()
+    train_s = time.perf_counter() - t0
+
+    results = evaluate(netG, args, out)
+    plot_losses(history, out / "losses.png")
+    print(f"\ntraining took {train_s:.1f} s; outputs in {out}/")
+    print(f"{'image':<10} {'bicubic PSNR':>13} {'SRGAN PSNR':>11} {'bicubic SSIM':>13} "
+          f"{'SRGAN SSIM':>11}")
+    for r in results["images"]:
+        print(f"{r['name']:<10} {r['bicubic_psnr']:>13.2f} {r['sr_psnr']:>11.2f} "
+              f"{r['bicubic_ssim']:>13.4f} {r['sr_ssim']:>11.4f}")
+    m = results["mean"]
+    print(f"{'mean':<10} {m['bicubic_psnr']:>13.2f} {m['sr_psnr']:>11.2f} "
+          f"{m['bicubic_ssim']:>13.4f} {m['sr_ssim']:>11.4f}")
+    results["train_seconds"] = train_s
+    return results
+
+
+def evaluate(netG: nn.Module, args: argparse.Namespace, out: pathlib.Path) -> dict:
+    from PIL import Image
+
+    netG.eval()
+    rows = []
+    with torch.no_grad():
+        for name, lr, bic, hr in held_out(args.scale, args.eval_size):
+            x = torch.from_numpy(np.ascontiguousarray(lr.transpose(2, 0, 1))[None])
+            b = torch.from_numpy(np.ascontiguousarray(bic.transpose(2, 0, 1))[None])
+            sr = netG(x, b)[0].numpy().transpose(1, 2, 0).clip(0, 1)
+            bp, bs = psnr_ssim(bic, hr)
+            sp, ss = psnr_ssim(sr, hr)
+            rows.append({"name": name, "bicubic_psnr": bp, "sr_psnr": sp, "bicubic_ssim": bs,
+                         "sr_ssim": ss})
+            panel = np.concatenate([bic, sr, hr], axis=1)
+            Image.fromarray((panel * 255).round().astype(np.uint8)).save(out / f"{name}.png")
+    netG.train()
+    mean = {k: float(np.mean([r[k] for r in rows])) for k in rows[0] if k != "name"}
+    return {"images": rows, "mean": mean}
+
+
+def plot_losses(history: dict[str, list[float]], path: pathlib.Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    axes[0].plot(history["pretrain_mse"])
+    axes[0].set_title("pre-training: image MSE")
+    axes[0].set_yscale("log")
+    axes[1].plot(history["d_loss"], label="D: 1 - D(real) + D(fake)")
+    axes[1].plot(history["g_loss"], label="G: criterion")
+    axes[1].set_title("adversarial training")
+    axes[1].legend()
+    for a in axes:
+        a.set_xlabel("step")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
