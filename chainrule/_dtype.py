@@ -177,3 +177,9 @@ def result_type(*operands: object) -> dtype:
     r = _combine(dim_r, _combine(zero_r, wrap_r))
     assert r is not None
     return r
+
+
+def can_cast(from_: dtype, to: dtype) -> builtins.bool:
+    """PyTorch's can_cast: a cast is allowed unless it lowers the category (float -> integer,
+    integer or float -> bool)."""
+    return to_dtype(from_)._category <= to_dtype(to)._category

@@ -9,3 +9,244 @@ _ops: Any = None  # bound to chainrule.ops by _tensor.py
 
 class ElementwiseMethods:
     __slots__ = ()
+
+    # Operators not among the core dunders of _tensor.py.
+    def __floordiv__(self, other: Any) -> Any:
+        return _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _ops.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Any:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _ops.remainder(other, self)
+
+    # Unary functions.
+    def expm1(self) -> Any:
+        return _ops.expm1(self)
+
+    def log1p(self) -> Any:
+        return _ops.log1p(self)
+
+    def log2(self) -> Any:
+        return _ops.log2(self)
+
+    def log10(self) -> Any:
+        return _ops.log10(self)
+
+    def rsqrt(self) -> Any:
+        return _ops.rsqrt(self)
+
+    def square(self) -> Any:
+        return _ops.square(self)
+
+    def reciprocal(self) -> Any:
+        return _ops.reciprocal(self)
+
+    def tan(self) -> Any:
+        return _ops.tan(self)
+
+    def asin(self) -> Any:
+        return _ops.asin(self)
+
+    def acos(self) -> Any:
+        return _ops.acos(self)
+
+    def atan(self) -> Any:
+        return _ops.atan(self)
+
+    def arcsin(self) -> Any:
+        return _ops.asin(self)
+
+    def arccos(self) -> Any:
+        return _ops.acos(self)
+
+    def arctan(self) -> Any:
+        return _ops.atan(self)
+
+    def sinh(self) -> Any:
+        return _ops.sinh(self)
+
+    def cosh(self) -> Any:
+        return _ops.cosh(self)
+
+    def erf(self) -> Any:
+        return _ops.erf(self)
+
+    def erfc(self) -> Any:
+        return _ops.erfc(self)
+
+    def sign(self) -> Any:
+        return _ops.sign(self)
+
+    def absolute(self) -> Any:
+        return _ops.abs(self)
+
+    def floor(self) -> Any:
+        return _ops.floor(self)
+
+    def ceil(self) -> Any:
+        return _ops.ceil(self)
+
+    def round(self, decimals: int = 0) -> Any:
+        return _ops.round(self, decimals=decimals)
+
+    def trunc(self) -> Any:
+        return _ops.trunc(self)
+
+    def fix(self) -> Any:
+        return _ops.trunc(self)
+
+    def frac(self) -> Any:
+        return _ops.frac(self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> Any:
+        return _ops.clamp(self, min, max)
+
+    def clip(self, min: Any = None, max: Any = None) -> Any:
+        return _ops.clamp(self, min, max)
+
+    def clamp_min(self, min: Any) -> Any:
+        return _ops.clamp_min(self, min)
+
+    def clamp_max(self, max: Any) -> Any:
+        return _ops.clamp_max(self, max)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Any:
+        return _ops.nan_to_num(self, nan, posinf, neginf)
+
+    def isnan(self) -> Any:
+        return _ops.isnan(self)
+
+    def isinf(self) -> Any:
+        return _ops.isinf(self)
+
+    def isfinite(self) -> Any:
+        return _ops.isfinite(self)
+
+    def logical_not(self) -> Any:
+        return _ops.logical_not(self)
+
+    def bitwise_not(self) -> Any:
+        return _ops.bitwise_not(self)
+
+    def log_sigmoid(self) -> Any:
+        return _ops.logsigmoid(self)
+
+    # Binary functions.
+    def maximum(self, other: Any) -> Any:
+        return _ops.maximum(self, other)
+
+    def minimum(self, other: Any) -> Any:
+        return _ops.minimum(self, other)
+
+    def fmax(self, other: Any) -> Any:
+        return _ops.fmax(self, other)
+
+    def fmin(self, other: Any) -> Any:
+        return _ops.fmin(self, other)
+
+    def lerp(self, end: Any, weight: Any) -> Any:
+        return _ops.lerp(self, end, weight)
+
+    def atan2(self, other: Any) -> Any:
+        return _ops.atan2(self, other)
+
+    def arctan2(self, other: Any) -> Any:
+        return _ops.atan2(self, other)
+
+    def remainder(self, other: Any) -> Any:
+        return _ops.remainder(self, other)
+
+    def fmod(self, other: Any) -> Any:
+        return _ops.fmod(self, other)
+
+    def floor_divide(self, other: Any) -> Any:
+        return _ops.floor_divide(self, other)
+
+    def float_power(self, exponent: Any) -> Any:
+        return _ops.float_power(self, exponent)
+
+    def rsub(self, other: Any, *, alpha: Any = 1) -> Any:
+        return _ops.rsub(self, other, alpha=alpha)
+
+    def true_divide(self, other: Any) -> Any:
+        return _ops.div(self, other)
+
+    def divide(self, other: Any, *, rounding_mode: str | None = None) -> Any:
+        return _ops.div(self, other, rounding_mode=rounding_mode)
+
+    def multiply(self, other: Any) -> Any:
+        return _ops.mul(self, other)
+
+    def subtract(self, other: Any, *, alpha: Any = 1) -> Any:
+        return _ops.sub(self, other, alpha=alpha)
+
+    def where(self, condition: Any, other: Any) -> Any:
+        return _ops.where(condition, self, other)
+
+    def logical_and(self, other: Any) -> Any:
+        return _ops.logical_and(self, other)
+
+    def logical_or(self, other: Any) -> Any:
+        return _ops.logical_or(self, other)
+
+    def logical_xor(self, other: Any) -> Any:
+        return _ops.logical_xor(self, other)
+
+    def bitwise_and(self, other: Any) -> Any:
+        return _ops.bitwise_and(self, other)
+
+    def bitwise_or(self, other: Any) -> Any:
+        return _ops.bitwise_or(self, other)
+
+    def bitwise_xor(self, other: Any) -> Any:
+        return _ops.bitwise_xor(self, other)
+
+    # Comparisons.
+    def eq(self, other: Any) -> Any:
+        return _ops.eq(self, other)
+
+    def ne(self, other: Any) -> Any:
+        return _ops.ne(self, other)
+
+    def lt(self, other: Any) -> Any:
+        return _ops.lt(self, other)
+
+    def le(self, other: Any) -> Any:
+        return _ops.le(self, other)
+
+    def gt(self, other: Any) -> Any:
+        return _ops.gt(self, other)
+
+    def ge(self, other: Any) -> Any:
+        return _ops.ge(self, other)
+
+    def greater(self, other: Any) -> Any:
+        return _ops.gt(self, other)
+
+    def greater_equal(self, other: Any) -> Any:
+        return _ops.ge(self, other)
+
+    def less(self, other: Any) -> Any:
+        return _ops.lt(self, other)
+
+    def less_equal(self, other: Any) -> Any:
+        return _ops.le(self, other)
+
+    def not_equal(self, other: Any) -> Any:
+        return _ops.ne(self, other)
+
+    def equal(self, other: Any) -> bool:
+        return _ops.equal(self, other)
+
+    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Any:
+        return _ops.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        return _ops.allclose(self, other, rtol, atol, equal_nan)
