@@ -1,0 +1,146 @@
+"""``torch.linalg``: norms, inverse, determinants, SVD and linear solves.
+
+The differentiable primitives are registered ops in chainrule/ops/linalg.py (inv, det, slogdet,
+svd, solve) and chainrule/ops/reduction.py (the vector norm); matrix norms are built from them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from chainrule.ops.linalg import LinAlgError, linalg_det, linalg_inv, linalg_slogdet, linalg_solve
+from chainrule.ops.linalg import linalg_svd, linalg_svdvals, matmul
+from chainrule.ops.reduction import amax, amin, vector_norm_impl
+from chainrule.ops._broadcast import wrap_dim
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matmul",
+           "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError"]
+
+
+def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Any:
+    """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default): (sum |x|^p)^(1/p),
+    max|x| (inf), min|x| (-inf) or the count of non-zeros (0). The gradient at a zero vector is
+    0, as in PyTorch."""
+    return vector_norm_impl(x, ord, dim, keepdim, dtype, name="linalg.vector_norm")
+
+
+def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
+                dtype: Any = None) -> Any:
+    """Matrix norm over the two dims ``dim``: 'fro', or the max/min absolute row sum (inf/-inf)
+    or column sum (1/-1), or of the singular values: their sum ('nuc'), the largest (2) or the
+    smallest (-2)."""
+    if dtype is not None:
+        A = A.to(dtype)
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    d0, d1 = (wrap_dim(int(d), A.ndim) for d in dim)
+    if ord == "fro":
+        return vector_norm_impl(A, 2, (d0, d1), keepdim, None, name="linalg.matrix_norm")
+    if ord in (math.inf, -math.inf, 1, -1):
+        from chainrule.ops.reduction import sum as _sum
+
+        # inf: max over rows of the sum over columns; 1: max over columns of the row sums.
+        inner, outer = (d1, d0) if abs(ord) == math.inf else (d0, d1)
+        s = _sum(A.abs(), inner, keepdim=True)
+        r = (amax if ord > 0 else amin)(s, outer, keepdim=True)
+        if not keepdim:
+            r = r.squeeze((d0, d1)) if hasattr(r, "squeeze") else r
+        return r
+    if ord in ("nuc", 2, -2):
+        # Functions of the singular values: their sum (nuclear) or the largest / smallest.
+        nd = A.ndim
+        rest = [i for i in range(nd) if i not in (d0, d1)]
+        sv = linalg_svdvals(A.permute(*rest, d0, d1))
+        r = sv.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(sv, -1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Any:
+    """``vector_norm`` when ``dim`` is an int or ``A`` is 1-D (or ``ord`` is None with no
+    ``dim``: the 2-norm of all elements); otherwise ``matrix_norm``."""
+    if dim is not None and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    if ord is None:
+        return vector_norm_impl(A, 2, dim, keepdim, dtype, name="linalg.norm")
+    if isinstance(ord, str):
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if (dim is not None and len(dim) == 2) or (
+            dim is None and A._data.ndim == 2):
+        if dim is None:
+            if A._data.ndim != 2:
+                raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input "
+                                   f"must be 1D or 2D. Got {A._data.ndim}D.")
+            dim = (-2, -1)
+        return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    if dim is None and A._data.ndim != 1:
+        raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A._data.ndim}D.")
+    return vector_norm_impl(A, ord, dim, keepdim, dtype, name="linalg.norm")
+
+
+def inv(A: Any) -> Any:
+    """Inverse of a (batch of) square matrices. VJP: -A^-T g A^-T."""
+    return linalg_inv(A)
+
+
+def det(A: Any) -> Any:
+    """Determinant of a (batch of) square matrices. VJP: g det(A) A^-T."""
+    return linalg_det(A)
+
+
+def slogdet(A: Any) -> Any:
+    """``(sign, logabsdet)`` of a (batch of) square matrices. VJP of logabsdet: g A^-T."""
+    return linalg_slogdet(A)
+
+
+def solve(A: Any, B: Any, *, left: bool = True) -> Any:
+    """X with A X = B (``left=False``: X A = B). VJP: gB = solve(A^T, g), gA = -gB X^T."""
+    return linalg_solve(A, B, left=left)
+
+
+def vecdot(x: Any, y: Any, *, dim: int = -1) -> Any:
+    """Dot product of ``x`` and ``y`` (broadcast) along ``dim``: sum(x * y, dim)."""
+    from chainrule.ops.reduction import sum as _sum
+
+    return _sum(x * y, dim)
+
+
+def multi_dot(tensors: Any) -> Any:
+    """``tensors[0] @ tensors[1] @ ...``; the first may be 1-D (a row vector) and the last 1-D
+    (a column vector), the others must be 2-D. Differs from torch: multiplied left to right
+    rather than in the cheapest order (same result up to rounding)."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(tensors):
+        nd = t._data.ndim
+        if (i in (0, n - 1) and nd not in (1, 2)) or (0 < i < n - 1 and nd != 2):
+            which = ("first" if i == 0 else "last") if i in (0, n - 1) else None
+            if which:
+                raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got "
+                                   f"{nd}D")
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {nd}D")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out
+
+
+def svd(A: Any, full_matrices: bool = True) -> Any:
+    """``(U, S, Vh)`` with A = U diag(S) Vh. Singular vectors are defined up to sign, so only
+    gauge-invariant functions of them have well-defined gradients (as in PyTorch)."""
+    return linalg_svd(A, full_matrices)
+
+
+def svdvals(A: Any) -> Any:
+    """The singular values of A, descending. VJP: U diag(g) Vh."""
+    return linalg_svdvals(A)
