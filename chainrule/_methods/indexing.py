@@ -9,3 +9,47 @@ _ops: Any = None  # bound to chainrule.ops by _tensor.py
 
 class IndexingMethods:
     __slots__ = ()
+
+    def gather(self, dim: int, index: Any, *, sparse_grad: bool = False) -> Any:
+        return _ops.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Any:
+        return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                 reduce: str | None = None) -> Any:
+        return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        return _ops.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Any:
+        return _ops.scatter_add_(self, dim, index, src)
+
+    def index_select(self, dim: int, index: Any) -> Any:
+        return _ops.index_select(self, dim, index)
+
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+        return _ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+        return _ops.index_add_(self, dim, index, source, alpha=alpha)
+
+    def masked_fill(self, mask: Any, value: Any) -> Any:
+        return _ops.masked_fill(self, mask, value)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Any:
+        return _ops.masked_fill_(self, mask, value)
+
+    def masked_select(self, mask: Any) -> Any:
+        return _ops.masked_select(self, mask)
+
+    def take_along_dim(self, indices: Any, dim: int | None = None) -> Any:
+        return _ops.take_along_dim(self, indices, dim)
+
+    def index_put_(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
+        return _ops.index_put_(self, indices, values, accumulate)
+
+    def index_put(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
+        return _ops.index_put(self, indices, values, accumulate)
