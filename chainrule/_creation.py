@@ -12,7 +12,9 @@ from chainrule import _dtype
 from chainrule._device import device as _device
 from chainrule._random import Generator, rng_of
 from chainrule._tensor import REQUIRES_GRAD_DTYPE_MSG, Size, Tensor, _new_tensor
+from chainrule.autograd.grad_mode import _state as _grad_state
 from chainrule.backends import get_backend
+from chainrule.ops._registry import _mark_inference
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -67,6 +69,8 @@ def _finish(data: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
         if data.dtype.kind not in "fc":
             raise RuntimeError(REQUIRES_GRAD_DTYPE_MSG)
         t._requires_grad = True
+    if _grad_state.inference:
+        _mark_inference(t)
     return t
 
 

@@ -169,10 +169,9 @@ class Tensor(
             if acc is not None:
                 return acc
         if self._is_inference:
-            raise RuntimeError(
-                "Inference tensors cannot be saved for backward. To work around you can make a "
-                "clone to get a normal tensor and use it in autograd."
-            )
+            from chainrule.autograd.graph import INFERENCE_SAVE_MSG
+
+            raise RuntimeError(INFERENCE_SAVE_MSG)
         acc = AccumulateGrad(self)
         self._accum = weakref.ref(acc)
         return acc
@@ -246,6 +245,11 @@ class Tensor(
 
     def _bump_version(self) -> None:
         self._get_vc().value += 1
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside ``inference_mode()`` (it cannot be saved for
+        backward)."""
+        return self._is_inference
 
     @property
     def retains_grad(self) -> bool:

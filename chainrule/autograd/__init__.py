@@ -31,6 +31,15 @@ __all__ = [
     "is_inference_mode_enabled",
     "gradcheck",
     "gradgradcheck",
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
+    "functional",
+    "graph",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
 ]
 
 
@@ -111,7 +120,7 @@ def backward(
     if inputs is not None:
         inputs = _as_list(inputs)
         if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for i, t in enumerate(outs):
         if not t._requires_grad:
             raise RuntimeError(
@@ -120,6 +129,16 @@ def backward(
     root_grads = _make_grads(outs, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=3,
+        )
     run_backward(outs, root_grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
 
 
@@ -205,3 +224,15 @@ def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> 
 
 from chainrule.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402
 from chainrule.autograd import graph  # noqa: E402,F401
+from chainrule.autograd.function import (  # noqa: E402
+    Function,
+    FunctionCtx,
+    once_differentiable,
+)
+from chainrule.autograd.anomaly import (  # noqa: E402
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
+from chainrule.autograd import functional  # noqa: E402,F401

@@ -130,7 +130,8 @@ def run_backward(
         for child, _ in n.next_functions:
             if child is not None:
                 if child in seen:
-                    deps[child] += 1
+                    # .get: a root can also be reached from another root
+                    deps[child] = deps.get(child, 0) + 1
                 else:
                     seen.add(child)
                     deps[child] = 1
@@ -260,8 +261,8 @@ def run_backward(
     for idx, g in enumerate(results):
         if g is None and not allow_unused:
             raise RuntimeError(
-                "One of the differentiated Tensors appears to not have been used in the graph. "
-                "Set allow_unused=True if this is the desired behavior."
+                f"The differentiated Tensor at index {idx} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
             )
     return tuple(results)
 

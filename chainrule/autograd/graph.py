@@ -21,6 +21,7 @@ Note [two speeds]
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -33,6 +34,9 @@ __all__ = [
     "SavedTensor",
     "VersionCounter",
     "saved_bytes",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
 ]
 
 _next_seq = itertools.count().__next__
@@ -44,6 +48,28 @@ FREED_MSG = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
+
+
+INFERENCE_SAVE_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+
+
+class _HooksState(threading.local):
+    # The stack of (pack, unpack) pairs of saved_tensors_hooks, per thread as in PyTorch.
+    stack: list[tuple[Callable[..., Any], Callable[..., Any]]] = []
+
+    def __init__(self) -> None:
+        self.stack = []
+
+
+_hooks_state = _HooksState()
+# How many saved_tensors_hooks blocks are open in any thread: a plain list read, so that _record
+# looks at the thread-local stack only while some block is open.
+_hooks_any = [0]
 
 
 class VersionCounter:
@@ -64,13 +90,15 @@ class SavedTensor:
     See Note [saved outputs] for why an output keeps only its array.
     """
 
-    __slots__ = ("data", "tensor", "counter", "version", "is_output", "src_name", "shape_str")
+    __slots__ = ("data", "tensor", "counter", "version", "is_output", "output_nr", "src_name",
+                 "shape_str")
 
     def __init__(self, tensor: Any, is_output: bool, counter: VersionCounter) -> None:
         self.data = tensor._data
         self.counter = counter
         self.version = counter.value
         self.is_output = is_output
+        self.output_nr = tensor._output_nr if is_output else 0
         # An input is kept as the Tensor itself (no cycle: it does not point at this node), so
         # that create_graph can route second-order gradients to it.
         self.tensor = None if is_output else tensor
@@ -90,24 +118,35 @@ class SavedTensor:
         if self.is_output:
             from chainrule._tensor import Tensor
 
-            return Tensor._from_node(data, node, 0)
+            return Tensor._from_node(data, node, self.output_nr)
         return self.tensor
 
     def _modified_message(self, node: Node) -> str:
         from chainrule._tensor import _type_name
 
-        shape = list(self.data.shape)
+        if self.data is not None:
+            shape, dt = list(self.data.shape), self.data.dtype
+        else:
+            shape, dt = list(self.shape_str[0]), self.shape_str[1]
         where = ""
         if self.is_output:
-            where = f", which is output 0 of {node.name()},"
+            where = f", which is output {self.output_nr} of {node.name()},"
         elif self.src_name is not None:
             where = f", which is output 0 of {self.src_name.name()},"
+        t = self.tensor
+        pname = getattr(t, "_param_name", None)
+        if pname is None and t is not None and t._base is not None:
+            pname = getattr(t._base, "_param_name", None)  # e.g. weight.t() saved by linear
+        if pname is not None:
+            where += f" (the parameter '{pname}')"
         return (
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{_type_name(self.data.dtype)} {shape}]{where} is at version "
+            f"inplace operation: [{_type_name(dt)} {shape}]{where} is at version "
             f"{self.counter.value}; expected version {self.version} instead. Hint: the "
             f"backward of {node.name()} needs this value as it was when the forward ran; use "
-            "an out-of-place op, or clone() the tensor before modifying it. Enable anomaly "
+            "an out-of-place op, or clone() the tensor before modifying it (an optimizer "
+            "step() between a forward and its backward also modifies parameters in place: "
+            "call backward() first). Enable anomaly "
             "detection with chainrule.autograd.set_detect_anomaly(True) to find the operation "
             "that failed to compute its gradient."
         )
@@ -115,6 +154,104 @@ class SavedTensor:
     def release(self) -> None:
         self.data = None
         self.tensor = None
+
+
+class PackedSavedTensor(SavedTensor):
+    """A saved value that went through a ``saved_tensors_hooks`` pack hook.
+
+    Only the packed object is kept, not the original tensor or array (that is what lets a hook
+    offload or compress it); ``unpack`` calls the unpack hook, which must return a Tensor. For
+    an input in the graph, the input's place in the graph (``grad_fn``, output number, or the
+    leaf's AccumulateGrad) is kept, so that under ``create_graph`` the unpacked value routes
+    second-order gradients as the input would. The version check still applies.
+    """
+
+    __slots__ = ("packed", "unpack_fn", "alive", "edge", "pname")
+
+    def unpack(self, node: Node, as_tensor: bool) -> Any:
+        if not self.alive:
+            raise RuntimeError(FREED_MSG)
+        if self.counter.value != self.version:
+            raise RuntimeError(self._modified_message(node))
+        from chainrule._tensor import Tensor, _new_tensor
+
+        t = self.unpack_fn(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                f"type {type(t).__name__}"
+            )
+        if not as_tensor:
+            return t._data
+        if self.is_output:
+            return Tensor._from_node(t._data, node, self.output_nr)
+        edge = self.edge
+        if edge is None:
+            return t
+        gf, nr, acc = edge
+        r = _new_tensor(t._data)
+        r._requires_grad = True
+        r.grad_fn = gf
+        if nr:
+            r._output_nr = nr
+        if acc is not None:
+            import weakref
+
+            r._accum = weakref.ref(acc)
+        return r
+
+    def _modified_message(self, node: Node) -> str:
+        msg = super()._modified_message(node)
+        if self.pname is not None:
+            msg = msg.replace("] is at version", f"] (the parameter '{self.pname}') is at version")
+        return msg
+
+    def release(self) -> None:
+        self.alive = False
+        self.packed = None
+        self.edge = None
+        self.tensor = None
+        self.data = None
+
+
+def pack_saved(saved: list[Any], node: Node) -> None:
+    """Run the innermost pack hook on each value ``saved`` holds (in place in the list)."""
+    from chainrule._tensor import Tensor
+
+    pack, unpack = _hooks_state.stack[-1]
+    for i, s in enumerate(saved):
+        if type(s) is not SavedTensor:
+            continue
+        t = s.tensor
+        src = Tensor._wrap(s.data) if t is None else t
+        # Hooks see a tensor outside the graph for outputs (PyTorch passes the output itself,
+        # but holding it here would make a cycle; see Note [saved outputs]).
+        hooks = _hooks_state.stack
+        _hooks_state.stack = []  # ops inside a pack hook are not themselves packed
+        try:
+            packed = pack(src)
+        finally:
+            _hooks_state.stack = hooks
+        p = PackedSavedTensor.__new__(PackedSavedTensor)
+        p.data = None
+        p.tensor = None
+        p.counter = s.counter
+        p.version = s.version
+        p.is_output = s.is_output
+        p.output_nr = s.output_nr
+        p.src_name = s.src_name
+        p.shape_str = (tuple(s.data.shape), s.data.dtype)
+        p.packed = packed
+        p.unpack_fn = unpack
+        p.alive = True
+        p.edge = None
+        p.pname = None
+        if t is not None:
+            p.pname = getattr(t, "_param_name", None)
+            if t._requires_grad:
+                gf = t.grad_fn
+                p.edge = (gf, t._output_nr, t._get_accumulator() if gf is None else None)
+        saved[i] = p
 
 
 class NodeHooks:
@@ -236,7 +373,7 @@ class OpNode(Node):
         return op.node_name if op.name_fn is None else op.name_fn(self.params)
 
     def _saved_tensors(self) -> tuple[SavedTensor, ...]:
-        return tuple(s for s in self.saved if type(s) is SavedTensor)
+        return tuple(s for s in self.saved if isinstance(s, SavedTensor))
 
     def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
         op = self.op
@@ -249,7 +386,7 @@ class OpNode(Node):
             if self._released and op.save_names:
                 raise RuntimeError(FREED_MSG)
             for name, sv in zip(op.save_names, saved):
-                d[name] = sv.unpack(self, create_graph) if type(sv) is SavedTensor else sv
+                d[name] = sv.unpack(self, create_graph) if isinstance(sv, SavedTensor) else sv
         if self._aux is not None:
             if create_graph:
                 from chainrule._tensor import Tensor
@@ -276,7 +413,7 @@ class OpNode(Node):
         saved = self.saved
         if saved:
             for s in saved:
-                if type(s) is SavedTensor:
+                if isinstance(s, SavedTensor):
                     s.release()
         self._aux = None
 
@@ -354,3 +491,70 @@ def saved_bytes(output: Any) -> int:
             if nxt is not None:
                 stack.append(nxt)
     return total
+
+
+class saved_tensors_hooks:
+    """Context manager: values saved for backward inside it go through ``pack_hook(tensor)``
+    and come back through ``unpack_hook(packed) -> Tensor`` when backward needs them (e.g. to
+    offload or compress them). Hooks are per thread; the innermost pair applies.
+
+    Example:
+        >>> import chainrule as torch
+        >>> x = torch.ones(3, requires_grad=True)
+        >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: t.numpy(force=True).copy(),
+        ...                                               lambda a: torch.from_numpy(a)):
+        ...     y = (x * x).sum()
+        >>> y.backward(); x.grad
+        tensor([2., 2., 2.])
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        if _disabled_msg[0] is not None:
+            raise RuntimeError(_disabled_msg[0])
+        _hooks_state.stack.append((self.pack_hook, self.unpack_hook))
+        _hooks_any[0] += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _hooks_state.stack.pop()
+        _hooks_any[0] -= 1
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved values are copied to host memory when saved and moved back to their device when
+    backward needs them (on a CPU-only setup this is a copy each way)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        from chainrule._tensor import Tensor
+        from chainrule.backends import backend_of
+
+        def pack(t: Any) -> Any:
+            b = backend_of(t._data)
+            return (b, b.to_host(t._data).copy())
+
+        def unpack(p: Any) -> Any:
+            b, host = p
+            return Tensor._wrap(b.xp.asarray(host))
+
+        super().__init__(pack, unpack)
+
+
+_disabled_msg: list[str | None] = [None]
+
+
+class disable_saved_tensors_hooks:
+    """Context manager: entering ``saved_tensors_hooks`` inside it raises ``error_message``."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        self.prev = _disabled_msg[0]
+        _disabled_msg[0] = self.error_message
+
+    def __exit__(self, *exc: object) -> None:
+        _disabled_msg[0] = self.prev

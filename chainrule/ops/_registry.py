@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from weakref import ref as _weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -25,7 +26,16 @@ import numpy as np
 from chainrule import _dtype
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode
-from chainrule.autograd.graph import OpNode, SavedTensor, VersionCounter, _next_seq
+from chainrule.autograd.graph import (
+    INFERENCE_SAVE_MSG,
+    OpNode,
+    SavedTensor,
+    VersionCounter,
+    _hooks_any,
+    _hooks_state,
+    _next_seq,
+    pack_saved,
+)
 from chainrule.backends import backend_of
 
 __all__ = ["OpDef", "unary", "binary", "defop", "apply_op", "ns", "REGISTRY"]
@@ -225,12 +235,18 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
         t = _new_tensor(out)
         if op.view:
             _mark_view(t, inputs[0], op, params)
+        if _state.inference:
+            _mark_inference(t)
         return t
     res = []
+    inf = _state.inference
     for o in out:
         if type(o) is not _ndarray:
             o = _asarray(o)
-        res.append(_new_tensor(o))
+        t = _new_tensor(o)
+        if inf:
+            _mark_inference(t)
+        res.append(t)
     return tuple(res)
 
 
@@ -244,11 +260,57 @@ def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
     d["_vc"] = vc
     root = base._base
     if root is None:
-        d["_base"] = base
+        root = d["_base"] = base
         d["_view_chain"] = ((op, params),)
     else:
         d["_base"] = root
         d["_view_chain"] = base._view_chain + ((op, params),)
+    if base._is_inference:
+        d["_is_inference"] = True
+    # The root lists its views weakly, so that an in-place change through one of them (or to
+    # the root) can give the others a history replayed from the root's new one (see
+    # ops/views.py, Note [stale views]).
+    reg = root.__dict__.get("_views")
+    if reg is None:
+        reg = root.__dict__["_views"] = _ViewRegistry()
+    reg.add(out)
+
+
+# Inference tensors share one counter: their versions are never checked (they cannot be saved
+# for backward), and a counter that is never None lets _record test _is_inference only when it
+# has a counter in hand, off its common path.
+_INFERENCE_VC = VersionCounter()
+
+
+def _mark_inference(t: Tensor) -> None:
+    d = t.__dict__
+    d["_is_inference"] = True
+    d["_vc"] = _INFERENCE_VC
+
+
+class _ViewRegistry:
+    """Weak references to the live views of one root tensor, pruned as they die."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self) -> None:
+        self.refs: list[Any] = []
+        self.limit = 16
+
+    def add(self, view: Tensor) -> None:
+        refs = self.refs
+        refs.append(_weakref(view))
+        if len(refs) > self.limit:
+            refs[:] = [r for r in refs if r() is not None]
+            self.limit = max(16, 2 * len(refs))
+
+    def live(self) -> list[Tensor]:
+        out = []
+        for r in self.refs:
+            v = r()
+            if v is not None:
+                out.append(v)
+        return out
 
 
 def _record(
@@ -309,9 +371,13 @@ def _record(
                 vc = src._vc
                 if vc is None:
                     vc = src._vc = VersionCounter()
+                elif src._is_inference:
+                    raise RuntimeError(INFERENCE_SAVE_MSG)
                 saved.append(SavedTensor(src, kind == 1, vc))
             else:
                 saved.append(src)
+        if _hooks_any[0] and _hooks_state.stack:
+            pack_saved(saved, node)
         node.saved = tuple(saved)
     else:
         node.saved = ()
@@ -353,58 +419,113 @@ def apply_inplace(
     Increments ``self``'s version. When the op is recorded, ``self``'s history is rebased: its
     ``grad_fn`` becomes the new node, whose first edge leads to the old history.
     """
+    saves_self = any(kind == 0 and idx == 0 for kind, idx in op.save_spec)
+    # A unary op that saves only its output (exp_, relu_, sigmoid_...) keeps self's storage as
+    # that output, as PyTorch saves ``result``: a later in-place change to self is then caught.
+    # Other ops keep their own copies, as PyTorch saves a clone of the original self.
+    alias_out = not saves_self and not others
+    if params:
+        return inplace_compute(
+            self, lambda a: apply_op(op, (a,) + others, params), others, saves_self,
+            op.differentiable, alias_out,
+        )
+    return inplace_compute(
+        self, lambda a: apply_op(op, (a,) + others), others, saves_self, op.differentiable,
+        alias_out,
+    )
+
+
+def inplace_compute(
+    self: Tensor,
+    compute: Callable[[Tensor], Tensor],
+    others: Sequence[Any] = (),
+    copy_self: bool = True,
+    differentiable: bool = True,
+    alias_out: bool = False,
+) -> Tensor:
+    """Write ``compute(self)`` into ``self``: the in-place form of any out-of-place function.
+
+    ``compute`` receives a stand-in for ``self``'s current value and history; ``others`` are the
+    remaining Tensor arguments (to decide whether the op is recorded). ``copy_self``: the
+    stand-in gets a copy of the array, needed when the computation keeps it for backward, since
+    the write overwrites it.
+    """
     check_inplace(self)
-    recording = _state.enabled and op.differentiable and (
+    recording = _state.enabled and differentiable and (
         self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
     )
-    if recording and self._base is not None and (
-        self._base._requires_grad or self._requires_grad
-    ):
+    if recording and self._base is not None:
         from chainrule.ops.views import inplace_on_view
 
-        return inplace_on_view(op, self, others, params)
+        return inplace_on_view(self, compute, copy_self, alias_out)
     if not recording:
         with grad_mode.no_grad():
-            result = apply_op(op, (self,) + others, params)
-        _write_into(self, result._data, op)
+            result = compute(self)
+        _write_into(self, result._data)
         self._bump_version()
         return self
-    # A stand-in for self's current history; the op sees its pre-update value. When the op
-    # saves that value, it must be a copy, since the write below overwrites self's array.
-    saves_self = any(kind == 0 and idx == 0 for kind, idx in op.save_spec)
-    alias = _new_tensor(self._data.copy() if saves_self else self._data)
-    alias._requires_grad = self._requires_grad
-    alias.grad_fn = self.grad_fn
-    if self._output_nr:
-        alias._output_nr = self._output_nr
-    if self._requires_grad and self.grad_fn is None:
-        alias._accum = self._accum
-    result = apply_op(op, (alias,) + others, params)
-    _write_into(self, result._data, op)
+    result = compute(history_alias(self, copy_self))
+    _write_into(self, result._data)
     self._bump_version()
-    rebase_history(self, result)
+    rebase_history(self, result, alias_out)
+    reg = self.__dict__.get("_views")
+    if reg is not None:
+        from chainrule.ops.views import refresh_views
+
+        refresh_views(self, reg, None)
     return self
 
 
-def rebase_history(self: Tensor, result: Tensor) -> None:
-    """Make ``self`` the output of ``result``'s node (after its data was copied into self)."""
+def history_alias(t: Tensor, copy: bool) -> Tensor:
+    """A Tensor standing for ``t``'s current value and history (a copy of the value if asked),
+    so that an in-place op can be computed out of place before ``t`` is overwritten."""
+    a = _new_tensor(t._data.copy() if copy else t._data)
+    a._requires_grad = t._requires_grad
+    a.grad_fn = t.grad_fn
+    if t._output_nr:
+        a._output_nr = t._output_nr
+    if t._requires_grad and t.grad_fn is None:
+        a._accum = t._accum
+        # A leaf only gets here under no_grad or through a view; its gradient must still
+        # reach the leaf's own AccumulateGrad.
+        if a._accum is None:
+            a._accum = _weakref(t._get_accumulator())
+    pn = t.__dict__.get("_param_name")
+    if pn is not None:
+        a.__dict__["_param_name"] = pn
+    return a
+
+
+def rebase_history(self: Tensor, result: Tensor, alias_out: bool = True) -> None:
+    """Make ``self`` the output of ``result``'s node (after its data was copied into self).
+
+    ``alias_out``: the node's saved output becomes self's storage and version counter (else
+    it keeps the result's own array)."""
     node = result.grad_fn
     if node is None:
         return
+    old = self.grad_fn
+    if self._retain_handle is not None and old is not None and old._hooks is not None:
+        # retain_grad() follows the tensor to its new history, as in PyTorch.
+        h = old._hooks.retain.pop(self._output_nr, None)
+        if h is not None:
+            node._get_hooks().retain[0] = h
     self.grad_fn = node
     self._requires_grad = True
     if "_output_nr" in self.__dict__:
         del self.__dict__["_output_nr"]
     vc = self._get_vc()
+    if not alias_out:
+        return
     # The node's saved output is now self's storage; see Note [saved outputs].
-    for s in node.saved:
+    for s in getattr(node, "saved", ()):
         if type(s) is SavedTensor and s.is_output:
             s.data = self._data
             s.counter = vc
             s.version = vc.value
 
 
-def _write_into(self: Tensor, data: Any, op: OpDef) -> None:
+def _write_into(self: Tensor, data: Any, op: Any = None) -> None:
     dst = self._data
     if data.dtype != dst.dtype and _CATEGORY[data.dtype.kind] > _CATEGORY[dst.dtype.kind]:
         raise RuntimeError(
@@ -418,9 +539,14 @@ def _write_into(self: Tensor, data: Any, op: OpDef) -> None:
         except ValueError:
             ok = False
         if not ok:
+            bshape = (
+                np.broadcast_shapes(data.shape, dst.shape)
+                if _bc_ok(data.shape, dst.shape)
+                else data.shape
+            )
             raise RuntimeError(
                 f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
-                f"{list(np.broadcast_shapes(data.shape, dst.shape)) if _bc_ok(data.shape, dst.shape) else list(data.shape)}"
+                f"{list(bshape)}"
             )
     if not dst.flags.writeable:
         raise RuntimeError(

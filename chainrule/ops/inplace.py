@@ -6,20 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule._tensor import Tensor
-from chainrule.ops import binary
-from chainrule.ops._registry import OpDef, apply_inplace, ns
+from chainrule.ops import binary, unary
+from chainrule.ops._registry import OpDef, apply_inplace, inplace_compute, ns
 
-__all__ = ["fill_", "copy_", "add_", "sub_", "mul_", "div_"]
+__all__ = [
+    "fill_", "copy_", "add_", "sub_", "mul_", "div_", "pow_", "zero_",
+    "relu_", "sigmoid_", "tanh_", "exp_", "neg_", "abs_", "sqrt_", "log_", "sin_", "cos_",
+    "clamp_", "clamp_min_", "clamp_max_", "clip_",
+]
 
 
 def _fill_fwd(xp: Any, x: Any, v: Any) -> Any:
     return xp.full_like(x, v)
 
 
-# The old value is overwritten entirely: no gradient reaches it; a tensor fill value gets the
-# sum of g.
+# The old value is overwritten entirely: it gets a zero gradient (as in PyTorch, where
+# x.zero_() leaves x.grad zeros, not None); a tensor fill value gets the sum of g.
 _fill = OpDef("fill", _fill_fwd, ("x", "v"), promote=None, node_name="FillBackward0",
-              vjps=(None, lambda ctx, g: ns.sum(g, dim=None, keepdim=False)))
+              vjps=(lambda ctx, g: g * 0, lambda ctx, g: ns.sum(g, dim=None, keepdim=False)))
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
@@ -68,6 +72,75 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     return apply_inplace(binary.mul.op, self, (other,))
 
 
-def div_(self: Tensor, other: Any) -> Tensor:
+def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """self /= other (true division; an integer self fails, as in PyTorch)."""
+    if rounding_mode is not None:
+        return inplace_compute(
+            self, lambda a: binary.div(a, other, rounding_mode=rounding_mode), (other,)
+        )
     return apply_inplace(binary._div.op, self, (other,))
+
+
+def pow_(self: Tensor, exponent: Any) -> Tensor:
+    """self = self ** exponent."""
+    return apply_inplace(binary._pow.op, self, (exponent,))
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill ``self`` with zeros, in place."""
+    return apply_inplace(_fill, self, (0,))
+
+
+# Unary in-place ops reuse the out-of-place OpDef: apply_inplace copies self for the ops that
+# save their input, and points the saved output of the others at self's storage.
+def _unary_(fn: Any) -> Any:
+    op = fn.op
+
+    def f(self: Tensor) -> Tensor:
+        return apply_inplace(op, self, ())
+
+    f.__name__ = fn.__name__ + "_"
+    f.__qualname__ = f.__name__
+    f.__doc__ = f"In-place {fn.__name__}: ``self = {fn.__name__}(self)``."
+    return f
+
+
+relu_ = _unary_(unary.relu)
+sigmoid_ = _unary_(unary.sigmoid)
+tanh_ = _unary_(unary.tanh)
+exp_ = _unary_(unary.exp)
+neg_ = _unary_(unary.neg)
+abs_ = _unary_(unary.abs)
+sqrt_ = _unary_(unary.sqrt)
+log_ = _unary_(unary.log)
+sin_ = _unary_(unary.sin)
+cos_ = _unary_(unary.cos)
+
+
+# clamp is defined by the unary family; its in-place forms run the public function on a
+# stand-in for self (``inplace_compute``), so they follow whatever OpDefs it uses. (masked_fill_,
+# index_add_, scatter_ and scatter_add_ live with their ops in ops/indexing.py.)
+def _ops() -> Any:
+    import chainrule.ops as ops
+
+    return ops
+
+
+def _tensors(*args: Any) -> tuple[Any, ...]:
+    return tuple(a for a in args if isinstance(a, Tensor))
+
+
+def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """self = clamp(self, min, max)."""
+    return inplace_compute(self, lambda a: _ops().clamp(a, min, max), _tensors(min, max))
+
+
+clip_ = clamp_
+
+
+def clamp_min_(self: Tensor, min: Any) -> Tensor:
+    return inplace_compute(self, lambda a: _ops().clamp(a, min, None), _tensors(min))
+
+
+def clamp_max_(self: Tensor, max: Any) -> Tensor:
+    return inplace_compute(self, lambda a: _ops().clamp(a, None, max), _tensors(max))

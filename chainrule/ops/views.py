@@ -7,24 +7,29 @@ An in-place op on a view whose base is in a graph:
   2. gives the base a ``CopySlices`` node: base_new = base_old with the view's region replaced by
      the result. Its VJP sends g with that region zeroed to the old base, and the region of g
      to the result;
-  3. gives the view a fresh history by replaying its chain of view ops on the base's new history.
+  3. gives the view, and every other live view of the same base, a fresh history by replaying
+     its chain of view ops on the base's new history (Note [stale views] in ``refresh_views``).
+
+Differs from torch: a regenerated view's node is named after the view op that made it
+(``SliceBackward0``...), where PyTorch shows ``AsStridedBackward0``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from chainrule._tensor import Tensor, _new_tensor
+from chainrule._tensor import Tensor
+from chainrule.autograd import grad_mode
 from chainrule.ops._registry import (
     OpDef,
     _record,
     _write_into,
-    apply_op,
+    history_alias,
     ns,
     rebase_history,
 )
 
-__all__ = ["inplace_on_view", "apply_chain"]
+__all__ = ["inplace_on_view", "apply_chain", "refresh_views"]
 
 
 def _region(xp: Any, a: Any, chain: tuple[Any, ...]) -> Any:
@@ -68,35 +73,66 @@ def _copy_slices_vjp(ctx: Any, g: Any) -> Any:
     )
 
 
-def _history_alias(t: Tensor, copy: bool) -> Tensor:
-    """A Tensor standing for ``t``'s current value and history (a copy of the value if asked)."""
-    a = _new_tensor(t._data.copy() if copy else t._data)
-    a._requires_grad = t._requires_grad
-    a.grad_fn = t.grad_fn
-    if t._output_nr:
-        a._output_nr = t._output_nr
-    if t._requires_grad and t.grad_fn is None:
-        a._accum = t._accum
-    return a
-
-
 def inplace_on_view(
-    op: OpDef, view: Tensor, others: tuple[Any, ...], params: dict[str, Any] | None
+    view: Tensor, compute: Callable[[Tensor], Tensor], copy_self: bool, alias_out: bool = False
 ) -> Tensor:
-    """Apply in-place ``op`` to ``view`` and rewrite the history of its base; see module doc."""
+    """Write ``compute(view)`` into ``view`` and rewrite the history of its base; see the module
+    docstring."""
     base = view._base
     assert base is not None
     chain = view._view_chain
-    saves_self = any(kind == 0 and idx == 0 for kind, idx in op.save_spec)
-    result = apply_op(op, (_history_alias(view, saves_self),) + others, params)
-    _write_into(view, result._data, op)
+    result = compute(history_alias(view, copy_self))
+    _write_into(view, result._data)
     view._bump_version()
-    base_out = _record(copy_slices, (_history_alias(base, False), result), base._data,
+    if not result._requires_grad:
+        return view
+    # The result node's saved output stays its own array: the view's storage will be written
+    # through the base again.
+    base_out = _record(copy_slices, (history_alias(base, False), result), base._data,
                        {"chain": chain}, None)
     rebase_history(base, base_out)
-    replay = base
-    for vop, vparams in chain:
-        replay = apply_op(vop, (replay,), vparams)
-    view.grad_fn = replay.grad_fn
+    with grad_mode.enable_grad():
+        view.grad_fn = _replay(base, chain).grad_fn
     view._requires_grad = True
+    if "_output_nr" in view.__dict__:
+        del view.__dict__["_output_nr"]
+    refresh_views(base, base.__dict__.get("_views"), view)
     return view
+
+
+def _replay(base: Tensor, chain: tuple[Any, ...]) -> Tensor:
+    r = base
+    for vop, vparams in chain:
+        r = _record(vop, (r,), vop.forward(_xp_of(r), r._data, **(vparams or {})), vparams, None)
+    return r
+
+
+def _xp_of(t: Tensor) -> Any:
+    from chainrule.backends import backend_of
+
+    return backend_of(t._data).xp
+
+
+def refresh_views(base: Tensor, reg: Any, skip: Tensor | None) -> None:
+    """Give every live view of ``base`` a history replayed from ``base``'s current one.
+
+    Note [stale views]
+        After an in-place change through one view (or to the base), the other views of the same
+        base still point at nodes built from the base's old history, so their gradients would
+        miss the change. PyTorch regenerates a view's grad_fn lazily when it is read and the
+        version moved. Here ``grad_fn`` is a plain slot read on every op, so the refresh is
+        eager instead: the base keeps weak references to its views (made in ``_mark_view``),
+        and each recorded in-place op on the base or one of its views re-derives them all. The
+        per-op hot path is untouched; the cost is paid by in-place ops on views only.
+    """
+    if reg is None or not base._requires_grad:
+        return
+    with grad_mode.enable_grad():
+        for v in reg.live():
+            if v is skip:
+                continue
+            r = _replay(base, v._view_chain)
+            v.grad_fn = r.grad_fn
+            v._requires_grad = True
+            if "_output_nr" in v.__dict__:
+                del v.__dict__["_output_nr"]

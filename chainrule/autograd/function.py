@@ -1,0 +1,424 @@
+"""Custom autograd Functions: ``Function``, ``FunctionCtx``, ``once_differentiable``.
+
+A subclass defines static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` (or
+``forward(*args)`` plus ``setup_context(ctx, inputs, output)``) and is called through
+``MyFn.apply(*args)``. The forward runs without recording; when an input requires grad, the
+outputs get a ``<ClassName>Backward`` node (a ``FunctionNode``) whose ``apply`` calls the user's
+``backward`` on Tensors. Under ``create_graph=True`` that backward runs with grad mode on, so a
+backward written with differentiable ops is itself differentiable (double backward).
+
+Saved tensors follow Note [saved outputs] in graph.py: an output saved with
+``ctx.save_for_backward`` keeps only its array, so the graph has no reference cycle and is freed
+by reference counting alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable
+
+from chainrule.autograd import grad_mode
+from chainrule.autograd.graph import (
+    INFERENCE_SAVE_MSG,
+    Node,
+    PackedSavedTensor,
+    SavedTensor,
+    _hooks_any,
+    _hooks_state,
+    _next_seq,
+    pack_saved,
+)
+
+__all__ = ["Function", "FunctionCtx", "FunctionNode", "once_differentiable", "InplaceFunction"]
+
+_state = grad_mode._state
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: what ``forward`` leaves for ``backward``.
+
+    Any attribute may be set on it; tensors should go through ``save_for_backward`` so that
+    in-place changes to them are detected and the graph stays free of cycles.
+    """
+
+    def __init__(self) -> None:
+        self.to_save: tuple[Any, ...] | None = None
+        self.dirty_tensors: tuple[Any, ...] = ()
+        self.non_differentiable: tuple[Any, ...] = ()
+        self.materialize_grads = True
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._saved: tuple[Any, ...] | None = None
+        self._saved_nr: tuple[Any, ...] = ()
+        self._node_ref: Any = None
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep ``tensors`` (or None) for backward; read them back as ``ctx.saved_tensors``."""
+        from chainrule._tensor import Tensor
+
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Accepted for compatibility; chainrule has no forward-mode AD."""
+        self._saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Declare inputs that ``forward`` modified in place (and returns as outputs)."""
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Declare outputs that do not require grad; backward still gets a slot for them."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` receives zeros (True, the default) or None for outputs that got
+        no gradient."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        from chainrule._tensor import Tensor
+
+        saved = self._saved
+        if saved is None:
+            return ()
+        node = self._node_ref() if self._node_ref is not None else None
+        if node is not None and node._released:
+            from chainrule.autograd.graph import FREED_MSG
+
+            raise RuntimeError(FREED_MSG)
+        res = []
+        for sv, nr in zip(saved, self._saved_nr):
+            if not isinstance(sv, SavedTensor):
+                res.append(sv)
+                continue
+            if nr is None and isinstance(sv, PackedSavedTensor):
+                res.append(sv.unpack(node, True))  # keeps the input's place in the graph
+                continue
+            arr = sv.unpack(node, False)
+            if nr is not None:
+                # A saved output: rebuilt around the node, as the output was (no cycle kept).
+                if nr >= 0 and node is not None:
+                    res.append(Tensor._from_node(arr, node, nr))
+                else:
+                    res.append(Tensor._wrap(arr))
+            elif sv.tensor is not None and sv.tensor._data is arr:
+                res.append(sv.tensor)
+            else:
+                res.append(Tensor._wrap(arr))
+        return tuple(res)
+
+    @property
+    def saved_variables(self) -> tuple[Any, ...]:
+        return self.saved_tensors
+
+
+class FunctionNode(Node):
+    """The backward node of one ``Function.apply`` call; named ``<ClassName>Backward``."""
+
+    __slots__ = ("ctx", "fn_cls", "num_outputs", "_out_meta_f", "_arg_is_tensor")
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        from chainrule._tensor import Tensor
+
+        ctx = self.ctx
+        if self._released and ctx._saved:
+            from chainrule.autograd.graph import FREED_MSG
+
+            raise RuntimeError(FREED_MSG)
+        gs = []
+        for g, meta in zip(grads, self._out_meta_f):
+            if g is None:
+                if ctx.materialize_grads and meta is not None:
+                    import numpy as np
+
+                    g = Tensor._wrap(np.zeros(meta[0], meta[1]))
+            elif not isinstance(g, Tensor):
+                g = Tensor._wrap(g)
+            gs.append(g)
+        res = self.fn_cls.backward(ctx, *gs)
+        if not isinstance(res, tuple):
+            res = (res,)
+        n = len(self.next_functions)
+        if len(res) < n or any(r is not None for r in res[n:]):
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {n}, got {len(res)})"
+            )
+        out = []
+        for i in range(n):
+            r = res[i]
+            if r is not None and not self._arg_is_tensor[i]:
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable"
+                )
+            if r is None or self.next_functions[i][0] is None:
+                out.append(None)
+                continue
+            if not isinstance(r, Tensor):
+                raise TypeError(
+                    f"function {self.name()} returned a gradient of type {type(r).__name__} "
+                    f"at position {i + 1}; expected a Tensor or None"
+                )
+            out.append(r if create_graph else r._data)
+        return tuple(out)
+
+    def release(self) -> None:
+        self._released = True
+        saved = self.ctx._saved
+        if saved:
+            for s in saved:
+                if isinstance(s, SavedTensor):
+                    s.release()
+
+    def _saved_tensors(self) -> tuple[SavedTensor, ...]:
+        return tuple(s for s in (self.ctx._saved or ()) if isinstance(s, SavedTensor))
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its own ``<Name>Backward`` node class."""
+
+    def __init__(cls, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> None:
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(name + "Backward", (FunctionNode,), {"__slots__": ()})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class of custom differentiable operations.
+
+    Example:
+        >>> import chainrule as torch
+        >>> class Cube(torch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 3 * x ** 2 * g
+        >>> x = torch.tensor(2.0, requires_grad=True)
+        >>> Cube.apply(x).backward(); x.grad
+        tensor(12.)
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError("chainrule has no forward-mode AD (jvp of a Function)")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` and, when an input requires grad, record a backward node."""
+        return _apply(cls, args, kwargs)
+
+
+class InplaceFunction(Function):
+    def __init__(self, inplace: bool = False) -> None:
+        self.inplace = inplace
+
+
+def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    from chainrule._tensor import Tensor, _new_tensor
+
+    enabled = _state.enabled
+    is_tensor = tuple(isinstance(a, Tensor) for a in args)
+    needs = tuple(
+        enabled and t and a._requires_grad for a, t in zip(args, is_tensor)
+    )
+    ctx = FunctionCtx()
+    ctx.needs_input_grad = needs
+    custom_setup = cls.setup_context is not Function.setup_context
+    with grad_mode.no_grad():
+        if custom_setup:
+            output = cls.forward(*args, **kwargs)
+        else:
+            output = cls.forward(ctx, *args, **kwargs)
+    if custom_setup:
+        cls.setup_context(ctx, args, output)
+    single = not isinstance(output, tuple)
+    outs = (output,) if single else output
+    record = any(needs)
+
+    dirty_ids = {id(t) for t in ctx.dirty_tensors}
+    nondiff_ids = {id(t) for t in ctx.non_differentiable}
+    input_ids = {id(a) for a, t in zip(args, is_tensor) if t}
+
+    node = None
+    if record:
+        node = cls._backward_cls.__new__(cls._backward_cls)
+        Node.__init__(node)
+        node.ctx = ctx
+        node.fn_cls = cls
+        node.num_outputs = len(outs)
+        nexts = []
+        meta = []
+        for a, need in zip(args, needs):
+            if need:
+                gf = a.grad_fn
+                nexts.append((gf, a._output_nr) if gf is not None else (a._get_accumulator(), 0))
+                meta.append((a._data.shape, a._data.dtype))
+            else:
+                nexts.append((None, 0))
+                meta.append(None)
+        node.next_functions = tuple(nexts)
+        node._input_meta = tuple(meta)
+        node._arg_is_tensor = is_tensor
+        node.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
+        ctx._node_ref = weakref.ref(node)
+
+    # Wrap the outputs: each differentiable tensor output becomes an output of the node.
+    wrapped = []
+    out_meta = []
+    out_nr: dict[int, int] = {}
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            wrapped.append(o)
+            out_meta.append(None)
+            continue
+        if id(o) in dirty_ids:
+            if record and o._requires_grad and o.grad_fn is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad is being used in an in-place operation."
+                )
+            t = o
+            o._bump_version()  # as PyTorch does for a dirty tensor, on top of the op's own
+        elif id(o) in input_ids:
+            # An input returned as is: a new tensor on the same memory (PyTorch returns a view).
+            t = _new_tensor(o._data)
+            t._vc = o._get_vc()
+        elif o.grad_fn is not None or o._requires_grad:
+            t = _new_tensor(o._data)
+            t._vc = o._get_vc()
+        else:
+            t = o
+        diff = o._data.dtype.kind in "fc" and id(o) not in nondiff_ids
+        out_meta.append((o._data.shape, o._data.dtype) if diff else None)
+        if record and diff:
+            t.grad_fn = node
+            t._requires_grad = True
+            if i:
+                t._output_nr = i
+            elif "_output_nr" in t.__dict__:
+                del t.__dict__["_output_nr"]
+        elif id(o) in dirty_ids:
+            pass
+        else:
+            t._requires_grad = False
+        out_nr[id(o)] = i
+        wrapped.append(t)
+    if node is not None:
+        node._out_meta_f = tuple(out_meta)
+        node._out_meta = None
+
+    # Saved tensors, taken after the outputs are wrapped (dirty inputs are saved as outputs).
+    if ctx.to_save is not None:
+        saved: list[Any] = []
+        nrs: list[Any] = []
+        for t in ctx.to_save:
+            if t is None:
+                saved.append(None)
+                nrs.append(None)
+                continue
+            if t._is_inference and record:
+                raise RuntimeError(INFERENCE_SAVE_MSG)
+            vc = t._get_vc()
+            nr = out_nr.get(id(t))
+            if nr is not None:
+                is_out = record and out_meta[nr] is not None
+                s = SavedTensor(wrapped[nr], True, vc)
+                saved.append(s)
+                nrs.append(nr if is_out else -1)
+            else:
+                saved.append(SavedTensor(t, False, vc))
+                nrs.append(None)
+        if _hooks_any[0] and _hooks_state.stack and record:
+            pack_saved(saved, node)
+        ctx._saved = tuple(saved)
+        ctx._saved_nr = tuple(nrs)
+        ctx.to_save = None
+    if single:
+        return wrapped[0]
+    return tuple(wrapped)
+
+
+class _OnceDifferentiableNode(Node):
+    """Stands behind gradients computed by a ``once_differentiable`` backward: differentiating
+    through it fails, as in PyTorch."""
+
+    __slots__ = ("fn_name",)
+
+    def name(self) -> str:
+        return "DelayedError"
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
+
+
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator for a ``backward`` that is not itself differentiable: it runs without
+    recording, and trying to differentiate its result fails."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        from chainrule._tensor import Tensor
+
+        with grad_mode.no_grad():
+            outputs = fn(ctx, *args)
+        if not _state.enabled:
+            return outputs
+        req = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
+        if not req:
+            return outputs
+        err = _OnceDifferentiableNode()
+        err.next_functions = tuple(
+            (a.grad_fn, a._output_nr) if a.grad_fn is not None else (a._get_accumulator(), 0)
+            for a in req
+        )
+        err._input_meta = tuple(None for _ in req)
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        res = tuple(
+            Tensor._from_node(o._data, err, 0) if isinstance(o, Tensor) else o for o in outs
+        )
+        return res[0] if single else res
+
+    return wrapper
