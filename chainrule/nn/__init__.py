@@ -1,7 +1,13 @@
-"""Neural-network building blocks: ``functional`` (the maths) and, later, modules."""
+"""Neural-network building blocks: ``functional`` (the maths), ``Module`` and the layers,
+``Parameter``, ``init`` and ``utils``."""
 
 from __future__ import annotations
 
 from chainrule.nn import functional
+from chainrule.nn import init
+from chainrule.nn.modules import *  # noqa: F403
+from chainrule.nn.modules import __all__ as _modules_all
+from chainrule.nn.parameter import Parameter
+from chainrule.nn import utils
 
-__all__ = ["functional"]
+__all__ = ["functional", "init", "utils", "Parameter", *_modules_all]

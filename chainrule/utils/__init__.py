@@ -1,1 +1,13 @@
-"""Small utilities shared across chainrule."""
+"""Small utilities shared across chainrule; ``chainrule.utils.data`` loads on first use."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, because _tensor imports utils.hooks and utils.data imports _tensor.
+    if name == "data":
+        return importlib.import_module("chainrule.utils.data")
+    raise AttributeError(f"module 'chainrule.utils' has no attribute {name!r}")

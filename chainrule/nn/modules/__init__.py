@@ -1,0 +1,31 @@
+"""The layer classes of ``chainrule.nn``."""
+
+from __future__ import annotations
+
+from chainrule.nn.modules.activation import (
+    ELU, GELU, LeakyReLU, LogSoftmax, PReLU, ReLU, Sigmoid, SiLU, Softmax, Tanh,
+)
+from chainrule.nn.modules.container import ModuleDict, ModuleList, ParameterList, Sequential
+from chainrule.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d
+from chainrule.nn.modules.dropout import Dropout, Dropout2d
+from chainrule.nn.modules.linear import Bilinear, Identity, Linear
+from chainrule.nn.modules.loss import (
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss,
+    NLLLoss, SmoothL1Loss,
+)
+from chainrule.nn.modules.module import Module
+from chainrule.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from chainrule.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from chainrule.nn.modules.reshape import Flatten, PixelShuffle, PixelUnshuffle, Unflatten, Upsample
+from chainrule.nn.modules.sparse import Embedding
+
+__all__ = [
+    "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+    "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose2d",
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Dropout2d", "Embedding",
+    "ReLU", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax",
+    "LogSoftmax", "Flatten", "Unflatten", "PixelShuffle", "PixelUnshuffle", "Upsample",
+    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss",
+]

@@ -1,0 +1,696 @@
+"""``Module``: the base class of every layer, holding parameters, buffers and child modules.
+
+Note [module registries]
+``__setattr__`` sorts what is assigned into three ordered dicts: ``_parameters`` (Parameters),
+``_buffers`` (Tensors registered with ``register_buffer``) and ``_modules`` (child Modules).
+``__getattr__`` reads them back, so ``self.weight`` works although ``weight`` is not in
+``__dict__``. Every traversal (``named_parameters``, ``state_dict``, ``apply``, ``to``) walks
+these dicts in insertion order, which is what fixes the order of ``parameters()`` and of the
+keys of ``state_dict()``, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from typing import Any, Callable, Iterator, Mapping
+
+from chainrule import _dtype
+from chainrule._tensor import Tensor
+from chainrule.autograd.grad_mode import no_grad
+from chainrule.nn.parameter import Parameter
+from chainrule.utils.hooks import RemovableHandle
+
+__all__ = ["Module"]
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it did not find and those it did not use."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(s: str, num_spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    rest = [(" " * num_spaces) + line if line.strip() else "" for line in lines]
+    return first + "\n" + "\n".join(rest)
+
+
+def _typename(obj: Any) -> str:
+    """``torch.typename``: ``torch.FloatTensor`` for tensors, ``module.Class`` otherwise."""
+    if isinstance(obj, Tensor):
+        names = {
+            "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+        }
+        return f"torch.{names.get(str(obj._data.dtype), 'Float')}Tensor"
+    cls = type(obj)
+    module = cls.__module__
+    if module in ("builtins", "__builtin__", None):
+        return cls.__qualname__
+    return f"{module}.{cls.__qualname__}"
+
+
+def _depth(name: str) -> int:
+    return name.count(".")
+
+
+class Module:
+    """Base class of all layers; subclasses set attributes in ``__init__`` and define ``forward``.
+
+    Calling a module runs its forward pre-hooks, ``forward`` and its forward hooks. See
+    Note [module registries] for how attributes are stored.
+
+    Differs from torch: no backward hooks on modules and no ``_metadata`` (versions) in
+    ``state_dict``; ``load_state_dict`` checks every key and shape
+    before copying anything, so a failed load leaves the module untouched (torch may have copied
+    part of it before it raises).
+    """
+
+    training: bool
+    _version: int = 1
+    call_super_init: bool = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                f"'{next(iter(kwargs))}'"
+                if kwargs
+                else f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                f"{len(args) + 1} were given"
+            )
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = {}
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = {}
+
+    def _forward_unimplemented(self, *input: Any) -> None:
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    forward: Callable[..., Any] = _forward_unimplemented
+
+    # Calling ----------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._forward_pre_hooks and not self._forward_hooks:
+            return self.forward(*args, **kwargs)
+        for hid, hook in list(self._forward_pre_hooks.items()):
+            if hid in self._forward_pre_hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, "
+                            f"new_kwargs), but got {res}."
+                        )
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        result = self.forward(*args, **kwargs)
+        for hid, hook in list(self._forward_hooks.items()):
+            if hid in self._forward_hooks_with_kwargs:
+                res = hook(self, args, kwargs, result)
+            else:
+                res = hook(self, args, result)
+            if res is not None:
+                result = res
+        return result
+
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, args)`` before ``forward``; a non-None result replaces ``args``
+        (a non-tuple is wrapped). With ``with_kwargs``: ``hook(module, args, kwargs)`` returning
+        ``None`` or ``(args, kwargs)``."""
+        handle = RemovableHandle(self._forward_pre_hooks, hook)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, args, output)`` after ``forward``; a non-None result replaces the
+        output. With ``with_kwargs``: ``hook(module, args, kwargs, output)``."""
+        handle = RemovableHandle(self._forward_hooks, hook)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    # Registration -----------------------------------------------------------------------------
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add ``param`` (or a ``None`` placeholder) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)"
+            )
+        if param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                f"created explicitly. To express '{name}' as a function of another Tensor, "
+                "compute the value in the forward() method."
+            )
+        if _depth(getattr(param, "_param_name", None) or "") == 0:
+            param._param_name = name
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a non-learnable tensor (running statistics, ...) under ``name``. A persistent
+        buffer is part of ``state_dict()``; a non-persistent one is not."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add ``module`` as a child under ``name`` (reachable as an attribute)."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # Attribute access (Note [module registries]) ----------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+
+        def remove_from(*stores: Any) -> None:
+            for s in stores:
+                if name in s:
+                    if isinstance(s, dict):
+                        del s[name]
+                    else:
+                        s.discard(name)
+
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)"
+                )
+            self.register_parameter(name, value)
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
+                    "(torch.nn.Module or None expected)"
+                )
+            modules[name] = value
+            return
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(torch.nn.Buffer, torch.Tensor or None expected)"
+                )
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        keys = list(object.__dir__(self))
+        keys += list(self._parameters) + list(self._buffers) + list(self._modules)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    # Traversal --------------------------------------------------------------------------------
+    def _named_members(
+        self, get: Callable[[Module], Any], prefix: str = "", recurse: bool = True,
+        remove_duplicate: bool = True,
+    ) -> Iterator[tuple[str, Any]]:
+        memo: set[int] = set()
+        mods = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
+        for mod_prefix, mod in mods:
+            for k, v in get(mod):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield (mod_prefix + ("." if mod_prefix else "") + k), v
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted_name, parameter)`` pairs, each parameter once, in registration order.
+
+        Also records the dotted name on each parameter as ``_param_name`` (a deeper name, seen
+        from an outer module, replaces a shallower one) for error messages.
+        """
+        for name, p in self._named_members(
+            lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
+        ):
+            old = getattr(p, "_param_name", None)
+            if old is None or _depth(name) >= _depth(old):
+                p._param_name = name
+            yield name, p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        memo: set[int] = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in memo:
+                memo.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(
+        self, memo: set[Any] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        """``(dotted_name, module)`` for this module and all below it, depth first."""
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from m.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def get_submodule(self, target: str) -> Module:
+        if target == "":
+            return self
+        mod: Module = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        p = getattr(mod, name)
+        if not isinstance(p, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return p
+
+    def get_buffer(self, target: str) -> Tensor:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    # Modes and gradients ----------------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and all its children; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop (``set_to_none``) or zero every parameter's ``.grad``."""
+        for p in self.parameters():
+            if p._grad is None:
+                continue
+            if set_to_none:
+                p._grad = None
+            else:
+                g = p._grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call ``fn`` on every child (recursively), then on self; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # Conversion -------------------------------------------------------------------------------
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        # Parameters keep their identity (optimizers hold them): swap the array behind them.
+        for m in self.children():
+            m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p._data = new._data
+                    p._bump_version()
+                if p._grad is not None:
+                    g = fn(p._grad)
+                    if g is not p._grad:
+                        p._grad = g.detach().requires_grad_(p._grad.requires_grad)
+            for k, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[k] = fn(b)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(tensor)``, in place.
+
+        Only floating-point parameters and buffers change dtype, as in PyTorch.
+        """
+        dt = kwargs.pop("dtype", None)
+        dev = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dt, dev = a.dtype, a.device
+            elif isinstance(a, _dtype.dtype):
+                dt = a
+            elif a is not None:
+                dev = a
+        if dt is not None:
+            dt = _dtype.to_dtype(dt)
+            if not dt.is_floating_point:
+                raise TypeError(
+                    "nn.Module.to only accepts floating point or complex dtypes, but got "
+                    f"desired dtype={dt}"
+                )
+
+        def convert(t: Tensor) -> Tensor:
+            out = t
+            if dev is not None:
+                out = out.to(dev)
+            if dt is not None and out.is_floating_point():
+                out = out.to(dt)
+            return out
+
+        return self._apply(convert)
+
+    def float(self) -> Module:
+        return self.to(_dtype.float32)
+
+    def double(self) -> Module:
+        return self.to(_dtype.float64)
+
+    def half(self) -> Module:
+        return self.to(_dtype.float16)
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        return self.to("cuda" if device is None else device)
+
+    def type(self, dst_type: Any) -> Module:
+        return self._apply(lambda t: t.type(dst_type))
+
+    # State dicts ------------------------------------------------------------------------------
+    def _save_to_state_dict(
+        self, destination: dict[str, Any], prefix: str, keep_vars: bool
+    ) -> None:
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+
+    def state_dict(
+        self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Any]:
+        """Ordered ``{dotted_name: tensor}`` of parameters and persistent buffers.
+
+        The tensors are detached but share memory with the module (as in PyTorch); clone them
+        to keep a snapshot.
+        """
+        if args:
+            destination = args[0] if len(args) > 0 else destination
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
+        return destination
+
+    def _check_state(
+        self, state_dict: Mapping[str, Any], prefix: str, missing: list[str],
+        unexpected: list[str], errors: list[str], plan: list[tuple[Module, str, Tensor, Tensor]],
+    ) -> None:
+        """Collect this module's copy plan and problems without changing anything."""
+        local = {k: v for k, v in self._parameters.items() if v is not None}
+        local.update(
+            (k, v) for k, v in self._buffers.items()
+            if v is not None and k not in self._non_persistent_buffers_set
+        )
+        for name, param in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            src = state_dict[key]
+            if not isinstance(src, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(src)}"
+                )
+                continue
+            if param.ndim == 0 and src.ndim == 1 and src.shape[0] == 1:
+                src = src[0]
+            if src.shape != param.shape:
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {src.shape} from "
+                    f"checkpoint, the shape in current model is {param.shape}."
+                )
+                continue
+            plan.append((self, name, param, src))
+        for key in state_dict:
+            if key.startswith(prefix):
+                head = key[len(prefix):].split(".", 1)
+                if len(head) > 1:
+                    if head[0] not in self._modules:
+                        unexpected.append(key)
+                elif head[0] not in local:
+                    unexpected.append(key)
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
+        """Copy tensors from ``state_dict`` into this module's parameters and buffers.
+
+        Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``. With ``strict`` either list
+        being non-empty is an error; a size mismatch or a non-tensor value always is. Every check
+        runs before the first copy, so on error nothing has changed. With ``assign`` the
+        module's tensors are replaced by the given ones (as Parameters where they were).
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"Expected state_dict to be dict-like, got {type(state_dict)}."
+            )
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        plan: list[tuple[Module, str, Tensor, Tensor]] = []
+
+        # Walk _modules without de-duplication, as state_dict() does: a module shared under two
+        # names is loaded under both.
+        def walk(m: Module, prefix: str) -> None:
+            m._check_state(state_dict, prefix, missing, unexpected, errors, plan)
+            for name, child in m._modules.items():
+                if child is not None:
+                    walk(child, prefix + name + ".")
+
+        walk(self, "")
+        if strict:
+            if unexpected:
+                errors.insert(
+                    0, "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected)
+                    ),
+                )
+            if missing:
+                errors.insert(
+                    0, "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing)
+                    ),
+                )
+        if errors:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    self._get_name(), "\n\t".join(errors)
+                )
+            )
+        with no_grad():
+            for mod, name, dest, src in plan:
+                if assign:
+                    if isinstance(dest, Parameter) and not isinstance(src, Parameter):
+                        src = Parameter(src, requires_grad=dest.requires_grad)
+                    elif isinstance(src, Parameter):
+                        src.requires_grad_(dest.requires_grad)
+                    setattr(mod, name, src)
+                else:
+                    dest.copy_(src)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # Printing ---------------------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The layer's own settings, shown inside its ``repr``; subclasses override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()
+        ]
+        lines = extra_lines + child_lines
+        s = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                s += extra_lines[0]
+            else:
+                s += "\n  " + "\n  ".join(lines) + "\n"
+        return s + ")"
+

@@ -1,0 +1,86 @@
+"""Adagrad (Duchi et al., 2011) with learning-rate decay."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from chainrule.optim._arith import addcdiv, addcmul
+from chainrule.optim.optimizer import Optimizer, _state_tensor
+
+__all__ = ["Adagrad", "adagrad_update"]
+
+
+def adagrad_update(
+    xp: Any, param: Any, grad: Any, state_sum: Any, *, step: float, lr: float, lr_decay: float,
+    weight_decay: float, eps: float, maximize: bool,
+) -> None:
+    """One Adagrad step on arrays, in place; ``step`` counts from 1.
+
+    g = -grad if maximize else grad;  g = g + wd * param
+    clr = lr / (1 + (t - 1) lr_decay);  s = s + g^2
+    param = param - clr * g / (sqrt(s) + eps)
+    """
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = g + weight_decay * param
+    clr = lr / (1 + (step - 1) * lr_decay)
+    state_sum[...] = addcmul(state_sum, g, g, 1)
+    std = xp.sqrt(state_sum) + eps
+    param[...] = addcdiv(param, g, std, -clr)
+
+
+class Adagrad(Optimizer):
+    """``torch.optim.Adagrad``; the update is ``adagrad_update``. Its state (``step`` and
+    ``sum``, filled with ``initial_accumulator_value``) exists from construction, as in
+    PyTorch."""
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
+        weight_decay: float = 0, initial_accumulator_value: float = 0, eps: float = 1e-10,
+        foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(
+                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
+            )
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(
+            lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+            maximize=maximize, differentiable=differentiable, fused=fused,
+        )
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _state_tensor(np.zeros((), np.float32))
+                init = group["initial_accumulator_value"]
+                state["sum"] = _state_tensor(p._backend.xp.full_like(p._data, init))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        def update() -> None:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    state["step"]._data += 1
+                    adagrad_update(
+                        p._backend.xp, p._data, p.grad._data, state["sum"]._data,
+                        step=float(state["step"]._data), lr=group["lr"],
+                        lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
+                        eps=group["eps"], maximize=group["maximize"],
+                    )
+                    p._bump_version()
+
+        return self._run(closure, update)

@@ -1,0 +1,129 @@
+"""Adam and AdamW (Kingma and Ba, 2014; Loshchilov and Hutter, 2017), with AMSGrad."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from chainrule.optim._arith import addcdiv, addcmul, lerp_
+from chainrule.optim.optimizer import Optimizer, _state_tensor
+
+__all__ = ["Adam", "AdamW", "adam_update"]
+
+
+def adam_update(
+    xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, max_exp_avg_sq: Any, *,
+    step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
+    amsgrad: bool, maximize: bool, decoupled_weight_decay: bool,
+) -> None:
+    """One Adam(W) step on arrays, in place; ``step`` counts from 1.
+
+    g = -grad if maximize else grad
+    weight decay: param = param * (1 - lr * wd) (AdamW, decoupled) or g = g + wd * param
+    m = m + (1 - beta1) (g - m);   v = beta2 v + (1 - beta2) g^2
+    AMSGrad: v_max = max(v_max, v), used in place of v below
+    param = param - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+    """
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            param[...] = param * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * param
+    lerp_(exp_avg, g, 1 - beta1)
+    exp_avg_sq[...] = addcmul(exp_avg_sq * beta2, g, g, 1 - beta2)
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = math.sqrt(bias_correction2)
+    if amsgrad:
+        xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        denom = xp.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
+    else:
+        denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+    param[...] = addcdiv(param, exp_avg, denom, -step_size)
+
+
+class Adam(Optimizer):
+    """``torch.optim.Adam``; the update is ``adam_update``. State per parameter: ``step``
+    (a float32 scalar tensor), ``exp_avg``, ``exp_avg_sq`` and, with AMSGrad,
+    ``max_exp_avg_sq``."""
+
+    _decoupled = False
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
+        foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+        differentiable: bool = False, fused: bool | None = None,
+        decoupled_weight_decay: bool | None = None,
+    ) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if decoupled_weight_decay is None:
+            decoupled_weight_decay = self._decoupled
+        defaults = dict(
+            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+            maximize=maximize, foreach=foreach, capturable=capturable,
+            differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
+        super().__init__(params, defaults)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        def update() -> None:
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = _state_tensor(np.zeros((), np.float32))
+                        state["exp_avg"] = _state_tensor(p._backend.xp.zeros_like(p._data))
+                        state["exp_avg_sq"] = _state_tensor(p._backend.xp.zeros_like(p._data))
+                        if group["amsgrad"]:
+                            state["max_exp_avg_sq"] = _state_tensor(
+                                p._backend.xp.zeros_like(p._data)
+                            )
+                    state["step"]._data += 1
+                    adam_update(
+                        p._backend.xp, p._data, p.grad._data, state["exp_avg"]._data,
+                        state["exp_avg_sq"]._data,
+                        state["max_exp_avg_sq"]._data if group["amsgrad"] else None,
+                        step=float(state["step"]._data), lr=group["lr"], beta1=beta1,
+                        beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                        amsgrad=group["amsgrad"], maximize=group["maximize"],
+                        decoupled_weight_decay=group["decoupled_weight_decay"],
+                    )
+                    p._bump_version()
+
+        return self._run(closure, update)
+
+
+class AdamW(Adam):
+    """``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2)."""
+
+    _decoupled = True
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+        maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+        differentiable: bool = False, fused: bool | None = None,
+    ) -> None:
+        super().__init__(
+            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+            capturable=capturable, differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=True,
+        )

@@ -1,0 +1,229 @@
+"""``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and state dicts.
+
+Note [optimizer updates]
+Each optimiser is written twice over (ARCHITECTURE.md section 7): a pure function
+``<name>_update(xp, param, grad, <state arrays>, *, <hyper-parameters>)`` that changes the
+arrays in place and states the equations, and a class that keeps ``param_groups`` and
+``state`` and calls it. ``step()`` runs under ``no_grad``, hands the update the parameter's own
+array (``param._data``) so that the parameter changes in place, then bumps the parameter's
+version counter so that autograd sees the write. The arithmetic follows torch.optim's
+single-tensor (CPU) path operation by operation, so float32 trajectories agree with PyTorch's
+to rounding.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from typing import Any, Callable, Iterable
+
+
+from chainrule._tensor import Tensor
+from chainrule.autograd.grad_mode import enable_grad, no_grad
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+def _typename(obj: Any) -> str:
+    from chainrule.nn.modules.module import _typename as tn
+
+    return tn(obj)
+
+
+def _state_tensor(array: Any) -> Tensor:
+    """Wrap a state array as a plain (non-grad) Tensor, as torch.optim keeps its state."""
+    return Tensor._wrap(array)
+
+
+class Optimizer:
+    """Base class: holds ``param_groups`` (dicts with ``params`` and hyper-parameters) and
+    ``state`` (a dict from parameter to its per-parameter state).
+
+    Differs from torch: ``load_state_dict`` also checks that every per-parameter state tensor
+    has its parameter's shape, and it copies the loaded tensors rather than sharing them; all
+    checks run before anything changes.
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                "dicts, but got " + _typename(params)
+            )
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "defaults": self.defaults, "state": self.state, "param_groups": self.param_groups
+        }
+
+    def __repr__(self) -> str:
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += "\n"
+            s += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own hyper-parameters (missing ones take the
+        optimizer's defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list "
+                "instead."
+            )
+        else:
+            param_group["params"] = list(params)
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _typename(param)
+                )
+            if not param.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            param_group.setdefault(name, default)
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+        if any(id(p) in seen for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop (``set_to_none``) or zero the ``.grad`` of every parameter."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    def _run(self, closure: Callable[[], Any] | None, update: Callable[[], None]) -> Any:
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            update()
+        return loss
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    # State dicts --------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}`` with
+        parameters numbered in order across groups, PyTorch's layout. The state tensors are
+        shared, not copied."""
+        mapping: dict[int, int] = {}
+        start = 0
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            groups.append(packed)
+        state = {
+            (mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore hyper-parameters and per-parameter state saved by ``state_dict()``.
+
+        The current parameters are kept; state tensors are cast to their parameter's dtype
+        (``step`` is not cast).
+
+        Raises:
+            ValueError: the group count or a group's size differs, a state index names no
+                parameter, or a state tensor's shape differs from its parameter's.
+        """
+        if not isinstance(state_dict, dict) or "param_groups" not in state_dict:
+            raise ValueError(
+                "optimizer state dict must be a dict with 'state' and 'param_groups' keys"
+            )
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
+            )
+        id_map: dict[Any, Tensor] = {}
+        for g, s in zip(groups, saved_groups):
+            id_map.update(zip(s["params"], g["params"]))
+        new_state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        for k, v in state_dict.get("state", {}).items():
+            if k not in id_map:
+                raise ValueError(
+                    f"loaded optimizer state has an entry for parameter index {k!r}, which "
+                    "no parameter group lists"
+                )
+            param = id_map[k]
+            new_state[param] = self._cast_state(param, v, k)
+        for g, s in zip(groups, saved_groups):
+            s["params"] = g["params"]
+        self.state = new_state
+        self.param_groups = saved_groups
+
+    @staticmethod
+    def _cast_state(param: Tensor, value: Any, index: Any, key: Any = None) -> Any:
+        if isinstance(value, Tensor):
+            if key == "step":
+                return Tensor._wrap(value._data.copy())
+            if value.ndim > 0 and value.shape != param.shape:
+                raise ValueError(
+                    f"loaded optimizer state '{key}' for parameter {index} has shape "
+                    f"{tuple(value.shape)}, but the parameter has shape {tuple(param.shape)}"
+                )
+            data = value._data
+            if param.is_floating_point():
+                data = data.astype(param._data.dtype)
+            return Tensor._wrap(data.copy())
+        if isinstance(value, dict):
+            return {k: Optimizer._cast_state(param, v, index, k) for k, v in value.items()}
+        return copy.deepcopy(value)

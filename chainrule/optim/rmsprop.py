@@ -1,0 +1,97 @@
+"""RMSprop (Hinton), with momentum and the centered variant (Graves, 2013)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from chainrule.optim._arith import addcdiv, addcmul, lerp_
+from chainrule.optim.optimizer import Optimizer, _state_tensor
+
+__all__ = ["RMSprop", "rmsprop_update"]
+
+
+def rmsprop_update(
+    xp: Any, param: Any, grad: Any, square_avg: Any, grad_avg: Any, buf: Any, *, lr: float,
+    alpha: float, eps: float, weight_decay: float, momentum: float, centered: bool,
+    maximize: bool,
+) -> None:
+    """One RMSprop step on arrays, in place.
+
+    g = -grad if maximize else grad;  g = g + wd * param
+    v = alpha v + (1 - alpha) g^2
+    centered: m = m + (1 - alpha)(g - m), avg = sqrt(v - m^2) + eps; else avg = sqrt(v) + eps
+    momentum mu > 0: b = mu b + g / avg, param = param - lr b; else param = param - lr g / avg
+    """
+    g = -grad if maximize else grad
+    if weight_decay != 0:
+        g = g + weight_decay * param
+    square_avg[...] = addcmul(square_avg * alpha, g, g, 1 - alpha)
+    if centered:
+        lerp_(grad_avg, g, 1 - alpha)
+        avg = xp.sqrt(addcmul(square_avg, grad_avg, grad_avg, -1))
+    else:
+        avg = xp.sqrt(square_avg)
+    avg = avg + eps
+    if momentum > 0:
+        buf[...] = addcdiv(buf * momentum, g, avg)
+        param[...] = param + (-lr) * buf
+    else:
+        param[...] = addcdiv(param, g, avg, -lr)
+
+
+class RMSprop(Optimizer):
+    """``torch.optim.RMSprop``; the update is ``rmsprop_update``. State per parameter:
+    ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered)."""
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+        weight_decay: float = 0, momentum: float = 0, centered: bool = False,
+        capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(
+            lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+            weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+            maximize=maximize, differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        def update() -> None:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    xp = p._backend.xp
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = _state_tensor(np.zeros((), np.float32))
+                        state["square_avg"] = _state_tensor(xp.zeros_like(p._data))
+                        if group["momentum"] > 0:
+                            state["momentum_buffer"] = _state_tensor(xp.zeros_like(p._data))
+                        if group["centered"]:
+                            state["grad_avg"] = _state_tensor(xp.zeros_like(p._data))
+                    state["step"]._data += 1
+                    rmsprop_update(
+                        xp, p._data, p.grad._data, state["square_avg"]._data,
+                        state["grad_avg"]._data if group["centered"] else None,
+                        state["momentum_buffer"]._data if group["momentum"] > 0 else None,
+                        lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                        weight_decay=group["weight_decay"], momentum=group["momentum"],
+                        centered=group["centered"], maximize=group["maximize"],
+                    )
+                    p._bump_version()
+
+        return self._run(closure, update)

@@ -1,0 +1,17 @@
+"""``chainrule.utils.data``: datasets, samplers and ``DataLoader``."""
+
+from __future__ import annotations
+
+from chainrule.utils.data.dataloader import DataLoader, default_collate, default_convert
+from chainrule.utils.data.dataset import (
+    ConcatDataset, Dataset, Subset, TensorDataset, random_split,
+)
+from chainrule.utils.data.sampler import (
+    BatchSampler, RandomSampler, Sampler, SequentialSampler,
+)
+
+__all__ = [
+    "DataLoader", "default_collate", "default_convert", "Dataset", "TensorDataset", "Subset",
+    "ConcatDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
+    "BatchSampler",
+]

@@ -1,0 +1,189 @@
+"""chainrule.save / chainrule.load: safetensors checkpoints, round trips and bad files."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import struct
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import chainrule
+import chainrule.nn as nn
+import chainrule.optim as optim
+from chainrule.serialization import CheckpointError, load, save
+
+
+def _roundtrip(obj):
+    buf = io.BytesIO()
+    save(obj, buf)
+    buf.seek(0)
+    return load(buf)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int16", "int32",
+                                   "int64", "uint8", "bool"])
+def test_tensor_round_trip_bit_exact(dtype):
+    a = (np.random.default_rng(0).standard_normal((3, 4)) * 100).astype(dtype)
+    if dtype.startswith("float"):
+        a.flat[:3] = [np.nan, np.inf, -0.0]
+    t = chainrule.from_numpy(a)
+    r = _roundtrip(t)
+    assert r.dtype == t.dtype and r.shape == t.shape
+    assert r.numpy().tobytes() == a.tobytes()
+
+
+def test_odd_shapes_and_views():
+    x = chainrule.arange(12.0).reshape(3, 4)
+    obj = {"scalar": chainrule.tensor(2.5), "empty": chainrule.zeros(0, 3),
+           "transposed": x.t(), "row": x[1]}
+    r = _roundtrip(obj)
+    assert r["scalar"].shape == () and r["scalar"].item() == 2.5
+    assert r["empty"].shape == (0, 3)
+    np.testing.assert_array_equal(r["transposed"].numpy(), x.t().numpy())
+    np.testing.assert_array_equal(r["row"].numpy(), [4, 5, 6, 7])
+
+
+def test_nested_structure_and_plain_values():
+    obj = {
+        "epoch": 3, "lr": 0.1, "nan": float("nan"), "name": "run", "flag": True, "none": None,
+        "list": [1, (2, 3.5), [chainrule.ones(2)]], "int_keys": {0: "a", 5: "b"},
+        "ordered": OrderedDict([("z", 1), ("a", 2)]), "dtype": chainrule.float64,
+        "size": chainrule.Size([2, 3]),
+    }
+    r = _roundtrip(obj)
+    assert r["epoch"] == 3 and isinstance(r["epoch"], int)
+    assert r["lr"] == 0.1 and math.isnan(r["nan"]) and r["name"] == "run"
+    assert r["flag"] is True and r["none"] is None
+    assert r["list"][1] == (2, 3.5) and isinstance(r["list"][1], tuple)
+    assert r["int_keys"] == {0: "a", 5: "b"}
+    assert isinstance(r["ordered"], OrderedDict) and list(r["ordered"]) == ["z", "a"]
+    assert r["dtype"] is chainrule.float64 and r["size"] == chainrule.Size([2, 3])
+
+
+def test_parameters_and_shared_tensors():
+    p = nn.Parameter(chainrule.ones(2))
+    g = chainrule.ones(3).requires_grad_()
+    r = _roundtrip({"p": p, "again": p, "g": g, "plain": chainrule.ones(1)})
+    assert isinstance(r["p"], nn.Parameter) and r["p"].requires_grad
+    assert r["again"] is r["p"]
+    assert r["g"].requires_grad and not isinstance(r["g"], nn.Parameter)
+    assert not r["plain"].requires_grad
+
+
+def test_module_and_optimizer_checkpoint(tmp_path):
+    torch_free_model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    opt = optim.Adam(torch_free_model.parameters(), lr=0.01, amsgrad=True)
+    x = chainrule.ones(5, 3)
+    for _ in range(2):
+        opt.zero_grad()
+        torch_free_model(x).sum().backward()
+        opt.step()
+    path = tmp_path / "ckpt.safetensors"
+    save({"model": torch_free_model.state_dict(), "optim": opt.state_dict(), "epoch": 2}, path)
+    ck = load(str(path))
+    model2 = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model2.load_state_dict(ck["model"])
+    opt2 = optim.Adam(model2.parameters(), lr=1.0)
+    opt2.load_state_dict(ck["optim"])
+    for (k, a), b in zip(torch_free_model.state_dict().items(), model2.state_dict().values()):
+        assert a.numpy().tobytes() == b.numpy().tobytes(), k
+    sa, sb = opt.state_dict(), opt2.state_dict()
+    assert sa["param_groups"] == sb["param_groups"]
+    for i in sa["state"]:
+        for k in sa["state"][i]:
+            assert sa["state"][i][k].numpy().tobytes() == sb["state"][i][k].numpy().tobytes()
+            assert sa["state"][i][k].shape == sb["state"][i][k].shape
+    # Both continue identically.
+    for o, m in ((opt, torch_free_model), (opt2, model2)):
+        o.zero_grad()
+        m(x).sum().backward()
+        o.step()
+    for a, b in zip(torch_free_model.parameters(), model2.parameters()):
+        assert a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
+
+
+def _bytes(obj):
+    buf = io.BytesIO()
+    save(obj, buf)
+    return buf.getvalue()
+
+
+def _load_bytes(data, name="ckpt.safetensors", tmp_path=None):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return load(path)
+
+
+def test_truncated_file_names_file_and_problem(tmp_path):
+    data = _bytes({"w": chainrule.ones(100)})
+    for cut in (4, 20, len(data) - 10):
+        with pytest.raises(CheckpointError) as e:
+            _load_bytes(data[:cut], tmp_path=tmp_path)
+        assert "ckpt.safetensors" in str(e.value) and "truncated" in str(e.value)
+    with pytest.raises(CheckpointError, match="truncated or empty"):
+        _load_bytes(b"", tmp_path=tmp_path)
+
+
+def test_corrupted_data_and_header(tmp_path):
+    data = bytearray(_bytes({"w": chainrule.ones(100), "b": chainrule.zeros(3)}))
+    flipped = bytearray(data)
+    flipped[-50] ^= 0xFF
+    with pytest.raises(CheckpointError, match="fails its checksum"):
+        _load_bytes(bytes(flipped), tmp_path=tmp_path)
+    bad_header = bytearray(data)
+    bad_header[8] = ord("!")  # the opening brace of the JSON header
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        _load_bytes(bytes(bad_header), tmp_path=tmp_path)
+    with pytest.raises(CheckpointError, match="PyTorch"):
+        _load_bytes(b"PK\x03\x04" + b"\0" * 100, tmp_path=tmp_path)
+
+
+def test_structure_referring_to_missing_tensor(tmp_path):
+    from safetensors.numpy import save as st_save
+
+    meta = {"format": "chainrule", "format_version": "1",
+            "structure": json.dumps({"t": "tensor", "k": "9"}), "crc32": "{}"}
+    data = st_save({"0": np.zeros(2, np.float32)}, metadata=meta)
+    with pytest.raises(CheckpointError, match="tensor '9'"):
+        _load_bytes(data, tmp_path=tmp_path)
+    n = struct.unpack("<Q", data[:8])[0]
+    assert n > 0
+
+
+def test_plain_safetensors_file_loads_as_dict(tmp_path):
+    from safetensors.numpy import save_file
+
+    path = tmp_path / "plain.safetensors"
+    save_file({"a": np.arange(3, dtype=np.int32)}, str(path))
+    r = load(path)
+    assert list(r) == ["a"] and r["a"].dtype == chainrule.int32
+
+
+def test_unsupported_objects_rejected():
+    with pytest.raises(TypeError, match=r"cannot save an object of type object \(at obj\['x'\]\)"):
+        _bytes({"x": object()})
+    with pytest.raises(TypeError, match="function"):
+        _bytes([lambda: 0])
+
+
+def test_mismatched_checkpoint_leaves_module_and_optimizer_untouched():
+    ck = _roundtrip({"model": nn.Linear(3, 5).state_dict()})
+    model = nn.Linear(3, 4)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    with pytest.raises(RuntimeError, match="size mismatch for weight"):
+        model.load_state_dict(ck["model"])
+    for k, v in model.state_dict().items():
+        assert v.numpy().tobytes() == before[k].numpy().tobytes()
+    small = nn.Linear(3, 5)
+    opt_small = optim.SGD(small.parameters(), lr=0.1, momentum=0.9)
+    small(chainrule.ones(1, 3)).sum().backward()
+    opt_small.step()
+    ck = _roundtrip(opt_small.state_dict())
+    opt = optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    with pytest.raises(ValueError, match="has shape"):
+        opt.load_state_dict(ck)
+    assert opt.param_groups[0]["lr"] == 0.5 and len(opt.state) == 0
