@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import numpy as _np
+
 from chainrule import _dtype
 from chainrule._device import device
 from chainrule._dtype import (
@@ -70,6 +72,7 @@ from chainrule._creation import (
     zeros_like,
 )
 from chainrule import autograd
+from chainrule.serialization import load, save
 from chainrule.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -81,10 +84,18 @@ from chainrule.autograd.grad_mode import (
 from chainrule import ops as _ops_pkg
 
 # The ops' public functions (chainrule.exp, chainrule.matmul, ...), family by family.
-_OP_NAMES = [n for n in _ops_pkg.__all__ if n not in ("REGISTRY", "OpDef", "apply_op", "ns")]
+_OP_NAMES = [
+    n for n in _ops_pkg.__all__
+    if n not in ("REGISTRY", "OpDef", "apply_op", "ns") and n not in _ops_pkg.NOT_TOP_LEVEL
+]
 globals().update({n: getattr(_ops_pkg, n) for n in _OP_NAMES})
 
 __version__ = "0.1.0"
+
+# PyTorch computes log(0) = -inf, 0/0 = nan and friends silently; NumPy warns. Match PyTorch.
+# Differs from torch: this sets NumPy's error state for the importing thread's context, so plain
+# NumPy code in that thread stops warning too.
+_np.seterr(all="ignore")
 
 __all__ = [
     "Tensor", "Size", "dtype", "device", "Generator",
@@ -97,6 +108,7 @@ __all__ = [
     "tensor", "as_tensor", "from_numpy", "scalar_tensor", "zeros", "ones", "full", "empty",
     "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "zeros_like",
     "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+    "save", "load",
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
     "is_grad_enabled", "is_inference_mode_enabled",
     *_OP_NAMES,
@@ -124,6 +136,8 @@ def is_floating_point(input: Tensor) -> Any:
 
 
 _LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special"}
+
+from chainrule.ops.reduction import return_types  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:

@@ -12,6 +12,15 @@ FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 
+# Op functions that PyTorch offers only as Tensor methods or in torch.nn.functional, or that are
+# internal helpers: chainrule.ops has them, the top-level chainrule namespace does not.
+NOT_TOP_LEVEL = frozenset({
+    "logsigmoid", "softplus", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "hardtanh",
+    "hardsigmoid", "hardswish", "rdiv", "rpow", "sum_to_size", "view", "expand", "to_dtype",
+    "to_device", "repeat", "tril_", "triu_", "pad", "one_hot", "getitem", "setitem", "scatter_",
+    "scatter_add_", "index_add_", "masked_fill_", "copy_", "add_", "sub_", "mul_", "div_", "pow_",
+})
+
 
 def _reexport() -> None:
     g = globals()
