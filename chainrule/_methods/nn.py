@@ -9,3 +9,9 @@ _ops: Any = None  # bound to chainrule.ops by _tensor.py
 
 class NnMethods:
     __slots__ = ()
+
+    def softmax(self, dim: int, dtype: Any = None) -> Any:
+        return _ops.softmax(self, dim, dtype=dtype)
+
+    def log_softmax(self, dim: int, dtype: Any = None) -> Any:
+        return _ops.log_softmax(self, dim, dtype=dtype)

@@ -1,5 +1,447 @@
-"""Ops of the conv family."""
+"""Convolutions and max pooling, as BLAS contractions over strided windows.
+
+Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 image):
+
+- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b, im2col as a strided view then one
+  batched matmul; the im2col buffer is kept (aux) for the weight gradient when small.
+- ``conv_transpose2d(y, w, b)``: the adjoint of conv2d in x. Stride 1: a correlation of the
+  padded y with the flipped kernel (im2col + matmul again); otherwise w^T y scattered back by a
+  loop over the kernel offsets (kh*kw strided adds, never over pixels), cropped by the padding.
+- ``conv2d_weight(x, g)``: the adjoint of conv2d in w: the correlation of x's windows with g
+  (one einsum contraction).
+
+VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
+sum g); conv_transpose2d -> (conv2d(g, w), conv2d_weight(g, y), sum g); conv2d_weight ->
+(conv_transpose2d(g, h), conv2d(x, h)). Padding is stored per side, so padding='same' with an
+even kernel (extra zero on the right, as PyTorch) needs no special case.
+
+Max pooling finds the argmax indices on arrays (one vectorized pass per kernel offset) and is
+then a ``gather_along`` (ops/nn.py), whose VJP scatters g to the argmax positions.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import warnings
+from typing import Any
+
+import numpy as np
+
+from chainrule.ops import shape as _shape
+from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops.nn import _gather_along
+
+__all__ = ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d"]
+
+
+def _out_size(n: int, k: int, s: int, d: int) -> int:
+    return (n - d * (k - 1) - 1) // s + 1
+
+
+def _pad(xp: Any, x: Any, padding: Any) -> Any:
+    (pt, pb), (pl, pr) = padding
+    if pt or pb or pl or pr:
+        return xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    return x
+
+
+def _windows(xp: Any, xpad: Any, kh: int, kw: int, ho: int, wo: int, stride: Any,
+             dilation: Any) -> Any:
+    """Read-only view (N, C, kh, kw, Ho, Wo) of the receptive fields of a padded input."""
+    sn, sc, sh, sw = xpad.strides
+    n, c = xpad.shape[:2]
+    return xp.lib.stride_tricks.as_strided(
+        xpad, shape=(n, c, kh, kw, ho, wo),
+        strides=(sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
+        writeable=False)
+
+
+def _cols(xp: Any, x: Any, kh: int, kw: int, ho: int, wo: int, stride: Any, padding: Any,
+          dilation: Any, groups: int) -> Any:
+    """im2col: (N, G, C/G*kh*kw, Ho*Wo), contiguous."""
+    win = _windows(xp, _pad(xp, x, padding), kh, kw, ho, wo, stride, dilation)
+    n = x.shape[0]
+    return win.reshape(n, groups, -1, ho * wo)
+
+
+# im2col buffers up to this size are kept from the forward for the weight gradient.
+CACHE_COLS_BYTES = 1 << 26
+
+
+@defop(name="conv2d", saves=("x", "w"), promote="same", node_name="ConvolutionBackward0",
+       aux=True)
+def _conv2d(xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any,
+            groups: int) -> Any:
+    """out[n, o] = sum_{c, i, j} w[o, c, i, j] xpad[n, c, s*h + d*i, s*w + d*j] + b[o].
+    Aux: the im2col buffer (when small enough), reused by the weight gradient."""
+    n = x.shape[0]
+    o, _, kh, kw = w.shape
+    hp = x.shape[2] + padding[0][0] + padding[0][1]
+    wp = x.shape[3] + padding[1][0] + padding[1][1]
+    ho = _out_size(hp, kh, stride[0], dilation[0])
+    wo = _out_size(wp, kw, stride[1], dilation[1])
+    cols = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
+    out = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape(n, o, ho, wo)
+    if b is not None:
+        out += b.reshape(1, o, 1, 1)
+    return out, {"cols": cols if cols.nbytes <= CACHE_COLS_BYTES else None}
+
+
+def _conv_params(ctx: Any) -> dict[str, Any]:
+    return {"stride": ctx.stride, "padding": ctx.padding, "dilation": ctx.dilation,
+            "groups": ctx.groups}
+
+
+@_conv2d.vjp
+def _conv2d_vjp(ctx: Any, g: Any) -> Any:
+    nx, nw, nb = ctx.needs_input_grad
+    p = _conv_params(ctx)
+    x, w = ctx.x, ctx.w
+    gx = ns.conv_transpose2d(g, w, None, out_hw=tuple(ctx.input_shapes[0][2:]), **p) if nx \
+        else None
+    gw = ns.conv2d_weight(x, g, kernel=tuple(ctx.input_shapes[1][2:]), cols=ctx.cols, **p) \
+        if nw else None
+    gb = ns.sum(g, dim=(0, 2, 3), keepdim=False) if nb else None
+    return gx, gw, gb
+
+
+@defop(name="conv_transpose2d", saves=("y", "w"), promote="same",
+       node_name="ConvolutionBackward0")
+def _conv_transpose2d(xp: Any, y: Any, w: Any, b: Any, *, stride: Any, padding: Any,
+                      dilation: Any, groups: int, out_hw: Any) -> Any:
+    """The adjoint of conv2d in its input: out = conv2d_x^T(y), of spatial size ``out_hw``."""
+    n, o, ho, wo = y.shape
+    _, cg, kh, kw = w.shape
+    c = cg * groups
+    if stride == (1, 1):
+        out = _transpose_stride1(xp, y, w, padding, dilation, groups, out_hw)
+        if b is not None:
+            out += b.reshape(1, c, 1, 1)
+        return out
+    wg = w.reshape(groups, o // groups, -1)
+    cols = xp.matmul(xp.swapaxes(wg, 1, 2), y.reshape(n, groups, o // groups, ho * wo))
+    cols = cols.reshape(n, c, kh, kw, ho, wo)
+    (pt, pb), (pl, pr) = padding
+    h, wd = out_hw
+    canvas = xp.zeros((n, c, h + pt + pb, wd + pl + pr), dtype=cols.dtype)
+    sh, sw = stride
+    dh, dw = dilation
+    for i in range(kh):
+        for j in range(kw):
+            canvas[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
+                   j * dw:j * dw + sw * (wo - 1) + 1:sw] += cols[:, :, i, j]
+    out = canvas[:, :, pt:pt + h, pl:pl + wd]
+    if pt or pb or pl or pr:
+        out = xp.ascontiguousarray(out)
+    if b is not None:
+        out += b.reshape(1, c, 1, 1)
+    return out
+
+
+def _transpose_stride1(xp: Any, y: Any, w: Any, padding: Any, dilation: Any, groups: int,
+                       out_hw: Any) -> Any:
+    """Stride 1: the adjoint is a correlation of y, zero-padded by d (k - 1) - pad, with the
+    kernel flipped and its channel axes swapped (per group); one im2col + matmul."""
+    n, o, ho, wo = y.shape
+    _, cg, kh, kw = w.shape
+    og = o // groups
+    wt = w[:, :, ::-1, ::-1].reshape(groups, og, cg, kh, kw).swapaxes(1, 2)
+    wt = wt.reshape(groups * cg, og, kh, kw)
+    pads = []
+    for ax, (k, d, (p0, _), size, m) in enumerate(zip((kh, kw), dilation, padding, out_hw,
+                                                      (ho, wo))):
+        top = d * (k - 1) - p0
+        bottom = size + p0 - m
+        pads.append((top, bottom))
+    # Negative pads are crops.
+    sl = (slice(None), slice(None)) + tuple(
+        slice(max(-t, 0), m - max(-b_, 0)) for (t, b_), m in zip(pads, (ho, wo)))
+    y = y[sl]
+    pads = tuple((max(t, 0), max(b_, 0)) for t, b_ in pads)
+    return _conv2d.forward(xp, xp.ascontiguousarray(y), xp.ascontiguousarray(wt), None,
+                           stride=(1, 1), padding=pads, dilation=dilation, groups=groups)[0]
+
+
+@_conv_transpose2d.vjp
+def _conv_transpose2d_vjp(ctx: Any, g: Any) -> Any:
+    ny, nw, nb = ctx.needs_input_grad
+    p = _conv_params(ctx)
+    gy = _crop(ns.conv2d(g, ctx.w, None, **p), ctx.input_shapes[0]) if ny else None
+    gw = ns.conv2d_weight(g, ctx.y, kernel=tuple(ctx.input_shapes[1][2:]), **p) if nw else None
+    gb = ns.sum(g, dim=(0, 2, 3), keepdim=False) if nb else None
+    return gy, gw, gb
+
+
+@defop(name="conv2d_weight", saves=("x", "g"), promote="same",
+       node_name="ConvolutionBackwardBackward0")
+def _conv2d_weight(xp: Any, x: Any, g: Any, *, stride: Any, padding: Any, dilation: Any,
+                   groups: int, kernel: Any, cols: Any = None) -> Any:
+    """The adjoint of conv2d in its weight: gw[o, c, i, j] = sum_{n,h,w} g[n, o, h, w]
+    xpad[n, c, s*h + d*i, s*w + d*j]. ``cols``: x's im2col buffer if the forward kept it."""
+    n, o, ho, wo = g.shape
+    kh, kw = kernel
+    if cols is None:
+        cols = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
+    gg = g.reshape(n, groups, o // groups, ho * wo)
+    gw = xp.einsum("ngol,ngkl->gok", gg, cols, optimize=True)
+    return gw.reshape(o, x.shape[1] // groups, kh, kw)
+
+
+def _crop(out: Any, shape: Any) -> Any:
+    """With output_padding >= stride (possible when dilation > 1), conv2d of the transposed
+    output has extra trailing rows/cols that the adjoint drops."""
+    if tuple(out.shape) == tuple(shape):
+        return out
+    return ns.index(out, index=(slice(None), slice(None), slice(0, shape[2]),
+                                slice(0, shape[3])))
+
+
+@_conv2d_weight.vjp
+def _conv2d_weight_vjp(ctx: Any, h: Any) -> Any:
+    nx, ng = ctx.needs_input_grad
+    p = _conv_params(ctx)
+    gx = ns.conv_transpose2d(ctx.g, h, None, out_hw=tuple(ctx.input_shapes[0][2:]), **p) \
+        if nx else None
+    gg = _crop(ns.conv2d(ctx.x, h, None, **p), ctx.input_shapes[1]) if ng else None
+    return gx, gg
+
+
+# Public wrappers ------------------------------------------------------------------------------
+
+
+def _pair(v: Any) -> tuple[int, int]:
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1:
+            return int(v[0]), int(v[0])
+        return int(v[0]), int(v[1])
+    return int(v), int(v)
+
+
+def _shape_str(t: Any) -> str:
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+def _check_conv(input: Any, weight: Any, groups: int, transposed: bool, nd: int) -> None:
+    if weight.ndim != nd + 2:
+        raise RuntimeError(
+            "weight should have at least three dimensions" if weight.ndim < 3 else
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got "
+            f"input of size: {list(input.shape)}")
+    if input.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"conv{nd}d, but got input of size: {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    c = input.shape[1]
+    if transposed:
+        if c != weight.shape[0]:
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {_shape_str(weight)}, expected input"
+                f"{_shape_str(input)} to have {weight.shape[0]} channels, but got {c} channels "
+                "instead")
+    elif c != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {_shape_str(weight)}, expected input"
+            f"{_shape_str(input)} to have {weight.shape[1] * groups} channels, but got {c} "
+            "channels instead")
+    if not transposed and weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size {_shape_str(weight)} instead")
+
+
+def _conv_padding(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
+                  stride: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0), (0, 0)
+        if padding == "same":
+            if stride != (1, 1):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            res = []
+            if any(d * (k - 1) % 2 for k, d in zip(kernel, dilation)):
+                warnings.warn("Using padding='same' with even kernel lengths and odd dilation "
+                              "may require a zero-padded copy of the input be created",
+                              UserWarning, stacklevel=4)
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                res.append((total // 2, total - total // 2))
+            return res[0], res[1]
+        raise ValueError(f"Invalid padding string '{padding}'")
+    ph, pw = _pair(padding)
+    if ph < 0 or pw < 0:
+        raise RuntimeError("negative padding is not supported")
+    return (ph, ph), (pw, pw)
+
+
+def _batched(input: Any, nd: int) -> tuple[Any, bool]:
+    if input.ndim == nd + 1:
+        return _shape.unsqueeze(input, 0), True
+    return input, False
+
+
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """2-d cross-correlation, as ``torch.nn.functional.conv2d`` (batched or unbatched input;
+    ``padding`` int, pair, 'same' or 'valid')."""
+    x, unbatched = _batched(input, 2)
+    _check_conv(x, weight, groups, False, 2)
+    st, dl = _pair(stride), _pair(dilation)
+    if min(st) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    pad = _conv_padding(padding, tuple(weight.shape[2:]), dl, st)
+    _check_size(x, weight, pad, dl, 2)
+    out = apply_op(_conv2d, (x, weight, bias),
+                   {"stride": st, "padding": pad, "dilation": dl, "groups": int(groups)})
+    return _shape.squeeze(out, 0) if unbatched else out
+
+
+def _check_size(x: Any, weight: Any, pad: Any, dl: Any, nd: int) -> None:
+    for i in range(nd):
+        size = x.shape[2 + i] + pad[i][0] + pad[i][1]
+        k = dl[i] * (weight.shape[2 + i] - 1) + 1
+        if size < k:
+            sizes = tuple(x.shape[2 + j] + pad[j][0] + pad[j][1] for j in range(nd))
+            ks = tuple(weight.shape[2:])
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, sizes))}). "
+                f"Kernel size: ({' x '.join(map(str, ks))}). Kernel size can't be greater than "
+                "actual input size")
+
+
+def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """1-d cross-correlation, computed as conv2d on a height-1 image."""
+    x, unbatched = _batched(input, 1)
+    if weight.ndim != 3 or x.ndim != 3:
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+                           f"input of size: {list(input.shape)}")
+    s = _pair(stride)[0]
+    d = _pair(dilation)[0]
+    if isinstance(padding, str):
+        pad = _conv_padding(padding, (1, weight.shape[2]), (1, d), (1, s))
+    else:
+        p = _pair(padding)[0]
+        pad = ((0, 0), (p, p))
+    x4 = _shape.unsqueeze(x, 2)
+    w4 = _shape.unsqueeze(weight, 2)
+    _check_conv(x4, w4, groups, False, 2)
+    _check_size(x4, w4, pad, (1, d), 2)
+    out = apply_op(_conv2d, (x4, w4, bias),
+                   {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)})
+    out = _shape.squeeze(out, 2)
+    return _shape.squeeze(out, 0) if unbatched else out
+
+
+def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Any:
+    """2-d transposed convolution (the gradient of conv2d in its input), as PyTorch:
+    H_out = (H_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
+    x, unbatched = _batched(input, 2)
+    _check_conv(x, weight, groups, True, 2)
+    st, dl, pd, op = _pair(stride), _pair(dilation), _pair(padding), _pair(output_padding)
+    for i in range(2):
+        if op[i] >= st[i] and op[i] >= dl[i]:
+            raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                               f"but got output_padding_height: {op[0]} output_padding_width: "
+                               f"{op[1]} stride_height: {st[0]} stride_width: {st[1]} "
+                               f"dilation_height: {dl[0]} dilation_width: {dl[1]}")
+    kh, kw = weight.shape[2:]
+    hw = tuple((x.shape[2 + i] - 1) * st[i] - 2 * pd[i] + dl[i] * ((kh, kw)[i] - 1) + op[i] + 1
+               for i in range(2))
+    out = apply_op(_conv_transpose2d, (x, weight, bias),
+                   {"stride": st, "padding": ((pd[0], pd[0]), (pd[1], pd[1])), "dilation": dl,
+                    "groups": int(groups), "out_hw": hw})
+    return _shape.squeeze(out, 0) if unbatched else out
+
+
+# Max pooling ------------------------------------------------------------------------------
+
+
+def pool_out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size (a last window must start inside the input or left pad)."""
+    num = n + 2 * p - d * (k - 1) - 1
+    o = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (o - 1) * s >= n + p:
+        o -= 1
+    return o
+
+
+def max_pool2d_indices(xa: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+                       padding: tuple[int, int], dilation: tuple[int, int],
+                       ceil_mode: bool) -> np.ndarray:
+    """Flat (h * W + w) argmax index of every window of a (N, C, H, W) array."""
+    n, c, h, w = xa.shape
+    kh, kw = kernel
+    ho = pool_out_size(h, kh, stride[0], padding[0], dilation[0], ceil_mode)
+    wo = pool_out_size(w, kw, stride[1], padding[1], dilation[1], ceil_mode)
+    need_h = (ho - 1) * stride[0] + dilation[0] * (kh - 1) + 1
+    need_w = (wo - 1) * stride[1] + dilation[1] * (kw - 1) + 1
+    ph = (padding[0], max(0, need_h - h - padding[0]))
+    pw = (padding[1], max(0, need_w - w - padding[1]))
+    if ph != (0, 0) or pw != (0, 0):
+        fill = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
+        xa = np.pad(xa, ((0, 0), (0, 0), ph, pw), constant_values=fill)
+    # One vectorized pass per kernel offset k (kh*kw passes, never per pixel). A strict '>'
+    # keeps the first maximum and a NaN always takes over, as in PyTorch. Since k increases,
+    # "arg = k where updated" is max(arg, upd * k), cheap in a small integer dtype.
+    sh, sw = stride
+    nan_aware = xa.dtype.kind == "f" and bool(np.isnan(xa).any())
+    kt = np.uint8 if kh * kw < 256 else np.int32
+    best = None
+    arg = np.zeros((n, c, ho, wo), dtype=kt)
+    offsets = np.zeros(kh * kw, dtype=np.int64)
+    for i in range(kh):
+        r0 = i * dilation[0]
+        for j in range(kw):
+            c0 = j * dilation[1]
+            k = i * kw + j
+            offsets[k] = r0 * w + c0
+            v = xa[:, :, r0:r0 + sh * (ho - 1) + 1:sh, c0:c0 + sw * (wo - 1) + 1:sw]
+            if best is None:
+                best = v.copy()
+                continue
+            upd = v > best
+            if nan_aware:
+                upd |= np.isnan(v)
+                best = np.where(upd, v, best)
+            else:
+                np.maximum(best, v, out=best)
+            np.maximum(arg, upd.view(np.uint8).astype(kt, copy=False) * kt(k), out=arg)
+    base = (np.arange(ho).reshape(ho, 1) * sh - padding[0]) * w + np.arange(wo) * sw - padding[1]
+    return offsets[arg] + base
+
+
+def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                            dilation: Any = 1, ceil_mode: bool = False) -> tuple[Any, Any]:
+    """Max over windows and the flat argmax indices (as ``F.max_pool2d(return_indices=True)``)."""
+    from chainrule._tensor import _new_tensor
+
+    x, unbatched = _batched(input, 2)
+    if x.ndim != 4:
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    k = _pair(kernel_size)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
+        else _pair(stride)
+    p, d = _pair(padding), _pair(dilation)
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                           f"pad={p[0] if p[0] > k[0] // 2 else p[1]}, "
+                           f"kernel_size={k[0] if p[0] > k[0] // 2 else k[1]} and "
+                           f"dilation={d[0] if p[0] > k[0] // 2 else d[1]}")
+    idx = max_pool2d_indices(np.asarray(x._data), k, s, p, d, ceil_mode)
+    n, c, h, w = x.shape
+    ho, wo = idx.shape[2:]
+    flat = _shape.reshape(x, (n, c, h * w))
+    out = apply_op(_gather_along, (flat,), {"dim": 2, "index": idx.reshape(n, c, ho * wo)})
+    out = _shape.reshape(out, (n, c, ho, wo))
+    ind = _new_tensor(idx)
+    if unbatched:
+        return _shape.squeeze(out, 0), _shape.squeeze(ind, 0)
+    return out, ind
+
+
+def max_pool2d(input: Any, kernel_size: Any, stride: Any = (), padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False) -> Any:
+    """2-d max pooling (``torch.max_pool2d``). VJP: g scattered to each window's argmax."""
+    return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)[0]
+

@@ -1,5 +1,209 @@
-"""Ops of the nn family."""
+"""Ops of the nn family: softmax, log_softmax, a gather/scatter pair along one dim (used by
+nll_loss and the max pools) and the stable ``-log(sigmoid(x))`` used by the logits losses.
+
+The losses, normalizations and poolings built from these live in ``chainrule.nn.functional``
+as compositions of registered ops, so their higher derivatives come for free.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import warnings
+from typing import Any
+
+from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._registry import apply_op, defop, ns
+
+__all__ = ["softmax", "log_softmax", "dropout", "batch_norm", "layer_norm", "group_norm",
+           "embedding", "cosine_similarity", "pixel_shuffle", "pixel_unshuffle", "bilinear"]
+
+
+@defop(name="softmax", saves=("out",), node_name="_SoftmaxBackward0")
+def _softmax(xp: Any, x: Any, *, dim: Any) -> Any:
+    """s = exp(x - max x) / sum exp(x - max x) along ``dim``. VJP: s (g - sum(g s))."""
+    m = xp.max(x, axis=dim, keepdims=True) if x.size else x
+    e = xp.exp(x - m)
+    return e / xp.sum(e, axis=dim, keepdims=True)
+
+
+@_softmax.vjp
+def _softmax_vjp(ctx: Any, g: Any) -> Any:
+    s = ctx.out
+    d = ctx.dim
+    gs = g * s
+    return (gs - s * ns.sum(gs, dim=d, keepdim=True),)
+
+
+@defop(name="log_softmax", saves=("out",), node_name="_LogSoftmaxBackward0")
+def _log_softmax(xp: Any, x: Any, *, dim: Any) -> Any:
+    """x - max x - log sum exp(x - max x) along ``dim``. VJP: g - softmax(x) sum(g)."""
+    m = xp.max(x, axis=dim, keepdims=True) if x.size else x
+    z = x - m
+    return z - xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+
+
+@_log_softmax.vjp
+def _log_softmax_vjp(ctx: Any, g: Any) -> Any:
+    return (g - ns.exp(ctx.out) * ns.sum(g, dim=ctx.dim, keepdim=True),)
+
+
+def _softmax_dim(input: Any, dim: int) -> Any:
+    # A 0-d tensor reduces over "all" (itself); otherwise one normalized axis as a tuple.
+    d = wrap_dim(int(dim), input.ndim)
+    return None if input.ndim == 0 else (d,)
+
+
+def _cast(input: Any, dtype: Any) -> Any:
+    if dtype is not None:
+        input = input.to(dtype)
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for '
+                           f"'{_legacy(input._data.dtype)}'")
+    return input
+
+
+def _legacy(d: Any) -> str:
+    from chainrule.ops._registry import _legacy_name
+
+    return _legacy_name(d)
+
+
+def implicit_dim(name: str, ndim: int) -> int:
+    """The dim PyTorch picks when ``dim=None`` (with its deprecation warning)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Any, dim: int, dtype: Any = None) -> Any:
+    """Softmax along ``dim``, numerically stable (the max is subtracted first)."""
+    input = _cast(input, dtype)
+    return apply_op(_softmax, (input,), {"dim": _softmax_dim(input, dim)})
+
+
+def log_softmax(input: Any, dim: int, dtype: Any = None) -> Any:
+    """log(softmax(x)) along ``dim``, computed as x - logsumexp(x) for stability."""
+    input = _cast(input, dtype)
+    return apply_op(_log_softmax, (input,), {"dim": _softmax_dim(input, dim)})
+
+
+# Gather / scatter along one dim -------------------------------------------------------------
+
+
+@defop(name="gather_along", node_name="GatherBackward0")
+def _gather_along(xp: Any, x: Any, *, dim: int, index: Any) -> Any:
+    """out[..., i, ...] = x[..., index[..., i, ...], ...] along ``dim`` (``index`` is a constant
+    int array of x's shape except along ``dim``). VJP: ``scatter_along`` of g."""
+    return xp.take_along_axis(x, index, axis=dim)
+
+
+@_gather_along.vjp
+def _gather_along_vjp(ctx: Any, g: Any) -> Any:
+    return (ns.scatter_along(g, dim=ctx.dim, index=ctx.index,
+                             size=ctx.input_shapes[0][ctx.dim]),)
+
+
+@defop(name="scatter_along", node_name="ScatterAddBackward0")
+def _scatter_along(xp: Any, g: Any, *, dim: int, index: Any, size: int) -> Any:
+    """Zeros with ``size`` entries along ``dim``, g added at ``index`` (repeats accumulate).
+    The adjoint of ``gather_along``; VJP: ``gather_along`` of g."""
+    gm = xp.moveaxis(g, dim, -1)
+    im = xp.moveaxis(index, dim, -1)
+    lead = gm.shape[:-1]
+    rows = 1
+    for s in lead:
+        rows *= s
+    flat = (xp.arange(rows, dtype=im.dtype).reshape(lead + (1,)) * size + im).reshape(-1)
+    out = xp.bincount(flat, weights=gm.reshape(-1), minlength=rows * size)
+    out = out.astype(g.dtype, copy=False).reshape(lead + (size,))
+    return xp.ascontiguousarray(xp.moveaxis(out, -1, dim))
+
+
+@_scatter_along.vjp
+def _scatter_along_vjp(ctx: Any, g: Any) -> Any:
+    return (ns.gather_along(g, dim=ctx.dim, index=ctx.index),)
+
+
+def gather_along(input: Any, dim: int, index: Any) -> Any:
+    """``take_along_dim`` with a constant NumPy int index (internal helper of the losses)."""
+    return apply_op(_gather_along, (input,), {"dim": dim, "index": index})
+
+
+# Stable -log(sigmoid(x)) ----------------------------------------------------------------------
+
+
+@defop(name="neg_log_sigmoid", saves=("x",), promote="float")
+def _neg_log_sigmoid(xp: Any, x: Any) -> Any:
+    """softplus(-x) = max(-x, 0) + log1p(exp(-|x|)), overflow-free.
+    VJP: g (sigmoid(x) - 1), exact at x == 0 too."""
+    return (xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+
+
+@_neg_log_sigmoid.vjp
+def _neg_log_sigmoid_vjp(ctx: Any, g: Any) -> Any:
+    return (g * (ns.sigmoid(ctx.x) - 1),)
+
+
+def neg_log_sigmoid(input: Any) -> Any:
+    """-log(sigmoid(x)) (internal helper of binary_cross_entropy_with_logits)."""
+    return apply_op(_neg_log_sigmoid, (input,))
+
+
+# torch.<name> forms of functions that live in chainrule.nn.functional, with torch's top-level
+# signatures (looked up at call time: nn.functional imports this package).
+
+
+def _F() -> Any:
+    from chainrule.nn import functional
+
+    return functional
+
+
+def dropout(input: Any, p: float, train: bool) -> Any:
+    """``torch.dropout(input, p, train)``: see ``nn.functional.dropout``."""
+    return _F().dropout(input, p, train)
+
+
+def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+               training: bool, momentum: float, eps: float, cudnn_enabled: bool) -> Any:
+    """``torch.batch_norm``: see ``nn.functional.batch_norm``."""
+    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                           eps)
+
+
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5, cudnn_enable: bool = True) -> Any:
+    """``torch.layer_norm``: see ``nn.functional.layer_norm``."""
+    return _F().layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5, cudnn_enabled: bool = True) -> Any:
+    """``torch.group_norm``: see ``nn.functional.group_norm``."""
+    return _F().group_norm(input, num_groups, weight, bias, eps)
+
+
+def embedding(weight: Any, input: Any, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Any:
+    """``torch.embedding(weight, indices)`` (note the order; padding_idx -1 means none)."""
+    return _F().embedding(input, weight, None if padding_idx == -1 else padding_idx,
+                          scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """``torch.cosine_similarity``: see ``nn.functional.cosine_similarity``."""
+    return _F().cosine_similarity(x1, x2, dim, eps)
+
+
+def pixel_shuffle(input: Any, upscale_factor: int) -> Any:
+    """``torch.pixel_shuffle``: (*, C r^2, H, W) -> (*, C, H r, W r)."""
+    return _F().pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
+    """``torch.pixel_unshuffle``: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    return _F().pixel_unshuffle(input, downscale_factor)
+
+
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
+    """``torch.bilinear``: see ``nn.functional.bilinear``."""
+    return _F().bilinear(input1, input2, weight, bias)
