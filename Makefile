@@ -1,30 +1,39 @@
 # The two commands the README promises: `make demo` and `make test`.
+# Each creates .venv when missing and installs what it needs (the demo does not need PyTorch).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench venv clean
+.PHONY: demo seeds test bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q --upgrade pip
+$(VENV)/.examples: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e '.[examples]'
+	touch $@
+
+$(VENV)/.test: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $(STAMP)
+	touch $@
 
-venv: $(STAMP)
+$(VENV)/.bench: $(VENV)/.test
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	touch $@
 
-demo: $(STAMP)
+# The seed programs (seconds), then the SRGAN training run (about 3 minutes on 2 cores).
+demo: $(VENV)/.examples
+	$(BIN)/python examples/run_all.py
+	$(BIN)/python examples/srgan/srgan.py --out srgan_out
+
+seeds: $(VENV)/.examples
 	$(BIN)/python examples/run_all.py
 
-test: $(STAMP)
+test: $(VENV)/.test
 	$(BIN)/python -m pytest -n 2 --doctest-modules --doctest-glob='*.md' chainrule tests docs
 
-bench: $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[bench]'
+bench: $(VENV)/.bench
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info srgan_out

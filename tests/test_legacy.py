@@ -90,3 +90,24 @@ def test_seed_retain_graph_example(capsys):
     out = _run("examples/seeds/retain_graph.py", capsys)
     assert "without retain_graph: RuntimeError: Trying to backward through the graph" in out
     assert "(the gradients add up): tensor([12., 12.])" in out
+
+
+def test_seed_two_losses_example(capsys):
+    out = _run("examples/seeds/two_losses.py", capsys)
+    lines = [ln for ln in out.splitlines() if "equals grad of (loss1 + loss2)" in ln]
+    assert len(lines) == 4 and all(ln.endswith("True") for ln in lines)
+    before = float(out.split("loss1 before step:")[1].split()[0])
+    after = float(out.split("loss1 after step:")[1].split()[0])
+    assert after < before
+
+
+def test_seed_srgan_update_order_example(capsys):
+    out = _run("examples/seeds/srgan_update_order.py", capsys)
+    assert "as written: RuntimeError: one of the variables needed for gradient computation has " \
+           "been modified by an inplace operation" in out
+    assert "(the parameter 'net." in out
+    steps = [ln for ln in out.splitlines() if ln.startswith("corrected, step")]
+    assert len(steps) == 3
+    for ln in steps:
+        d, g = float(ln.split("d_loss")[1].split()[0]), float(ln.split("g_loss")[1].split()[0])
+        assert 0 < d < 2 and 0 < g < 2

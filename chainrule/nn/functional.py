@@ -383,10 +383,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 def _default_rng() -> np.random.Generator:
-    from chainrule import _random
+    from chainrule._random import rng_of
 
-    rng_of = getattr(_random, "rng_of", None)
-    return rng_of(None) if rng_of is not None else _random.default_generator.rng
+    return rng_of(None)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False

@@ -31,8 +31,8 @@ from models import Discriminator, Generator, GeneratorLoss  # noqa: E402
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=150, help="adversarial steps")
-    p.add_argument("--pretrain-steps", type=int, default=250, help="MSE pre-training steps")
+    p.add_argument("--steps", type=int, default=250, help="adversarial steps")
+    p.add_argument("--pretrain-steps", type=int, default=400, help="MSE pre-training steps")
     p.add_argument("--scale", type=int, default=2, choices=(2, 4))
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--patch", type=int, default=32, help="HR patch size")
