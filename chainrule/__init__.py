@@ -34,7 +34,6 @@ from chainrule._dtype import (
     uint8,
 )
 from chainrule._formatting import set_printoptions
-from chainrule._random import Generator, default_generator, initial_seed, manual_seed, seed
 from chainrule._tensor import Size, Tensor
 from chainrule._legacy import (
     BoolTensor,
@@ -72,7 +71,6 @@ from chainrule._creation import (
     zeros_like,
 )
 from chainrule import autograd
-from chainrule.serialization import load, save
 from chainrule.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -140,8 +138,22 @@ _LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special"}
 from chainrule.ops.reduction import return_types  # noqa: E402
 
 
+# Names whose modules load on first use (numpy.random alone is a sixth of the import time).
+_LAZY_ATTRS = {
+    "Generator": "chainrule._random", "default_generator": "chainrule._random",
+    "initial_seed": "chainrule._random", "manual_seed": "chainrule._random",
+    "seed": "chainrule._random", "save": "chainrule.serialization",
+    "load": "chainrule.serialization",
+}
+
+
 def __getattr__(name: str) -> Any:
-    # Subpackages load on first use so that ``import chainrule`` stays fast.
+    # Subpackages and a few names load on first use so that ``import chainrule`` stays fast.
     if name in _LAZY:
         return importlib.import_module(f"chainrule.{name}")
+    mod = _LAZY_ATTRS.get(name)
+    if mod is not None:
+        value = getattr(importlib.import_module(mod), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'chainrule' has no attribute {name!r}")

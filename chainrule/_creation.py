@@ -4,17 +4,27 @@ inference (Python floats give the default dtype, ints int64, bools bool)."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from chainrule import _dtype
 from chainrule._device import device as _device
-from chainrule._random import Generator, rng_of
 from chainrule._tensor import REQUIRES_GRAD_DTYPE_MSG, Size, Tensor, _new_tensor
 from chainrule.autograd.grad_mode import _state as _grad_state
 from chainrule.backends import get_backend
 from chainrule.ops._registry import _mark_inference
+
+if TYPE_CHECKING:
+    from chainrule._random import Generator
+
+
+def rng_of(generator: Any) -> Any:
+    """The NumPy generator behind ``generator`` (or the default one). ``chainrule._random``
+    (and with it ``numpy.random``, a sixth of the import time) loads on first use."""
+    from chainrule._random import rng_of as _rng_of
+
+    return _rng_of(generator)
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",

@@ -924,3 +924,26 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
 from chainrule import ops as _ops  # noqa: E402  (see ARCHITECTURE.md section 2)
 
 _bind_methods(_ops)
+
+
+def _bind_direct_methods() -> None:
+    """Make the hottest operators and methods the op functions themselves, saving one Python
+    call per op. Each is the function its one-line method body calls, with the same arguments
+    (``a + b`` -> ``add``'s op function, which ``ops.add`` calls when ``alpha`` is 1), and only
+    plain op functions (``unary``/``binary``, marked by ``.op``) are bound."""
+    from chainrule.ops import binary as _binary
+
+    direct = {
+        "__add__": _binary._add, "__radd__": _binary._add,
+        "__mul__": _ops.mul, "__rmul__": _ops.mul, "mul": _ops.mul,
+        "__truediv__": _binary._div, "__rtruediv__": _binary._rdiv,
+        "__neg__": _ops.neg, "neg": _ops.neg, "__abs__": _ops.abs, "abs": _ops.abs,
+        "exp": _ops.exp, "log": _ops.log, "sqrt": _ops.sqrt, "sin": _ops.sin, "cos": _ops.cos,
+        "tanh": _ops.tanh, "sigmoid": _ops.sigmoid, "relu": _ops.relu,
+    }
+    for name, fn in direct.items():
+        if hasattr(fn, "op"):
+            setattr(Tensor, name, fn)
+
+
+_bind_direct_methods()

@@ -40,6 +40,8 @@ __all__ = [
     "set_detect_anomaly",
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
+    "set_record_sites",
+    "is_record_sites_enabled",
 ]
 
 
@@ -236,3 +238,4 @@ from chainrule.autograd.anomaly import (  # noqa: E402
     set_detect_anomaly,
 )
 from chainrule.autograd import functional  # noqa: E402,F401
+from chainrule.autograd.graph import is_record_sites_enabled, set_record_sites  # noqa: E402

@@ -9,11 +9,11 @@ Gradients are raw arrays unless ``create_graph`` is set; see Note [two speeds] i
 
 from __future__ import annotations
 
-import heapq
+from heapq import heappop, heappush
 from typing import Any, Sequence
 
 from chainrule.autograd import grad_mode
-from chainrule.autograd.graph import AccumulateGrad, Node
+from chainrule.autograd.graph import AccumulateGrad, Node, format_site, user_site
 
 __all__ = ["run_backward"]
 
@@ -46,6 +46,7 @@ def _fix_grad(node: Node, i: int, g: Any, meta: Any, create_graph: bool) -> Any:
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+                + (f". {node.name()}{o}" if (o := _origin(node)) else "")
             )
         if create_graph:
             from chainrule import ops
@@ -78,16 +79,51 @@ def _as_tensor(g: Any) -> Any:
     return g if isinstance(g, Tensor) else Tensor._wrap(g)
 
 
-def _run_tensor_hooks(hooks: Any, g: Any, create_graph: bool) -> Any:
+def _origin(node: Node) -> str:
+    """Where ``node`` came from, for error messages: the forward line that made it (when
+    recorded, Note [sites] in graph.py) and, for a custom Function, where its backward is."""
+    parts = []
+    site = getattr(node, "_site", None)
+    if site is not None:
+        parts.append(f"created by the forward at {format_site(site)}")
+    cls = getattr(node, "fn_cls", None)
+    code = getattr(getattr(cls, "backward", None), "__code__", None)
+    if code is not None:
+        parts.append(f"its backward is {cls.__name__}.backward at {format_site((code, -1), False)}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _size_error(fn: Any, before: Any, after: Any, where: str) -> RuntimeError:
+    return RuntimeError(
+        f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: expected "
+        f"{list(before.shape)}, got {list(after.shape)}. The hook is {where}; it must return a "
+        "gradient of the shape it was given (or None to keep it)."
+    )
+
+
+def _tensor_hook_where(node: Node, nr: int) -> str:
+    if type(node) is AccumulateGrad:
+        v = node.variable
+        name = getattr(v, "_param_name", None)
+        what = f"the parameter '{name}'" if name else f"a leaf tensor of shape {list(v.shape)}"
+        return f"registered on {what}"
+    return f"registered on output {nr} of {node.name()}{_origin(node)}"
+
+
+def _run_tensor_hooks(
+    hooks: Any, g: Any, create_graph: bool, node: Node | None = None, nr: int = 0
+) -> Any:
     t = _as_tensor(g)
     for fn in list(hooks.values()):
         r = fn(t)
         if r is not None:
             if tuple(r.shape) != tuple(t.shape):
-                raise RuntimeError(
-                    f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
-                    f"expected {list(t.shape)}, got {list(r.shape)}"
-                )
+                if node is None:
+                    raise RuntimeError(
+                        f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
+                        f"expected {list(t.shape)}, got {list(r.shape)}"
+                    )
+                raise _size_error(fn, t, r, _tensor_hook_where(node, nr))
             t = r
     return t if create_graph else t._data
 
@@ -119,23 +155,20 @@ def run_backward(
 
     # 2. Discover with an explicit stack (never recursion: graphs can be very deep).
     deps: dict[Node, int] = {}
-    seen = set()
-    stack = []
-    for node, _ in edges:
-        if node not in seen:
-            seen.add(node)
-            stack.append(node)
+    root_nodes = list(dict.fromkeys(n for n, _ in edges))
+    is_root = set(root_nodes).__contains__
+    stack = list(root_nodes)
     while stack:
         n = stack.pop()
         for child, _ in n.next_functions:
             if child is not None:
-                if child in seen:
-                    # .get: a root can also be reached from another root
-                    deps[child] = deps.get(child, 0) + 1
-                else:
-                    seen.add(child)
+                c = deps.get(child)
+                if c is None:
                     deps[child] = 1
-                    stack.append(child)
+                    if not is_root(child):  # a root can also be reached from another root
+                        stack.append(child)
+                else:
+                    deps[child] = c + 1
 
     # Capture targets for ``inputs``: an input's gradient is read at the edge that feeds it.
     capture: dict[Node, list[tuple[int, int]]] = {}
@@ -155,7 +188,7 @@ def run_backward(
         # A node is needed if it is a target or leads to one. Settle it children-first: a
         # topological order (Kahn's algorithm over the discovered counts), walked backwards.
         remaining = dict(deps)
-        topo = [n for n in {n for n, _ in edges} if remaining.get(n, 0) == 0]
+        topo = [n for n in root_nodes if remaining.get(n, 0) == 0]
         k = 0
         while k < len(topo):
             n = topo[k]
@@ -182,70 +215,107 @@ def run_backward(
                     deps[c] = deps.get(c, 0) + 1
 
     # 3. Schedule: the roots whose dependencies are all inside the graph wait like any node.
+    # Ready nodes run most recent first (a heap keyed by -sequence_nr); while exactly one node
+    # is ready, as along a chain, it is held in ``pending`` and the heap is not touched.
     heap: list[tuple[int, int, Node]] = []
-    for node in {n for n, _ in edges}:
+    for node in root_nodes:
         if needed is not None and node not in needed:
             continue
         if deps.get(node, 0) == 0:
-            heapq.heappush(heap, (-node.sequence_nr, id(node), node))
+            heappush(heap, (-node.sequence_nr, id(node), node))
+    pending = heappop(heap)[2] if len(heap) == 1 else None
 
+    # Where this backward was called from, noted on each node it frees (Note [sites]).
+    freed_at = None if retain_graph else user_site(1)
+    release = not retain_graph
     state = grad_mode._state
     prev_mode = state.enabled
     state.enabled = create_graph
     try:
-        while heap:
-            node = heapq.heappop(heap)[2]
+        while True:
+            if pending is not None:
+                node = pending
+                pending = None
+            elif heap:
+                node = heappop(heap)[2]
+            else:
+                break
             buf = buffers.pop(node, None)
             nexts = node.next_functions
-            if buf is not None and (node._hooks is not None or type(node) is AccumulateGrad):
-                buf = _pre_hooks(node, buf, create_graph)
-            caps = capture.get(node)
-            if caps is not None and buf is not None:
-                for nr, idx in caps:
-                    g = buf[nr]
-                    if g is not None:
-                        g = g if create_graph else _as_tensor(g)
-                        results[idx] = g if results[idx] is None else results[idx] + g
-            run = buf is not None and (execute is None or node in execute)
-            outs: Any = ()
-            if run:
-                if len(buf) > 1:
-                    buf = _materialize(node, buf, create_graph)
-                outs = node.apply(buf, create_graph)
-                if len(outs) != len(nexts) and type(node) is not AccumulateGrad:
-                    raise RuntimeError(
-                        f"function {node.name()} returned an incorrect number of gradients "
-                        f"(expected {len(nexts)}, got {len(outs)})"
-                    )
-                if node._hooks is not None and node._hooks.post:
-                    outs = _post_hooks(node, outs, buf, create_graph)
-                if node.metadata is not None and node.metadata.get("_anomaly"):
-                    from chainrule.autograd.anomaly import check_nan
+            outs: Any = None
+            if buf is not None:
+                if node._hooks is not None or (
+                    type(node) is AccumulateGrad and node.variable._backward_hooks
+                ):
+                    buf = _pre_hooks(node, buf, create_graph)
+                if capture:
+                    caps = capture.get(node)
+                    if caps is not None:
+                        for nr, idx in caps:
+                            g = buf[nr]
+                            if g is not None:
+                                g = g if create_graph else _as_tensor(g)
+                                results[idx] = g if results[idx] is None else results[idx] + g
+                if execute is None or node in execute:
+                    if len(buf) > 1:
+                        buf = _materialize(node, buf, create_graph)
+                    outs = node.apply(buf, create_graph)
+                    if len(outs) != len(nexts) and type(node) is not AccumulateGrad:
+                        raise RuntimeError(
+                            f"function {node.name()} returned an incorrect number of gradients "
+                            f"(expected {len(nexts)}, got {len(outs)})"
+                        )
+                    hooks = node._hooks
+                    if hooks is not None and hooks.post:
+                        outs = _post_hooks(node, outs, buf, create_graph)
+                    if node.metadata is not None and node.metadata.get("_anomaly"):
+                        from chainrule.autograd.anomaly import check_nan
 
-                    check_nan(node, outs, create_graph)
-            if not retain_graph:
+                        check_nan(node, outs, create_graph)
+                buf = None  # AccumulateGrad may have kept the array: hold no reference to it
+            if release:
                 node.release()
+                node._freed_at = freed_at
+            if not nexts:
+                continue
             # 5. Route each gradient to the buffer of the node it feeds.
             meta = node._input_meta
-            for i, (child, nr) in enumerate(nexts):
+            i = -1
+            for child, nr in nexts:
+                i += 1
                 if child is None or (needed is not None and child not in needed):
                     continue
-                g = outs[i] if run else None
+                g = None if outs is None else outs[i]
                 if g is not None:
                     m = meta[i]
-                    if m is not None and (
-                        g.shape != m[0] or (g._data.dtype if create_graph else g.dtype) != m[1]
-                    ):
-                        g = _fix_grad(node, i, g, m, create_graph)
+                    if m is not None:
+                        if create_graph:
+                            if g.shape != m[0] or g._data.dtype != m[1]:
+                                g = _fix_grad(node, i, g, m, True)
+                        elif g.shape != m[0] or (g.dtype is not m[1] and g.dtype != m[1]):
+                            g = _fix_grad(node, i, g, m, False)
                     cbuf = buffers.get(child)
                     if cbuf is None:
-                        cbuf = buffers[child] = [None] * child.num_outputs
-                    old = cbuf[nr]
-                    cbuf[nr] = g if old is None else old + g
+                        if child.num_outputs == 1:
+                            buffers[child] = [g]
+                        else:
+                            cbuf = buffers[child] = [None] * child.num_outputs
+                            cbuf[nr] = g
+                    else:
+                        old = cbuf[nr]
+                        cbuf[nr] = g if old is None else old + g
+                    g = old = None
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:
-                    heapq.heappush(heap, (-child.sequence_nr, id(child), child))
+                    if pending is None and not heap:
+                        pending = child
+                    else:
+                        if pending is not None:
+                            heappush(heap, (-pending.sequence_nr, id(pending), pending))
+                            pending = None
+                        heappush(heap, (-child.sequence_nr, id(child), child))
+            outs = None
     finally:
         state.enabled = prev_mode
 
@@ -271,14 +341,14 @@ def _pre_hooks(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
     if type(node) is AccumulateGrad:
         hooks = node.variable._backward_hooks
         if hooks and buf[0] is not None:
-            buf[0] = _run_tensor_hooks(hooks, buf[0], create_graph)
+            buf[0] = _run_tensor_hooks(hooks, buf[0], create_graph, node)
     nh = node._hooks
     if nh is None:
         return buf
     if type(node) is not AccumulateGrad:
         for nr, hooks in nh.tensor_pre.items():
             if hooks and buf[nr] is not None:
-                buf[nr] = _run_tensor_hooks(hooks, buf[nr], create_graph)
+                buf[nr] = _run_tensor_hooks(hooks, buf[nr], create_graph, node, nr)
         for nr, fn in list(nh.retain.items()):
             if buf[nr] is not None:
                 fn(_as_tensor(buf[nr]))
@@ -287,7 +357,12 @@ def _pre_hooks(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
         for fn in list(nh.pre.values()):
             r = fn(gs)
             if r is not None:
-                gs = tuple(r)
+                r = tuple(r)
+                for k, (a, b) in enumerate(zip(gs, r)):
+                    if a is not None and b is not None and tuple(a.shape) != tuple(b.shape):
+                        where = f"a pre-hook of {node.name()}{_origin(node)}, at output {k}"
+                        raise _size_error(fn, a, b, where)
+                gs = r
         buf = [None if g is None else (g if create_graph else g._data) for g in gs]
     return buf
 
@@ -299,7 +374,12 @@ def _post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> An
     for fn in list(node._hooks.post.values()):
         r = fn(gin, gout)
         if r is not None:
-            gin = tuple(r)
+            r = tuple(r)
+            for k, (a, b) in enumerate(zip(gin, r)):
+                if a is not None and b is not None and tuple(a.shape) != tuple(b.shape):
+                    where = f"a post-hook of {node.name()}{_origin(node)}, at input {k}"
+                    raise _size_error(fn, a, b, where)
+            gin = r
     return tuple(None if g is None else (g if create_graph else g._data) for g in gin)
 
 

@@ -19,6 +19,7 @@ import weakref
 from typing import Any, Callable
 
 from chainrule.autograd import grad_mode
+from chainrule.autograd.anomaly import is_anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
     Node,
@@ -27,7 +28,9 @@ from chainrule.autograd.graph import (
     _hooks_any,
     _hooks_state,
     _next_seq,
+    _record_sites,
     pack_saved,
+    user_site,
 )
 
 __all__ = ["Function", "FunctionCtx", "FunctionNode", "once_differentiable", "InplaceFunction"]
@@ -91,9 +94,9 @@ class FunctionCtx:
             return ()
         node = self._node_ref() if self._node_ref is not None else None
         if node is not None and node._released:
-            from chainrule.autograd.graph import FREED_MSG
+            from chainrule.autograd.graph import freed_message
 
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_message(node))
         res = []
         for sv, nr in zip(saved, self._saved_nr):
             if not isinstance(sv, SavedTensor):
@@ -130,9 +133,9 @@ class FunctionNode(Node):
 
         ctx = self.ctx
         if self._released and ctx._saved:
-            from chainrule.autograd.graph import FREED_MSG
+            from chainrule.autograd.graph import freed_message
 
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_message(self))
         gs = []
         for g, meta in zip(grads, self._out_meta_f):
             if g is None:
@@ -302,6 +305,8 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         node._arg_is_tensor = is_tensor
         node.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
         ctx._node_ref = weakref.ref(node)
+        if _record_sites[0] or is_anomaly_enabled():
+            node._site = user_site(1)  # Note [sites] in graph.py
 
     # Wrap the outputs: each differentiable tensor output becomes an output of the node.
     wrapped = []

@@ -21,9 +21,14 @@ Note [two speeds]
 from __future__ import annotations
 
 import itertools
+import os as _os
+import sys as _sys
 import threading
 from collections import OrderedDict
+from sys import getrefcount as _refcount
 from typing import Any, Callable
+
+from numpy import ndarray as _ndarray
 
 from chainrule.utils.hooks import RemovableHandle
 
@@ -40,6 +45,7 @@ __all__ = [
 ]
 
 _next_seq = itertools.count().__next__
+_new = object.__new__
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -72,16 +78,181 @@ _hooks_state = _HooksState()
 _hooks_any = [0]
 
 
+# Source sites (Note [sites]) ----------------------------------------------------------------
+#
+# Note [sites]
+#     Error messages and chainrule.viz name places in the user's program: the line whose forward
+#     op created a node (``node._site``, set by ``ops._registry._record`` while
+#     ``_record_sites[0]`` is on), the line of the backward call that freed a node's saved
+#     values (``node._freed_at``, set by ``run_backward``) and the line of the last in-place
+#     write to a tensor (``VersionCounter.last_write``, always on: every in-place path bumps
+#     the counter, optimizer steps included). A site is ``(code object, f_lasti)`` of the
+#     innermost frame outside the chainrule package (``format_site`` turns it into
+#     ``file:line in func: source``); frames themselves are never kept (they would keep their
+#     locals alive). The slots are left unset where nothing was recorded, so readers use
+#     ``getattr(node, "_site", None)``. Walking the stack costs about 0.5 us, which is why
+#     forward sites are opt-in while the backward and in-place ones, rare events, are not.
+
+_PKG_DIR = _os.path.dirname(_os.path.dirname(__file__)) + _os.sep
+_getframe = _sys._getframe
+# Whether _record notes the forward site of each node (see Note [sites]). Off by default: the
+# frame walk costs about 8% of a small op; anomaly mode records sites regardless.
+_record_sites = [False]
+# co_filename -> whether it lies in the chainrule package (a dict read is cheaper than the test).
+_in_pkg: dict[str, bool] = {}
+
+
+def _file_in_pkg(filename: str) -> bool:
+    inside = _in_pkg[filename] = filename.startswith(_PKG_DIR)
+    return inside
+
+
+def user_site(depth: int = 1) -> tuple[Any, int] | None:
+    """``(code, f_lasti)`` of the innermost frame outside chainrule, starting ``depth`` frames
+    above the caller (Note [sites])."""
+    try:
+        f: Any = _getframe(depth + 1)
+    except ValueError:
+        return None
+    while f is not None:
+        c = f.f_code
+        inside = _in_pkg.get(c.co_filename)
+        if inside is None:
+            inside = _file_in_pkg(c.co_filename)
+        if not inside:
+            return (c, f.f_lasti)
+        f = f.f_back
+    return None
+
+
+def site_line(site: tuple[Any, int]) -> int | None:
+    """The line number of a site (its code's line at instruction offset ``f_lasti``)."""
+    code, lasti = site
+    line = None
+    for start, end, ln in code.co_lines():
+        if start <= lasti < end:
+            return ln
+        if start <= lasti:
+            line = ln if ln is not None else line
+    return line if line is not None else code.co_firstlineno
+
+
+def format_site(site: tuple[Any, int] | None, text: bool = True) -> str:
+    """``"file.py:12 in fn: <source line>"`` (the path relative to the working directory when
+    it lies below it; without the source line unless ``text``). An offset of -1 stands for the
+    code's first line."""
+    if site is None:
+        return "an unknown place"
+    import linecache
+
+    code = site[0]
+    line = site_line(site)
+    fn = code.co_filename
+    shown = fn
+    if _os.path.isabs(fn):
+        try:
+            rel = _os.path.relpath(fn)
+            if not rel.startswith(".."):
+                shown = rel
+        except ValueError:  # another drive on Windows
+            pass
+    if not text:
+        return f"{shown}:{line}"
+    src = linecache.getline(fn, line).strip() if line else ""
+    return f"{shown}:{line} in {code.co_name}" + (f": {src}" if src else "")
+
+
+class set_record_sites:
+    """Record the user's source line of every forward op (``node._site``; Note [sites]), which
+    the messages of a second backward or of a modified saved tensor and ``chainrule.viz``
+    then show. Off by default (it costs about 8% per op); anomaly mode records them too.
+
+    Used as a function it sets the mode; as a context manager it restores the old one on exit.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _record_sites[0]
+        _record_sites[0] = bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        _record_sites[0] = self.prev
+
+
+def is_record_sites_enabled() -> bool:
+    """Whether forward sites are recorded (see ``set_record_sites``)."""
+    return _record_sites[0]
+
+
+_SITES_HINT = (
+    "\n  (chainrule.autograd.graph.set_record_sites(True) or anomaly mode would also name the "
+    "forward line that created the node.)"
+)
+
+
+def _created_at(node: Any) -> str:
+    site = getattr(node, "_site", None)
+    return "" if site is None else f" (created by the forward at {format_site(site)})"
+
+
+def _sites_of_modified(node: Any, counter: VersionCounter) -> str:
+    """The lines that say where a value was saved and where it was then changed in place."""
+    lines = []
+    if node is not None and getattr(node, "_site", None) is not None:
+        lines.append(f"\n  saved for {node.name()} by the forward at {format_site(node._site)}")
+    elif node is not None:
+        lines.append(_SITES_HINT)
+    last = getattr(counter, "last_write", None)
+    if last is not None:
+        lines.append(f"\n  modified in place at {format_site(last)}")
+    return "".join(lines)
+
+
+def freed_message(node: Any) -> str:
+    """PyTorch's message for a second backward, plus which node's values were freed and which
+    backward call freed them (Note [sites])."""
+    if node is None:
+        return FREED_MSG
+    freed_at = getattr(node, "_freed_at", None)
+    if freed_at is None:
+        by, call = "", "the backward call that freed them"
+    else:
+        by, call = f" by the backward call at {format_site(freed_at)}", "that call"
+    created = _created_at(node)
+    return (
+        f"{FREED_MSG}\n  The saved values of {node.name()}{created} were freed{by}. "
+        f"Pass retain_graph=True to {call} if this graph is to be backpropagated again, or "
+        "run the forward again to build a fresh graph for this backward."
+        + ("" if created else _SITES_HINT)
+    )
+
+
 class VersionCounter:
     """An integer shared by a tensor, its views and its ``detach()``ed aliases.
 
     Every in-place op increments it; a ``SavedTensor`` compares it with the value it saved.
+    Each write of ``value`` also notes where in the user's program it came from, as
+    ``last_write`` (Note [sites]); in-place ops are rare, so this is always on.
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "last_write")
 
     def __init__(self) -> None:
-        self.value = 0
+        # Not through __setattr__: creating a counter writes nothing. ``last_write`` stays
+        # unset until the first write (read it with getattr(counter, "last_write", None)).
+        _set_value(self, 0)
+
+    def __setattr__(self, name: str, v: Any) -> None:
+        _setattr(self, name, v)
+        if name == "value":
+            _set_last(self, user_site(1))
+
+
+_setattr = object.__setattr__
+_set_value = VersionCounter.value.__set__  # type: ignore[attr-defined]
+_set_last = VersionCounter.last_write.__set__  # type: ignore[attr-defined]
 
 
 class SavedTensor:
@@ -110,7 +281,7 @@ class SavedTensor:
         """The saved value: an array, or a Tensor in the graph when ``as_tensor``."""
         data = self.data
         if data is None:
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_message(node))
         if self.counter.value != self.version:
             raise RuntimeError(self._modified_message(node))
         if not as_tensor:
@@ -148,7 +319,7 @@ class SavedTensor:
             "step() between a forward and its backward also modifies parameters in place: "
             "call backward() first). Enable anomaly "
             "detection with chainrule.autograd.set_detect_anomaly(True) to find the operation "
-            "that failed to compute its gradient."
+            "that failed to compute its gradient." + _sites_of_modified(node, self.counter)
         )
 
     def release(self) -> None:
@@ -170,7 +341,7 @@ class PackedSavedTensor(SavedTensor):
 
     def unpack(self, node: Node, as_tensor: bool) -> Any:
         if not self.alive:
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_message(node))
         if self.counter.value != self.version:
             raise RuntimeError(self._modified_message(node))
         from chainrule._tensor import Tensor, _new_tensor
@@ -286,6 +457,8 @@ class Node:
         "_hooks",
         "_released",
         "metadata",
+        "_site",  # Note [sites]: unset unless recorded
+        "_freed_at",
         "__weakref__",
     )
 
@@ -350,14 +523,32 @@ _RELEASED: tuple[Any, ...] = ()
 class _Ctx:
     """The bag a VJP reads: saved values, op parameters, ``input_shapes``, ``needs_input_grad``.
 
+    Each op gets its own subclass (``_ctx_class``) whose ``__slots__`` are the op's saved names,
+    so that filling one per backward node is a few slot stores; parameters and aux arrays go
+    to the instance ``__dict__``. ``input_shapes`` is computed only when a VJP reads it.
     A missing name means the op did not save it: the error says so instead of AttributeError.
     """
 
+    @property
+    def input_shapes(self) -> tuple[Any, ...]:
+        return tuple(m[0] if m is not None else None for m in self._node._input_meta)
+
     def __getattr__(self, name: str) -> Any:
+        if name == "_node":
+            raise AttributeError(name)
         raise AttributeError(
-            f"VJP of {self.__dict__.get('_op_name', '?')} reads ctx.{name}, which the op does not "
+            f"VJP of {self._node.op.name} reads ctx.{name}, which the op does not "
             "save or take as a parameter: add it to the op's saves=."
         )
+
+
+def _ctx_class(op: Any) -> type:
+    """The ctx class of ``op``: made on its first backward and kept as ``op.ctx_cls``."""
+    names = tuple(n for n in op.save_names if n.isidentifier())
+    slots = tuple(dict.fromkeys(names + ("needs_input_grad", "_node")))
+    cls = type(f"{op.node_name}Ctx", (_Ctx,), {"__slots__": slots})
+    op.ctx_cls = cls
+    return cls
 
 
 class OpNode(Node):
@@ -377,17 +568,32 @@ class OpNode(Node):
 
     def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
         op = self.op
-        ctx = _Ctx()
-        d = ctx.__dict__
-        if self.params:
-            d.update(self.params)
+        cls = op.ctx_cls
+        if cls is None:
+            cls = _ctx_class(op)
+        ctx = _new(cls)
+        ctx._node = self
+        need = ctx.needs_input_grad = self.needs_input_grad
+        params = self.params
+        if params:
+            ctx.__dict__.update(params)
         saved = self.saved
         if saved:
-            if self._released and op.save_names:
-                raise RuntimeError(FREED_MSG)
+            if self._released:
+                raise RuntimeError(freed_message(self))
             for name, sv in zip(op.save_names, saved):
-                d[name] = sv.unpack(self, create_graph) if isinstance(sv, SavedTensor) else sv
+                if type(sv) is SavedTensor and not create_graph:
+                    # SavedTensor.unpack inlined for arrays; it raises the errors.
+                    v = sv.data
+                    if v is None or sv.counter.value != sv.version:
+                        v = sv.unpack(self, False)
+                elif isinstance(sv, SavedTensor):
+                    v = sv.unpack(self, create_graph)
+                else:
+                    v = sv
+                setattr(ctx, name, v)
         if self._aux is not None:
+            d = ctx.__dict__
             if create_graph:
                 from chainrule._tensor import Tensor
 
@@ -395,18 +601,19 @@ class OpNode(Node):
                     d[k] = Tensor._wrap(v) if hasattr(v, "dtype") and hasattr(v, "shape") else v
             else:
                 d.update(self._aux)
-        d["input_shapes"] = tuple(m[0] if m is not None else None for m in self._input_meta)
-        d["needs_input_grad"] = self.needs_input_grad
-        d["_op_name"] = op.name
         g = grads[0] if op.num_outputs == 1 else tuple(grads)
         if op.joint_vjp is not None:
             res = op.joint_vjp(ctx, g)
             if not isinstance(res, tuple):
                 res = (res,)
             return res
-        return tuple(
-            f(ctx, g) if need else None for f, need in zip(op.vjps, self.needs_input_grad)
-        )
+        vjps = op.vjps
+        n = len(need)
+        if n == 2 and len(vjps) == 2:
+            return (vjps[0](ctx, g) if need[0] else None, vjps[1](ctx, g) if need[1] else None)
+        if n == 1 and len(vjps) == 1:
+            return (vjps[0](ctx, g) if need[0] else None,)
+        return tuple(f(ctx, g) if nd else None for f, nd in zip(vjps, need))
 
     def release(self) -> None:
         self._released = True
@@ -421,9 +628,10 @@ class OpNode(Node):
 class AccumulateGrad(Node):
     """The sink for one leaf: runs the leaf's hooks, then adds the gradient into ``leaf.grad``.
 
-    The first gradient is stored as a copy, since the engine's buffer may be shared; later ones
-    are added in place, or out of place under ``create_graph`` so that ``.grad`` stays
-    differentiable.
+    The first gradient becomes ``.grad`` without a copy when nothing else holds its array (as
+    PyTorch steals a gradient whose use count allows it), else as a copy, since the engine's
+    buffer may be shared; later ones are added in place, or out of place under ``create_graph``
+    so that ``.grad`` stays differentiable.
     """
 
     __slots__ = ("variable",)
@@ -435,7 +643,7 @@ class AccumulateGrad(Node):
         self._input_meta = ()
 
     def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
-        from chainrule._tensor import Tensor
+        from chainrule._tensor import Tensor, _new_tensor
 
         v = self.variable
         g = grads[0]
@@ -444,8 +652,10 @@ class AccumulateGrad(Node):
         if v._grad is None:
             if create_graph:
                 v._grad = g if g.grad_fn is not None else g.detach()
+            elif (_refcount(g) <= 3) and _stealable(g):
+                v._grad = _new_tensor(g)
             else:
-                v._grad = Tensor._wrap(g.copy())
+                v._grad = Tensor._wrap(g.copy())  # _wrap: a 0-d result may be a NumPy scalar
         elif create_graph or v._grad._requires_grad:
             old = v._grad
             v._grad = old + (g if create_graph else Tensor._wrap(g))
@@ -462,8 +672,68 @@ class AccumulateGrad(Node):
         return ()
 
 
+def _stealable(g: Any) -> bool:
+    """Whether AccumulateGrad may keep the array ``g`` as ``.grad`` without copying it, given
+    that nothing but the engine's buffer holds ``g`` itself (``getrefcount(g)`` is 3 in
+    ``AccumulateGrad.apply``: the buffer list, the local and getrefcount's argument).
+
+    A view qualifies only when it spans the whole of a base that nothing else holds (a reshape
+    of a fresh sum, the transpose of a fresh product). A read-only array (a broadcast view) is
+    copied.
+    """
+    if type(g) is not _ndarray:
+        return False
+    flags = g.flags
+    if not (flags.c_contiguous and flags.writeable):
+        return False
+    b = g.base
+    if b is None:
+        return flags.owndata
+    # b's holders: g itself, the local b and getrefcount's argument.
+    return type(b) is _ndarray and b.base is None and b.size == g.size and _refcount(b) == 3
+
+
+def _is_array(a: Any) -> bool:
+    return hasattr(a, "nbytes") and hasattr(a, "shape") and hasattr(a, "dtype")
+
+
+def packed_arrays(packed: Any) -> list[Any]:
+    """The arrays inside what a ``saved_tensors_hooks`` pack hook returned: a Tensor's array, an
+    array, or those found in a tuple, list or dict of them (anything else holds no memory that
+    can be seen, e.g. a file name)."""
+    from chainrule._tensor import Tensor
+
+    if isinstance(packed, Tensor):
+        return [packed._data]
+    if _is_array(packed):
+        return [packed]
+    if isinstance(packed, dict):
+        packed = list(packed.values())
+    if isinstance(packed, (tuple, list)):
+        return [a for p in packed for a in packed_arrays(p)]
+    return []
+
+
+def held_arrays(node: Node) -> list[Any]:
+    """The arrays ``node`` still holds for its backward: saved values (as packed by a hook,
+    for those saved under ``saved_tensors_hooks``) and the op's aux arrays (also those in a
+    tuple, such as the index arrays of max along a dim)."""
+    res = []
+    for s in node._saved_tensors():
+        if type(s) is PackedSavedTensor:
+            if s.alive:
+                res.extend(packed_arrays(s.packed))
+        elif s.data is not None:
+            res.append(s.data)
+    aux = getattr(node, "_aux", None)
+    if aux:
+        res.extend(a for v in aux.values() for a in packed_arrays(v))
+    return res
+
+
 def saved_bytes(output: Any) -> int:
-    """Bytes of saved arrays still held by the graph behind ``output`` (each array counted once).
+    """Bytes of saved arrays still held by the graph behind ``output`` (each array counted once;
+    a value saved through a pack hook counts as the arrays the hook returned).
 
     This is the memory that ``retain_graph=True`` keeps alive after a backward.
     """
@@ -477,16 +747,10 @@ def saved_bytes(output: Any) -> int:
         if id(n) in seen_nodes:
             continue
         seen_nodes.add(id(n))
-        for s in n._saved_tensors():
-            if s.data is not None and id(s.data) not in seen_arrays:
-                seen_arrays.add(id(s.data))
-                total += s.data.nbytes
-        aux = getattr(n, "_aux", None)
-        if aux:
-            for a in aux.values():
-                if hasattr(a, "nbytes") and id(a) not in seen_arrays:
-                    seen_arrays.add(id(a))
-                    total += a.nbytes
+        for a in held_arrays(n):
+            if id(a) not in seen_arrays:
+                seen_arrays.add(id(a))
+                total += a.nbytes
         for nxt, _ in n.next_functions:
             if nxt is not None:
                 stack.append(nxt)

@@ -34,7 +34,9 @@ from chainrule.autograd.graph import (
     _hooks_any,
     _hooks_state,
     _next_seq,
+    _record_sites,
     pack_saved,
+    user_site,
 )
 from chainrule.backends import backend_of
 
@@ -46,6 +48,8 @@ _state = grad_mode._state
 _ndarray = np.ndarray
 _asarray = np.asarray
 _new_node = object.__new__
+_new = object.__new__
+_np = np
 
 
 class _Namespace:
@@ -96,6 +100,8 @@ class OpDef:
         "aux",
         "out_dtype",
         "inplace_ok",
+        "grad_mask",
+        "ctx_cls",
     )
 
     def __init__(
@@ -133,6 +139,9 @@ class OpDef:
         self.save_names = self.saves
         self.vjps = tuple(vjps) if vjps is not None else (None,) * len(self.input_names)
         self.joint_vjp: Callable[..., Any] | None = None
+        # Which inputs can receive a gradient (have a VJP); all of them with a joint VJP.
+        self.grad_mask = tuple(v is not None for v in self.vjps)
+        self.ctx_cls: type | None = None  # the VJPs' ctx class (autograd/graph.py _ctx_class)
         self.view = view
         self.differentiable = differentiable
         self.materialize_grads = materialize_grads
@@ -150,6 +159,7 @@ class OpDef:
     def vjp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: register a joint VJP ``fn(ctx, g) -> tuple of input gradients``."""
         self.joint_vjp = fn
+        self.grad_mask = (True,) * len(self.input_names)
         return fn
 
     def __repr__(self) -> str:
@@ -190,40 +200,43 @@ _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:
-    """Run ``op`` on ``inputs`` (Tensors, Python scalars or None) with keyword ``params``."""
-    arrays = []
-    req = False
-    first_dt = None
-    mixed = False
-    scalar_cat = -1
-    for x in inputs:
-        if isinstance(x, Tensor):
-            d = x._data
-            arrays.append(d)
-            if x._requires_grad:
-                req = True
-            if first_dt is None:
-                first_dt = d.dtype
-            elif d.dtype != first_dt:
-                mixed = True
-        else:
-            if x is not None and type(x) is not bool:
-                if isinstance(x, np.generic):
-                    x = x.item()  # a NumPy scalar would be strongly typed; make it weak
-                scalar_cat = 2 if isinstance(x, float) else 1
-            arrays.append(x)
-    if first_dt is None:
-        raise TypeError(
-            f"{op.name}(): expected at least one Tensor argument, got "
-            + ", ".join(type(x).__name__ for x in inputs)
-        )
-    promote = op.promote
-    if promote is not None:
-        cat = _CATEGORY[first_dt.kind]
-        if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
-            _promote(op, inputs, arrays)
-    xp = backend_of(arrays[0]).xp
-    out = op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
+    """Run ``op`` on ``inputs`` (Tensors, Python scalars or None) with keyword ``params``.
+
+    The common shapes of call (one Tensor; a Tensor and a Tensor of the same dtype; a Tensor
+    and a Python number that does not change its dtype) skip the general argument walk of
+    ``_prepare``; the results are the same.
+    """
+    n = len(inputs)
+    a = inputs[0]
+    req = None  # set when a fast path ran the forward
+    if n <= 2 and isinstance(a, Tensor):
+        da = a._data
+        if type(da) is _ndarray:
+            cat = _CATEGORY[da.dtype.kind]
+            promote = op.promote
+            if n == 1:
+                if promote != "float" or cat >= 2:
+                    out = op.forward(_np, da, **params) if params else op.forward(_np, da)
+                    req = a._requires_grad
+            else:
+                b = inputs[1]
+                tb = type(b)
+                if isinstance(b, Tensor):
+                    db = b._data
+                    if (promote is None or (
+                        (db.dtype is da.dtype or db.dtype == da.dtype)
+                        and (promote == "same" or cat >= 2)
+                    )):
+                        out = (op.forward(_np, da, db, **params) if params
+                               else op.forward(_np, da, db))
+                        req = a._requires_grad or b._requires_grad
+                elif (tb is float and (cat >= 2 or promote is None)) or (
+                    tb is int and (cat >= (2 if promote == "float" else 1) or promote is None)
+                ):
+                    out = op.forward(_np, da, b, **params) if params else op.forward(_np, da, b)
+                    req = a._requires_grad
+    if req is None:
+        out, req = _apply_general(op, inputs, params)
     aux = None
     if op.aux:
         out, aux = out
@@ -232,7 +245,10 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
     if op.num_outputs == 1:
         if type(out) is not _ndarray:
             out = _asarray(out)
-        t = _new_tensor(out)
+        t = _new(Tensor)
+        t._data = out
+        t._requires_grad = False
+        t.grad_fn = None
         if op.view:
             _mark_view(t, inputs[0], op, params)
         if _state.inference:
@@ -248,6 +264,51 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
             _mark_inference(t)
         res.append(t)
     return tuple(res)
+
+
+def _apply_general(
+    op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None
+) -> tuple[Any, bool]:
+    """Unwrap ``inputs``, promote them by PyTorch's rules and run the forward; returns the
+    forward's result and whether some Tensor input requires grad."""
+    arrays = []
+    req = False
+    first = None  # the first Tensor's array: it picks the backend and the dtype to compare with
+    fdt = None
+    mixed = False
+    scalar_cat = -1
+    for x in inputs:
+        if isinstance(x, Tensor):
+            d = x._data
+            arrays.append(d)
+            if x._requires_grad:
+                req = True
+            if first is None:
+                first = d
+                fdt = d.dtype
+            elif d.dtype is not fdt and d.dtype != fdt:
+                mixed = True
+        else:
+            if x is not None and type(x) is not bool:
+                if isinstance(x, np.generic):
+                    x = x.item()  # a NumPy scalar would be strongly typed; make it weak
+                c = 2 if isinstance(x, float) else 1
+                if c > scalar_cat:
+                    scalar_cat = c
+            arrays.append(x)
+    if first is None:
+        raise TypeError(
+            f"{op.name}(): expected at least one Tensor argument, got "
+            + ", ".join(type(x).__name__ for x in inputs)
+        )
+    promote = op.promote
+    if promote is not None:
+        cat = _CATEGORY[fdt.kind]
+        if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
+            _promote(op, inputs, arrays)
+    xp = _np if type(first) is _ndarray else backend_of(first).xp
+    out = op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
+    return out, req
 
 
 def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
@@ -324,33 +385,97 @@ def _record(
     node._released = False
     node.metadata = None
     node._aux = aux
-    nexts = []
-    meta = []
-    needs = []
-    vjps = op.vjps
-    joint = op.joint_vjp is not None
-    for i, x in enumerate(inputs):
-        if isinstance(x, Tensor) and x._requires_grad and (joint or vjps[i] is not None):
+    mask = op.grad_mask
+    # The edges: unrolled for one and two inputs, the common cases.
+    n = len(inputs)
+    if len(mask) != n:  # an op taking *inputs
+        joint = op.joint_vjp is not None
+        vj = op.vjps
+        mask = tuple(joint or (i < len(vj) and vj[i] is not None) for i in range(n))
+    if n == 1:
+        x = inputs[0]
+        if mask[0] and isinstance(x, Tensor) and x._requires_grad:
             gf = x.grad_fn
-            nexts.append((gf, x._output_nr) if gf is not None else (x._get_accumulator(), 0))
             d = x._data
-            meta.append((d.shape, d.dtype))
-            needs.append(True)
+            node.next_functions = (
+                (gf, x._output_nr) if gf is not None else (x._get_accumulator(), 0),
+            )
+            k = (d.shape, d.dtype)
+            m = _META.get(k)
+            if m is None:
+                m = _meta(k)
+            node._input_meta = (m,)
+            node.needs_input_grad = _NEEDS_ONE
         else:
-            nexts.append((None, 0))
-            meta.append(None)
-            needs.append(False)
+            node.next_functions = ((None, 0),)
+            node._input_meta = (None,)
+            node.needs_input_grad = (False,)
+    elif n == 2:
+        a, b = inputs
+        if mask[0] and isinstance(a, Tensor) and a._requires_grad:
+            gf = a.grad_fn
+            d = a._data
+            ea = (gf, a._output_nr) if gf is not None else (a._get_accumulator(), 0)
+            k = (d.shape, d.dtype)
+            ma = _META.get(k)
+            if ma is None:
+                ma = _meta(k)
+            na = True
+        else:
+            ea = _NO_EDGE
+            ma = None
+            na = False
+        if mask[1] and isinstance(b, Tensor) and b._requires_grad:
+            gf = b.grad_fn
+            d = b._data
+            eb = (gf, b._output_nr) if gf is not None else (b._get_accumulator(), 0)
+            k = (d.shape, d.dtype)
+            mb = _META.get(k)
+            if mb is None:
+                mb = _meta(k)
+            nb = True
+        else:
+            eb = _NO_EDGE
+            mb = None
+            nb = False
+        node.next_functions = (ea, eb)
+        node._input_meta = (ma, mb)
+        node.needs_input_grad = _NEEDS_TWO[na + na + nb]
+    else:
+        nexts = []
+        meta = []
+        needs = []
+        for x, has in zip(inputs, mask):
+            if has and isinstance(x, Tensor) and x._requires_grad:
+                gf = x.grad_fn
+                nexts.append((gf, x._output_nr) if gf is not None else (x._get_accumulator(), 0))
+                d = x._data
+                meta.append((d.shape, d.dtype))
+                needs.append(True)
+            else:
+                nexts.append(_NO_EDGE)
+                meta.append(None)
+                needs.append(False)
+        node.next_functions = tuple(nexts)
+        node._input_meta = tuple(meta)
+        node.needs_input_grad = tuple(needs)
     # Numbered after the inputs' AccumulateGrad nodes it may have just created, so that a
     # node's sequence number is always above those of the nodes it feeds.
     node.sequence_nr = _next_seq()
-    node.next_functions = tuple(nexts)
-    node._input_meta = tuple(meta)
-    node.needs_input_grad = tuple(needs)
 
     if op.num_outputs == 1:
         if type(out) is not _ndarray:
             out = _asarray(out)
-        outs: tuple[Tensor, ...] = (_make_out(out, node, 0),)
+        t = _new(Tensor)
+        t._data = out
+        k = out.dtype.kind
+        if k == "f" or k == "c":
+            t._requires_grad = True
+            t.grad_fn = node
+        else:
+            t._requires_grad = False
+            t.grad_fn = None
+        outs: tuple[Tensor, ...] = (t,)
         node._out_meta = None
         node.num_outputs = 1
     else:
@@ -381,14 +506,36 @@ def _record(
         node.saved = tuple(saved)
     else:
         node.saved = ()
+    if _record_sites[0]:
+        # The user's line that made this node (Note [sites] in autograd/graph.py).
+        node._site = user_site(2)
     if _anomaly_enabled[0]:
         from chainrule.autograd.anomaly import record_trace
 
+        node._site = user_site(2)
         record_trace(node)
     return outs[0] if op.num_outputs == 1 else outs
 
 
 _anomaly_enabled = [False]
+_NO_EDGE = (None, 0)
+_NEEDS_ONE = (True,)
+_NEEDS_TWO = ((False, False), (False, True), (True, False), (True, True))
+
+# Note [shared metadata]
+#     Every object a node keeps alive is one more object for Python's cycle collector to walk
+#     again and again while the graph lives, which on a long graph costs as much as building it.
+#     So the per-input ``(shape, dtype)`` pairs are shared, one per distinct pair (the cache is
+#     dropped when it grows past _META_MAX), and ``needs_input_grad`` tuples are constants.
+_META: dict[tuple[Any, Any], tuple[Any, Any]] = {}
+_META_MAX = 4096
+
+
+def _meta(key: tuple[Any, Any]) -> tuple[Any, Any]:
+    if len(_META) >= _META_MAX:
+        _META.clear()
+    _META[key] = key
+    return key
 
 LEAF_INPLACE_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 

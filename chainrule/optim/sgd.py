@@ -30,7 +30,8 @@ def sgd_update(
         else:
             buf[...] = buf * momentum + (1 - dampening) * g
         g = g + momentum * buf if nesterov else buf
-    param[...] = param + (-lr) * g
+    # In place: the same two roundings as param + (-lr) * g, without a temporary sum and copy.
+    param += g * (-lr)
     return buf
 
 

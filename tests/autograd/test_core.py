@@ -77,7 +77,7 @@ def test_mean_then_sum_walkthrough():
 
     assert f(cr, True) == f(torch, True) == [12.0, 12.0]
     cm, tm = same_error(lambda m: f(m, False))
-    assert cm == tm
+    assert cm.startswith(tm)  # PyTorch's text, then which node was freed and by which call
 
 
 # --- seeding and root gradients -----------------------------------------------------------------
