@@ -299,12 +299,16 @@ class SavedTensor:
             shape, dt = list(self.data.shape), self.data.dtype
         else:
             shape, dt = list(self.shape_str[0]), self.shape_str[1]
+        # PyTorch names the node that now produces the tensor, without its "Backward0" suffix.
         where = ""
-        if self.is_output:
-            where = f", which is output {self.output_nr} of {node.name()},"
-        elif self.src_name is not None:
-            where = f", which is output 0 of {self.src_name.name()},"
         t = self.tensor
+        if self.is_output:
+            where = f", which is output {self.output_nr} of {_short_name(node)},"
+        else:
+            src = t.grad_fn if t is not None and t.grad_fn is not None else self.src_name
+            if src is not None:
+                nr = t._output_nr if t is not None else 0
+                where = f", which is output {nr} of {_short_name(src)},"
         pname = getattr(t, "_param_name", None)
         if pname is None and t is not None and t._base is not None:
             pname = getattr(t._base, "_param_name", None)  # e.g. weight.t() saved by linear
@@ -312,7 +316,7 @@ class SavedTensor:
             where += f" (the parameter '{pname}')"
         return (
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{_type_name(dt)} {shape}]{where} is at version "
+            f"inplace operation: [torch.{_type_name(dt)} {shape}]{where} is at version "
             f"{self.counter.value}; expected version {self.version} instead. Hint: the "
             f"backward of {node.name()} needs this value as it was when the forward ran; use "
             "an out-of-place op, or clone() the tensor before modifying it (an optimizer "
@@ -325,6 +329,14 @@ class SavedTensor:
     def release(self) -> None:
         self.data = None
         self.tensor = None
+
+
+def _short_name(node: Any) -> str:
+    """A node's name as PyTorch's version-counter error prints it: ``Sigmoid`` for
+    ``SigmoidBackward0``."""
+    name = node.name()
+    i = name.rfind("Backward")
+    return name[:i] if i > 0 else name
 
 
 class PackedSavedTensor(SavedTensor):

@@ -154,7 +154,7 @@ def test_modified_output_names_save_and_inplace_lines(sites) -> None:
     func = "test_modified_output_names_save_and_inplace_lines"
     assert msg.startswith(
         "one of the variables needed for gradient computation has been modified by an inplace "
-        "operation: [FloatTensor [3]], which is output 0 of SigmoidBackward0, is at version 1; "
+        "operation: [torch.FloatTensor [3]], which is output 0 of Sigmoid, is at version 1; "
         "expected version 0 instead."
     )
     assert msg.endswith(
