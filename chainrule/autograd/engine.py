@@ -28,11 +28,20 @@ def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
     return True
 
 
+_SUM_AXES: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+
+
 def _sum_to_array(g: Any, shape: tuple[int, ...]) -> Any:
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1
-    )
+    key = (g.shape, shape)
+    axes = _SUM_AXES.get(key)
+    if axes is None:  # the axes are computed once per (gradient shape, input shape)
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1
+        )
+        if len(_SUM_AXES) >= 4096:
+            _SUM_AXES.clear()
+        _SUM_AXES[key] = axes
     if axes:
         g = g.sum(axis=axes, keepdims=True)
     return g.reshape(shape)
@@ -290,7 +299,8 @@ def run_backward(
                     m = meta[i]
                     if m is not None:
                         if create_graph:
-                            if g.shape != m[0] or g._data.dtype != m[1]:
+                            gd = g._data  # not g.shape: that builds a Size
+                            if gd.shape != m[0] or gd.dtype != m[1]:
                                 g = _fix_grad(node, i, g, m, True)
                         elif g.shape != m[0] or (g.dtype is not m[1] and g.dtype != m[1]):
                             g = _fix_grad(node, i, g, m, False)

@@ -1,113 +1,197 @@
-"""Higher-level differentiation of functions: ``vjp``, ``jvp``, ``jacobian``, ``hessian``,
-``hvp``, ``vhp``, with PyTorch's signatures and return structures.
+"""Derivatives of whole functions: ``vjp``, ``jvp``, ``jacobian``, ``hessian``, ``hvp`` and
+``vhp``, with PyTorch's signatures, return structures and error messages.
 
-Everything is built from reverse mode (``autograd.grad``). ``jvp`` uses the double-vjp trick:
-with ``u`` a dummy cotangent, ``g(u) = J^T u`` is linear in ``u``, so the vjp of ``g`` with
-``v`` is ``J v``. ``vectorize`` is accepted and ignored (Jacobians are built row by row);
-only ``strategy="reverse-mode"`` is supported.
+Each takes ``func`` and ``inputs`` (a Tensor or a tuple of Tensors, ``func(*inputs)``) and is
+built from reverse sweeps (``autograd.grad``) only:
+
+- ``vjp``: one sweep seeded with ``v`` gives ``v^T J``.
+- ``vhp`` / ``hvp``: a differentiable sweep gives the gradient ``g``; a second sweep seeded with
+  ``v`` gives ``v^T H``. ``hvp`` returns the same, ``H v = (v^T H)^T`` for a symmetric Hessian.
+- ``jvp``: with a dummy cotangent ``u``, ``J^T u`` is linear in ``u``, so sweeping back from it
+  with seed ``v`` yields ``J v``.
+- ``jacobian``: one sweep per output element; ``hessian`` is the Jacobian of the gradient.
+
+``vectorize`` is accepted and ignored; ``strategy`` must be ``"reverse-mode"``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
-
-def _as_tuple(x: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple[Any, ...]]:
-    from chainrule._tensor import Tensor
-
-    is_tuple = isinstance(x, (tuple, list))
-    xs = tuple(x) if is_tuple else (x,)
-    for i, e in enumerate(xs):
-        if not isinstance(e, Tensor):
-            if is_tuple:
-                raise TypeError(
-                    f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                    f"Tensors but the value at index {i} has type {type(e)}."
-                )
-            raise TypeError(
-                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                f"Tensors but the given {arg_name} has type {type(e)}."
-            )
-    return is_tuple, xs
+_OUTPUTS = "outputs of the user-provided function"
+_V_NEEDS_SCALAR_OUTPUT = (
+    "The vector v can only be None if the user-provided function returns a single Tensor with "
+    "a single element."
+)
+_V_NEEDS_SCALAR_INPUT = (
+    "The vector v can only be None if the input to the user-provided function is a single "
+    "Tensor with a single element."
+)
 
 
-def _tuple_postprocess(res: Any, to_unpack: Any) -> Any:
-    if isinstance(to_unpack, tuple):
-        assert len(to_unpack) == 2
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    else:
-        if not to_unpack:
-            res = res[0]
-    return res
-
-
-def _prep_inputs(inputs: tuple[Any, ...], create_graph: bool) -> tuple[Any, ...]:
-    # With create_graph, keep the link to the caller's graph (a view stands for the input);
-    # otherwise differentiate with respect to fresh leaves.
-    res = []
-    for x in inputs:
-        if create_graph and x.requires_grad:
-            res.append(x.view_as(x))
-        else:
-            res.append(x.detach().requires_grad_(x.dtype.is_floating_point))
-    return tuple(res)
-
-
-def _post(xs: tuple[Any, ...], create_graph: bool) -> tuple[Any, ...]:
-    return tuple(x if (create_graph or x is None) else x.detach() for x in xs)
-
-
-def _grad(outs: Any, ins: Any, gos: Any, create_graph: bool, retain_graph: bool = True) -> Any:
-    from chainrule import autograd
-
-    outs = [o for o in outs]
-    keep = [i for i, o in enumerate(outs) if o.requires_grad]
-    if not keep:
-        return (None,) * len(ins)
-    return autograd.grad(
-        [outs[i] for i in keep],
-        ins,
-        [gos[i] for i in keep] if gos is not None else None,
-        retain_graph=retain_graph,
-        create_graph=create_graph,
-        allow_unused=True,
+def _output_unreached(i: int) -> str:
+    return (
+        f"The output of the user-provided function is independent of input {i}. "
+        "This is not allowed in strict mode."
     )
 
 
-def _fill_zeros(grads: tuple[Any, ...], refs: tuple[Any, ...], strict: bool, what: str) -> Any:
+def _gradient_unreached(i: int) -> str:
+    return (
+        f"The gradient with respect to input {i} is independent of the inputs of the "
+        "user-provided function. This is not allowed in strict mode."
+    )
+
+
+def _tensors(value: Any, what: str, caller: str) -> tuple[tuple[Any, ...], bool]:
+    """Accept a Tensor or a tuple/list of Tensors. Return the tensors as a tuple, and whether a
+    sequence was given (results go back to the caller in the same form)."""
+    from chainrule._tensor import Tensor
+
+    given_seq = isinstance(value, (tuple, list))
+    items = tuple(value) if given_seq else (value,)
+    for i, item in enumerate(items):
+        if not isinstance(item, Tensor):
+            culprit = f"the value at index {i}" if given_seq else f"the given {what}"
+            raise TypeError(
+                f"The {what} given to {caller} must be either a Tensor or a tuple of Tensors "
+                f"but {culprit} has type {type(item)}."
+            )
+    return items, given_seq
+
+
+def _as_given(items: tuple[Any, ...], given_seq: bool) -> Any:
+    """The caller's form: the whole tuple, or its lone element when a bare Tensor was given."""
+    return items if given_seq else items[0]
+
+
+def _sweep_inputs(xs: tuple[Any, ...], create_graph: bool) -> tuple[Any, ...]:
+    """The tensors to differentiate with respect to. Under ``create_graph`` an input that
+    requires grad is replaced by a view of itself, so results stay connected to the caller's
+    graph; every other input becomes a fresh leaf (float ones requiring grad)."""
+    return tuple(
+        x.view_as(x)
+        if create_graph and x.requires_grad
+        else x.detach().requires_grad_(x.dtype.is_floating_point)
+        for x in xs
+    )
+
+
+def _released(xs: Sequence[Any], create_graph: bool) -> tuple[Any, ...]:
+    """Cut results loose from the internal graph unless the caller asked to keep it."""
+    if create_graph:
+        return tuple(xs)
+    return tuple(None if x is None else x.detach() for x in xs)
+
+
+def _pull_back(
+    heads: Sequence[Any],
+    targets: Sequence[Any],
+    seeds: Sequence[Any] | None,
+    create_graph: bool,
+    retain_graph: bool | None = True,
+) -> tuple[Any, ...]:
+    """``sum_k seeds[k]^T d heads[k] / d target`` for each target (None where no head depends
+    on it). Heads that are None or outside the graph are skipped; a None seed stands for ones."""
+    from chainrule import autograd, ones_like
+
+    if seeds is None:
+        seeds = (None,) * len(heads)
+    live = [(h, s) for h, s in zip(heads, seeds) if h is not None and h.requires_grad]
+    if not live:
+        return (None,) * len(targets)
+    return tuple(
+        autograd.grad(
+            [h for h, _ in live],
+            list(targets),
+            [ones_like(h) if s is None else s for h, s in live],
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+    )
+
+
+def _zeros_where_missing(
+    grads: Sequence[Any], like: Sequence[Any], strict: bool, complaint: Callable[[int], str]
+) -> tuple[Any, ...]:
+    """Replace each None by zeros shaped like its partner in ``like``; in strict mode a None is
+    an error worded by ``complaint(index)``."""
     from chainrule import zeros_like
 
-    res = []
-    for i, (g, r) in enumerate(zip(grads, refs)):
+    filled = []
+    for i, (g, ref) in enumerate(zip(grads, like)):
         if g is None:
             if strict:
-                raise RuntimeError(
-                    f"The output of the user-provided function is independent of input {i}. "
-                    "This is not allowed in strict mode."
-                    if what == "in"
-                    else f"The gradient with respect to input {i} is independent of the inputs "
-                    "of the user-provided function. This is not allowed in strict mode."
-                )
-            g = zeros_like(r)
-        res.append(g)
-    return tuple(res)
+                raise RuntimeError(complaint(i))
+            g = zeros_like(ref)
+        filled.append(g)
+    return tuple(filled)
 
 
-def _check_v(v: tuple[Any, ...], refs: tuple[Any, ...], fn: str, what: str) -> None:
-    if len(v) != len(refs):
+def _seeds(v: Any, against: tuple[Any, ...], caller: str, none_error: str) -> Any:
+    """Validate ``v`` against the tensors it pairs with: one per tensor, same shapes. None is
+    allowed only when ``against`` is a single one-element tensor (the seed is then 1)."""
+    if v is None:
+        if len(against) != 1 or against[0].numel() != 1:
+            raise RuntimeError(none_error)
+        return None
+    vs, _ = _tensors(v, "v", caller)
+    if len(vs) != len(against):
         raise RuntimeError(
-            f"v is a tuple of invalid length: should be {len(refs)} but got {len(v)}."
+            f"v is a tuple of invalid length: should be {len(against)} but got {len(vs)}."
         )
-    for i, (a, b) in enumerate(zip(v, refs)):
-        if tuple(a.shape) != tuple(b.shape):
+    for i, (given, ref) in enumerate(zip(vs, against)):
+        if tuple(given.shape) != tuple(ref.shape):
             raise RuntimeError(
-                f"Entry {i} in v has invalid size: should be {b.shape} but got {a.shape}."
+                f"Entry {i} in v has invalid size: should be {ref.shape} but got {given.shape}."
             )
+    return vs
+
+
+def _require_one_element(ys: tuple[Any, ...], caller: str) -> None:
+    if len(ys) != 1 or ys[0].numel() != 1:
+        raise RuntimeError(
+            f"The function given to {caller} should return a single Tensor with a single "
+            "element."
+        )
+
+
+def _reverse_product(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any,
+    create_graph: bool,
+    strict: bool,
+    caller: str,
+    through_gradient: bool,
+) -> tuple[Any, Any]:
+    """Shared driver of ``vjp`` (one sweep seeded with ``v`` from the outputs) and of
+    ``vhp``/``hvp`` (``through_gradient``: sweep once for the gradient of a one-element
+    output, keeping it differentiable, then sweep from the gradient seeded with ``v``)."""
+    from chainrule.autograd import grad_mode
+
+    with grad_mode.enable_grad():
+        xs, inputs_seq = _tensors(inputs, "inputs", caller)
+        xs = _sweep_inputs(xs, create_graph)
+        if through_gradient:
+            vs = _seeds(v, xs, caller, _V_NEEDS_SCALAR_INPUT)
+        ys, outputs_seq = _tensors(func(*xs), _OUTPUTS, caller)
+        if through_gradient:
+            _require_one_element(ys, caller)
+            first = _pull_back(ys, xs, None, create_graph=True)
+        else:
+            vs = _seeds(v, ys, caller, _V_NEEDS_SCALAR_OUTPUT)
+            first = _pull_back(ys, xs, vs, create_graph)
+        result = _zeros_where_missing(first, xs, strict, _output_unreached)
+        if through_gradient:
+            second = _pull_back(result, xs, vs, create_graph, retain_graph=None)
+            result = _zeros_where_missing(second, xs, strict, _gradient_unreached)
+    ys = _released(ys, create_graph)
+    value = ys[0] if through_gradient else _as_given(ys, outputs_seq)
+    return value, _as_given(_released(result, create_graph), inputs_seq)
 
 
 def vjp(
@@ -118,30 +202,31 @@ def vjp(
     strict: bool = False,
 ) -> tuple[Any, Any]:
     """``(func(inputs), v^T J)``: the vector-Jacobian product of ``func`` at ``inputs``."""
-    from chainrule.autograd import grad_mode
+    return _reverse_product(func, inputs, v, create_graph, strict, "vjp", through_gradient=False)
 
-    with grad_mode.enable_grad():
-        is_in_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
-        ins = _prep_inputs(ins, create_graph)
-        outputs = func(*ins)
-        is_out_tuple, outs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
-        if v is not None:
-            _, vs = _as_tuple(v, "v", "vjp")
-            _check_v(vs, outs, "vjp", "outputs")
-        else:
-            if len(outs) != 1 or outs[0].numel() != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the user-provided function returns a "
-                    "single Tensor with a single element."
-                )
-            vs = None
-        grads = _grad(outs, ins, vs, create_graph)
-        grads = _fill_zeros(grads, ins, strict, "in")
-    outs_p = _post(outs, create_graph)
-    return (
-        _tuple_postprocess(outs_p, is_out_tuple),
-        _tuple_postprocess(_post(grads, create_graph), is_in_tuple),
-    )
+
+def vhp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """``(func(inputs), v^T H)`` for a ``func`` with one one-element output."""
+    return _reverse_product(func, inputs, v, create_graph, strict, "vhp", through_gradient=True)
+
+
+def hvp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """``(func(inputs), H v)`` for a ``func`` with one one-element output. Computed as
+    ``v^T H``, which equals ``H v`` whenever the Hessian is symmetric (``func`` twice
+    continuously differentiable)."""
+    return _reverse_product(func, inputs, v, create_graph, strict, "hvp", through_gradient=True)
 
 
 def jvp(
@@ -151,42 +236,51 @@ def jvp(
     create_graph: bool = False,
     strict: bool = False,
 ) -> tuple[Any, Any]:
-    """``(func(inputs), J v)``: the Jacobian-vector product, by the double-vjp trick."""
+    """``(func(inputs), J v)``: the Jacobian-vector product, from two reverse sweeps."""
     from chainrule import zeros_like
     from chainrule.autograd import grad_mode
 
     with grad_mode.enable_grad():
-        is_in_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
-        ins = _prep_inputs(ins, create_graph)
-        if v is not None:
-            _, vs = _as_tuple(v, "v", "jvp")
-            _check_v(vs, ins, "jvp", "inputs")
-        else:
-            if len(ins) != 1 or ins[0].numel() != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the input to the user-provided function "
-                    "is a single Tensor with a single element."
-                )
-            vs = None
-        outputs = func(*ins)
-        is_out_tuple, outs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
-        us = tuple(zeros_like(o).requires_grad_(True) for o in outs)
-        g = _grad(outs, ins, us, create_graph=True)
-        g_used = [(gi, vi) for gi, vi in zip(g, vs if vs is not None else (None,) * len(g))
-                  if gi is not None and gi.requires_grad]
-        if g_used:
-            from chainrule import autograd, ones_like
-
-            gs = [gi for gi, _ in g_used]
-            gv = [vi if vi is not None else ones_like(gi) for gi, vi in g_used]
-            res = autograd.grad(gs, us, gv, create_graph=create_graph, allow_unused=True)
-        else:
-            res = (None,) * len(outs)
-        res = _fill_zeros(res, outs, strict, "out")
+        xs, inputs_seq = _tensors(inputs, "inputs", "jvp")
+        xs = _sweep_inputs(xs, create_graph)
+        vs = _seeds(v, xs, "jvp", _V_NEEDS_SCALAR_INPUT)
+        ys, outputs_seq = _tensors(func(*xs), _OUTPUTS, "jvp")
+        # J^T u as a differentiable function of the dummy cotangents u; its value is unused.
+        us = tuple(zeros_like(y).requires_grad_(True) for y in ys)
+        jt_u = _pull_back(ys, xs, us, create_graph=True)
+        j_v = _pull_back(jt_u, us, vs, create_graph, retain_graph=None)
+        j_v = _zeros_where_missing(j_v, ys, strict, _gradient_unreached)
     return (
-        _tuple_postprocess(_post(outs, create_graph), is_out_tuple),
-        _tuple_postprocess(_post(res, create_graph), is_out_tuple),
+        _as_given(_released(ys, create_graph), outputs_seq),
+        _as_given(_released(j_v, create_graph), outputs_seq),
     )
+
+
+def _jacobian_blocks(
+    index: int, y: Any, xs: tuple[Any, ...], create_graph: bool, strict: bool
+) -> tuple[Any, ...]:
+    """``d y / d x`` for every input ``x``, each of shape ``y.shape + x.shape``: one reverse
+    sweep per element of ``y`` gives one row of every block."""
+    from chainrule import stack, zeros
+
+    def unreached(j: int) -> str:
+        return (
+            f"Output {index} of the user-provided function is independent of input {j}. "
+            "This is not allowed in strict mode."
+        )
+
+    flat = y.reshape(-1)
+    rows: list[list[Any]] = [[] for _ in xs]
+    for k in range(flat.numel()):
+        grads = _pull_back((flat[k],), xs, None, create_graph)
+        for j, g in enumerate(_zeros_where_missing(grads, xs, strict, unreached)):
+            rows[j].append(g)
+    blocks = []
+    for x, row in zip(xs, rows):
+        shape = tuple(y.shape) + tuple(x.shape)
+        block = stack(row, 0).reshape(shape) if row else zeros(shape, dtype=x.dtype)
+        blocks.append(block)
+    return _released(blocks, create_graph)
 
 
 def jacobian(
@@ -198,47 +292,21 @@ def jacobian(
     strategy: str = "reverse-mode",
 ) -> Any:
     """The Jacobian of ``func`` at ``inputs``: for output ``i`` and input ``j``, a tensor of
-    shape ``outputs[i].shape + inputs[j].shape`` (nested tuples as in PyTorch)."""
-    from chainrule import stack, zeros
+    shape ``outputs[i].shape + inputs[j].shape``, nested as outputs-then-inputs where the
+    caller gave tuples (as in PyTorch)."""
     from chainrule.autograd import grad_mode
 
     if strategy != "reverse-mode":
         raise NotImplementedError("chainrule's jacobian supports strategy='reverse-mode' only")
     with grad_mode.enable_grad():
-        is_in_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
-        ins = _prep_inputs(ins, create_graph)
-        outputs = func(*ins)
-        is_out_tuple, outs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
+        xs, inputs_seq = _tensors(inputs, "inputs", "jacobian")
+        xs = _sweep_inputs(xs, create_graph)
+        ys, outputs_seq = _tensors(func(*xs), _OUTPUTS, "jacobian")
+        per_output = tuple(
+            _as_given(_jacobian_blocks(i, y, xs, create_graph, strict), inputs_seq)
+            for i, y in enumerate(ys)
         )
-        jac: list[tuple[Any, ...]] = []
-        for out in outs:
-            rows: list[list[Any]] = [[] for _ in ins]
-            flat = out.reshape(-1)
-            n = flat.numel()
-            for k in range(n):
-                if out.requires_grad:
-                    gs = _grad([flat[k]], ins, None, create_graph)
-                else:
-                    gs = (None,) * len(ins)
-                for j, (g, x) in enumerate(zip(gs, ins)):
-                    if g is None:
-                        if strict:
-                            raise RuntimeError(
-                                f"Output {outs.index(out)} of the user-provided function is "
-                                f"independent of input {j}. This is not allowed in strict mode."
-                            )
-                        g = zeros(tuple(x.shape), dtype=x.dtype)
-                    rows[j].append(g)
-            per_in = []
-            for j, x in enumerate(ins):
-                if n:
-                    J = stack(rows[j], 0).reshape(tuple(out.shape) + tuple(x.shape))
-                else:
-                    J = zeros(tuple(out.shape) + tuple(x.shape), dtype=x.dtype)
-                per_in.append(J if create_graph else J.detach())
-            jac.append(tuple(per_in))
-    return _tuple_postprocess(tuple(jac), (is_out_tuple, is_in_tuple))
+    return _as_given(per_output, outputs_seq)
 
 
 def hessian(
@@ -249,88 +317,18 @@ def hessian(
     vectorize: bool = False,
     outer_jacobian_strategy: str = "reverse-mode",
 ) -> Any:
-    """The Hessian of the scalar function ``func`` at ``inputs`` (the Jacobian of its
-    gradient); nested tuples as in PyTorch when ``inputs`` is a tuple."""
-    is_in_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
+    """The Hessian of ``func`` (one one-element output) at ``inputs``: the Jacobian of its
+    gradient, nested input-by-input where the caller gave a tuple (as in PyTorch)."""
+    xs, inputs_seq = _tensors(inputs, "inputs", "hessian")
 
-    def jac_func(*inp: Any) -> Any:
-        def ensure_single(*a: Any) -> Any:
-            out = func(*a)
-            is_t, t = _as_tuple(out, "outputs of the user-provided function", "hessian")
-            if len(t) != 1 or t[0].numel() != 1:
-                raise RuntimeError(
-                    "The function given to hessian should return a single Tensor with a single "
-                    "element."
-                )
-            return t[0].squeeze()
+    def as_scalar(*args: Any) -> Any:
+        ys, _ = _tensors(func(*args), _OUTPUTS, "hessian")
+        _require_one_element(ys, "hessian")
+        return ys[0].squeeze()
 
-        return jacobian(ensure_single, inp, create_graph=True, strict=strict)
+    def gradient(*args: Any) -> Any:
+        # A tuple of per-input gradients, kept differentiable for the outer Jacobian.
+        return jacobian(as_scalar, args, create_graph=True, strict=strict)
 
-    res = jacobian(jac_func, ins, create_graph=create_graph, strict=strict)
-    return _tuple_postprocess(res, (is_in_tuple, is_in_tuple))
-
-
-def vhp(
-    func: Callable[..., Any],
-    inputs: Any,
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> tuple[Any, Any]:
-    """``(func(inputs), v^T H)`` for a scalar ``func``."""
-    return _hessian_product(func, inputs, v, create_graph, strict, "vhp")
-
-
-def hvp(
-    func: Callable[..., Any],
-    inputs: Any,
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> tuple[Any, Any]:
-    """``(func(inputs), H v)`` for a scalar ``func`` (equal to ``vhp`` for twice
-    continuously differentiable functions, whose Hessian is symmetric)."""
-    return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
-
-
-def _hessian_product(
-    func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool, name: str
-) -> tuple[Any, Any]:
-    from chainrule.autograd import grad_mode
-
-    with grad_mode.enable_grad():
-        is_in_tuple, ins = _as_tuple(inputs, "inputs", name)
-        ins = _prep_inputs(ins, create_graph)
-        if v is not None:
-            _, vs = _as_tuple(v, "v", name)
-            _check_v(vs, ins, name, "inputs")
-        else:
-            if len(ins) != 1 or ins[0].numel() != 1:
-                raise RuntimeError(
-                    "The vector v can only be None if the input to the user-provided function "
-                    "is a single Tensor with a single element."
-                )
-            vs = None
-        outputs = func(*ins)
-        _, outs = _as_tuple(outputs, "outputs of the user-provided function", name)
-        if len(outs) != 1 or outs[0].numel() != 1:
-            raise RuntimeError(
-                f"The function given to {name} should return a single Tensor with a single "
-                "element."
-            )
-        g = _grad(outs, ins, None, create_graph=True)
-        g = _fill_zeros(g, ins, strict, "in")
-        used = [(gi, vi) for gi, vi in zip(g, vs if vs is not None else (None,) * len(g))]
-        from chainrule import autograd, ones_like
-
-        gs = [gi for gi, _ in used if gi.requires_grad]
-        gv = [vi if vi is not None else ones_like(gi) for gi, vi in used if gi.requires_grad]
-        if gs:
-            res = autograd.grad(gs, ins, gv, create_graph=create_graph, allow_unused=True)
-        else:
-            res = (None,) * len(ins)
-        res = _fill_zeros(res, ins, strict, "grad")
-    return (
-        _post(outs, create_graph)[0],
-        _tuple_postprocess(_post(res, create_graph), is_in_tuple),
-    )
+    blocks = jacobian(gradient, xs, create_graph=create_graph, strict=strict)
+    return _as_given(tuple(_as_given(row, inputs_seq) for row in blocks), inputs_seq)

@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul
+from chainrule.optim._checks import check_nonnegative
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["Adagrad", "adagrad_update"]
@@ -42,18 +43,11 @@ class Adagrad(Optimizer):
         foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
-            )
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_nonnegative(
+            ("learning rate", lr), ("lr_decay value", lr_decay),
+            ("weight_decay value", weight_decay),
+            ("initial_accumulator_value value", initial_accumulator_value), ("epsilon value", eps),
+        )
         defaults = dict(
             lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
             initial_accumulator_value=initial_accumulator_value, foreach=foreach,

@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul, lerp_
+from chainrule.optim._checks import check_nonnegative
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["RMSprop", "rmsprop_update"]
@@ -51,16 +52,10 @@ class RMSprop(Optimizer):
         capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_nonnegative(
+            ("learning rate", lr), ("epsilon value", eps), ("momentum value", momentum),
+            ("weight_decay value", weight_decay), ("alpha value", alpha),
+        )
         defaults = dict(
             lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
             weight_decay=weight_decay, capturable=capturable, foreach=foreach,

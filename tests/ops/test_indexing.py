@@ -11,21 +11,11 @@ import pytest
 
 import chainrule as cr
 from chainrule.backends.numpy_backend import NumpyBackend
+from tests.ops._compare import arange_tensor, assert_same_failure, assert_same_grad_fn
 
 torch = pytest.importorskip("torch")
 
-
-def _x(m: Any, *shape: int, grad: bool = False) -> Any:
-    n = int(np.prod(shape))
-    return m.tensor(np.arange(n, dtype=np.float32).reshape(shape), requires_grad=grad)
-
-
-def _outcome(m: Any, f: Callable[[Any], Any]) -> tuple[str, str]:
-    try:
-        out = f(m)
-    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
-        return type(e).__name__, str(e)
-    return "ok", str(tuple(out.shape))
+_x = arange_tensor
 
 
 def _i(m: Any, v: Any, dt: str = "int64") -> Any:
@@ -93,10 +83,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_error_matches_torch(name: str) -> None:
-    f = ERRORS[name]
-    want = _outcome(torch, f)
-    assert want[0] != "ok", "the case should fail in PyTorch"
-    assert _outcome(cr, f) == want
+    assert_same_failure(ERRORS[name])
 
 
 GRAD_FNS = {
@@ -119,9 +106,7 @@ GRAD_FNS = {
 
 @pytest.mark.parametrize("name", sorted(GRAD_FNS))
 def test_grad_fn_name_matches_torch(name: str) -> None:
-    f = GRAD_FNS[name]
-    assert f(cr, _x(cr, 3, 4, grad=True)).grad_fn.name() == \
-        f(torch, _x(torch, 3, 4, grad=True)).grad_fn.name()
+    assert_same_grad_fn(GRAD_FNS[name])
 
 
 def _grad(m: Any, f: Callable[[Any, Any], Any], *shape: int) -> np.ndarray:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 import chainrule as cr
 from chainrule.ops import shape as shape_ops
+from tests.ops._compare import arange_tensor, assert_same_failure, assert_same_grad_fn
 
 torch = pytest.importorskip("torch")
+
+_x = arange_tensor
 
 
 class _F:
@@ -23,19 +26,6 @@ class _F:
     def __getattr__(self, name: str) -> Any:
         f = getattr(self.m.nn.functional, name, None)
         return f if f is not None else getattr(shape_ops, name)
-
-
-def _x(m: Any, *shape: int, grad: bool = False) -> Any:
-    n = int(np.prod(shape))
-    return m.tensor(np.arange(n, dtype=np.float32).reshape(shape), requires_grad=grad)
-
-
-def _outcome(m: Any, f: Callable[[Any], Any]) -> tuple[str, str]:
-    try:
-        out = f(m)
-    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
-        return type(e).__name__, str(e)
-    return "ok", str(tuple(out.shape))
 
 
 ERRORS = {
@@ -90,10 +80,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_error_matches_torch(name: str) -> None:
-    f = ERRORS[name]
-    want = _outcome(torch, f)
-    assert want[0] != "ok", "the case should fail in PyTorch"
-    assert _outcome(cr, f) == want
+    assert_same_failure(ERRORS[name])
 
 
 GRAD_FNS = {
@@ -124,9 +111,7 @@ GRAD_FNS = {
 
 @pytest.mark.parametrize("name", sorted(GRAD_FNS))
 def test_grad_fn_name_matches_torch(name: str) -> None:
-    f = GRAD_FNS[name]
-    assert f(cr, _x(cr, 3, 4, grad=True)).grad_fn.name() == \
-        f(torch, _x(torch, 3, 4, grad=True)).grad_fn.name()
+    assert_same_grad_fn(GRAD_FNS[name])
 
 
 VIEWS = {

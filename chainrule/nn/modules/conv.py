@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import Any, Callable
 
-import chainrule
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
-from chainrule.nn import init
+from chainrule.nn.modules._params import add_weight_and_bias, reset_fan_in_uniform
 from chainrule.nn.modules._utils import _pair, _single
 from chainrule.nn.modules.module import Module
-from chainrule.nn.parameter import Parameter
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
 
@@ -81,20 +78,11 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(chainrule.empty(shape, dtype=dtype))
-        if bias:
-            self.bias = Parameter(chainrule.empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, shape, out_channels, dtype, bias=bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        reset_fan_in_uniform(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -113,54 +101,49 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """``Conv1d`` and ``Conv2d``: one constructor and forward; a subclass names how to widen
+    a per-dim argument to its dims (``_dims``) and which functional runs (``_conv``).
+    A ``padding_mode`` other than zeros pads explicitly, then convolves without padding."""
+
+    _dims: Callable[[Any], tuple[Any, ...]]
+    _conv: Callable[..., Tensor]
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+        padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+    ) -> None:
+        dims = self._dims
+        super().__init__(
+            in_channels, out_channels, dims(kernel_size), dims(stride),
+            padding if isinstance(padding, str) else dims(padding), dims(dilation),
+            False, dims(0), groups, bias, padding_mode, dtype,
+        )
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            return self._conv(
+                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                self.weight, self.bias, self.stride, self._dims(0), self.dilation, self.groups,
+            )
+        return self._conv(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
+
+class Conv1d(_Conv):
     """1-D convolution over (N, C_in, L) (or unbatched (C_in, L)) inputs."""
 
-    def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-        padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
-    ) -> None:
-        super().__init__(
-            in_channels, out_channels, _single(kernel_size), _single(stride),
-            padding if isinstance(padding, str) else _single(padding), _single(dilation),
-            False, _single(0), groups, bias, padding_mode, dtype,
-        )
-
-    def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv1d(
-                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                self.weight, self.bias, self.stride, _single(0), self.dilation, self.groups,
-            )
-        return F.conv1d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+    _dims = staticmethod(_single)
+    _conv = staticmethod(F.conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """2-D convolution over (N, C_in, H, W) (or unbatched (C_in, H, W)) inputs."""
 
-    def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-        padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
-    ) -> None:
-        super().__init__(
-            in_channels, out_channels, _pair(kernel_size), _pair(stride),
-            padding if isinstance(padding, str) else _pair(padding), _pair(dilation),
-            False, _pair(0), groups, bias, padding_mode, dtype,
-        )
-
-    def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv2d(
-                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                self.weight, self.bias, self.stride, _pair(0), self.dilation, self.groups,
-            )
-        return F.conv2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+    _dims = staticmethod(_pair)
+    _conv = staticmethod(F.conv2d)
 
 
 class ConvTranspose2d(_ConvNd):

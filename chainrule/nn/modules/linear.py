@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn import init
+from chainrule.nn.modules._params import add_weight_and_bias, reset_fan_in_uniform
 from chainrule.nn.modules.module import Module
-from chainrule.nn.parameter import Parameter
 
 __all__ = ["Identity", "Linear", "Bilinear"]
 
@@ -39,19 +38,11 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(chainrule.empty((out_features, in_features), dtype=dtype))
-        if bias:
-            self.bias = Parameter(chainrule.empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, (out_features, in_features), out_features, dtype, bias=bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_fan_in_uniform(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -75,13 +66,9 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(
-            chainrule.empty((out_features, in1_features, in2_features), dtype=dtype)
+        add_weight_and_bias(
+            self, (out_features, in1_features, in2_features), out_features, dtype, bias=bias
         )
-        if bias:
-            self.bias = Parameter(chainrule.empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

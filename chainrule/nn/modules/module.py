@@ -15,7 +15,7 @@ from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
 from chainrule import _dtype
-from chainrule._tensor import Tensor
+from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
 from chainrule.nn.parameter import Parameter
 from chainrule.utils.hooks import RemovableHandle
@@ -48,11 +48,7 @@ def _addindent(s: str, num_spaces: int) -> str:
 def _typename(obj: Any) -> str:
     """``torch.typename``: ``torch.FloatTensor`` for tensors, ``module.Class`` otherwise."""
     if isinstance(obj, Tensor):
-        names = {
-            "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-        }
-        return f"torch.{names.get(str(obj._data.dtype), 'Float')}Tensor"
+        return "torch." + _type_name(obj._data.dtype)
     cls = type(obj)
     module = cls.__module__
     if module in ("builtins", "__builtin__", None):
@@ -62,6 +58,20 @@ def _typename(obj: Any) -> str:
 
 def _depth(name: str) -> int:
     return name.count(".")
+
+
+def _add_hook(
+    hooks: Any, takes_kwargs: dict[int, bool], hook: Callable[..., Any], prepend: bool,
+    with_kwargs: bool,
+) -> RemovableHandle:
+    """Add ``hook`` to the ordered ``hooks`` (first when ``prepend``), noting in
+    ``takes_kwargs`` whether it is called with the keyword arguments too."""
+    handle = RemovableHandle(hooks, hook)
+    if with_kwargs:
+        takes_kwargs[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 class Module:
@@ -141,38 +151,38 @@ class Module:
         """Run ``hook(module, args)`` before ``forward``; a non-None result replaces ``args``
         (a non-tuple is wrapped). With ``with_kwargs``: ``hook(module, args, kwargs)`` returning
         ``None`` or ``(args, kwargs)``."""
-        handle = RemovableHandle(self._forward_pre_hooks, hook)
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(
+            self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs, hook, prepend,
+            with_kwargs,
+        )
 
     def register_forward_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
     ) -> RemovableHandle:
         """Run ``hook(module, args, output)`` after ``forward``; a non-None result replaces the
         output. With ``with_kwargs``: ``hook(module, args, kwargs, output)``."""
-        handle = RemovableHandle(self._forward_hooks, hook)
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(
+            self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
+        )
 
     # Registration -----------------------------------------------------------------------------
+    def _check_slot_name(self, kind: str, name: Any, store: Mapping[str, Any]) -> None:
+        """``name`` must be a non-empty string without dots, not already taken by another
+        attribute than an entry of ``store`` (re-registering replaces it)."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in store:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add ``param`` (or a ``None`` placeholder) under ``name``."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_slot_name("parameter", name, self._parameters)
         if param is None:
             self._parameters[name] = None
             return
@@ -196,14 +206,7 @@ class Module:
         buffer is part of ``state_dict()``; a non-persistent one is not."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_slot_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
@@ -405,21 +408,23 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
 
-    def get_parameter(self, target: str) -> Parameter:
+    def _owner_and_name(self, target: str) -> tuple[Module, str]:
+        """For a dotted ``target``: the submodule holding its last part, and that part."""
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        return mod, name
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod, name = self._owner_and_name(target)
         p = getattr(mod, name)
         if not isinstance(p, Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return p
 
     def get_buffer(self, target: str) -> Tensor:
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
-            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        mod, name = self._owner_and_name(target)
         if name not in mod._buffers:
             raise AttributeError(f"`{name}` is not a buffer")
         return mod._buffers[name]

@@ -9,8 +9,8 @@ import chainrule
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn import init
+from chainrule.nn.modules._params import add_weight_and_bias, reset_ones_zeros
 from chainrule.nn.modules.module import Module
-from chainrule.nn.parameter import Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
 
@@ -39,15 +39,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(chainrule.empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(chainrule.empty(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, num_features, num_features, dtype, weight=affine, bias=bias)
         if track_running_stats:
             self.register_buffer("running_mean", chainrule.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", chainrule.ones(num_features, dtype=dtype))
@@ -68,10 +60,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_ones_zeros(self.weight, self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -135,22 +124,14 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(chainrule.empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(chainrule.empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_weight_and_bias(
+            self, self.normalized_shape, self.normalized_shape, dtype,
+            weight=elementwise_affine, bias=bias,
+        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_ones_zeros(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -179,22 +160,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(chainrule.empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(chainrule.empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, num_channels, num_channels, dtype, weight=affine, bias=bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_ones_zeros(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
