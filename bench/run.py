@@ -61,6 +61,10 @@ def import_time(lib: str, n: int = 7) -> dict:
             "check": 0.0}
 
 
+def _fmt(r: dict) -> str:
+    return f"{r['median']:.3g} [{r['q1']:.3g}-{r['q3']:.3g}] {r['unit']}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("workloads", nargs="*", default=list(WORKLOADS),
@@ -69,7 +73,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=200)
     args = ap.parse_args()
     rows = []
-    print(f"{'workload':<12} {'thr':>3} {'chainrule':>22} {'torch':>22} {'ratio':>7}  check (cr / torch)")
+    print(f"{'workload':<12} {'thr':>3} {'chainrule':>22} {'torch':>22} {'ratio':>7}  "
+          "check (cr / torch)")
     for name in [w for w in args.workloads if w in WORKLOADS]:
         for th in (int(t) for t in args.threads.split(",")):
             c = run_one("chainrule", name, th, args.repeats)
@@ -77,8 +82,7 @@ def main() -> int:
             ratio = c["median"] / t["median"]
             rows.append({"workload": name, "threads": th, "chainrule": c, "torch": t,
                          "ratio": ratio})
-            fmt = lambda r: f"{r['median']:.3g} [{r['q1']:.3g}-{r['q3']:.3g}] {r['unit']}"  # noqa: E731
-            print(f"{name:<12} {th:>3} {fmt(c):>22} {fmt(t):>22} {ratio:>7.2f}  "
+            print(f"{name:<12} {th:>3} {_fmt(c):>22} {_fmt(t):>22} {ratio:>7.2f}  "
                   f"{c['check']:.6g} / {t['check']:.6g}")
     if "import" in args.workloads or args.workloads == list(WORKLOADS):
         c, t = import_time("chainrule"), import_time("torch")

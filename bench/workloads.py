@@ -174,6 +174,55 @@ def grad_penalty(m: Any) -> tuple[Step, Check]:
     return step, check
 
 
+def _srgan_models(m: Any) -> Any:
+    """examples/srgan/models.py with ``torch`` bound to ``m`` (the file imports chainrule)."""
+    import pathlib
+    import types
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "srgan" / "models.py"
+    src = path.read_text().replace("import chainrule as torch\nfrom chainrule import nn\n", "")
+    mod = types.ModuleType(f"srgan_models_{m.__name__}")
+    mod.__dict__.update(torch=m, nn=m.nn)
+    exec(compile(src, str(path), "exec"), mod.__dict__)
+    return mod
+
+
+def srgan_step(m: Any) -> tuple[Step, Check]:
+    """One adversarial step of examples/srgan (scale 2, batch 8, 32x32 patches, 32 channels,
+    3 residual blocks, Adam): D update with retain_graph, then G update with the perceptual
+    criterion, as in examples/srgan/srgan.py."""
+    mods = _srgan_models(m)
+    netG, netD = mods.Generator(2, 32, 3), mods.Discriminator(32)
+    _init_like(m, netG, 4)
+    _init_like(m, netD, 5)
+    criterion = mods.GeneratorLoss()
+    optG = m.optim.Adam(netG.parameters(), lr=1e-4)
+    optD = m.optim.Adam(netD.parameters(), lr=1e-4)
+    rng = np.random.default_rng(6)
+    hr_np = rng.uniform(0, 1, (8, 3, 32, 32)).astype(np.float32)
+    lr_np = hr_np.reshape(8, 3, 16, 2, 16, 2).mean(axis=(3, 5))
+    bic_np = np.repeat(np.repeat(lr_np, 2, axis=2), 2, axis=3)
+    lr, bic, hr = (m.from_numpy(a.copy()) for a in (lr_np, bic_np, hr_np))
+
+    def step() -> Any:
+        fake = netG(lr, bic)
+        netD.zero_grad()
+        d_loss = 1 - netD(hr).mean() + netD(fake).mean()
+        d_loss.backward(retain_graph=True)
+        optD.step()
+        netG.zero_grad()
+        g_loss = criterion(netD(fake).mean(), fake, hr)
+        g_loss.backward()
+        optG.step()
+        return d_loss, g_loss
+
+    def check() -> float:
+        d, g = step()
+        return float(d.item()) + float(g.item())
+
+    return step, check
+
+
 WORKLOADS: dict[str, Workload] = {
     "op_chain": Workload(op_chain, divisor=200.0, unit="us/op"),
     "mlp_step": Workload(mlp_step, unit="ms", repeats=50),
@@ -186,6 +235,7 @@ WORKLOADS: dict[str, Workload] = {
                         warmup=0),
     "walkthrough": Workload(walkthrough, unit="us", repeats=500),
     "grad_penalty": Workload(grad_penalty, unit="ms", repeats=50),
+    "srgan_step": Workload(srgan_step, unit="ms", repeats=20, warmup=2),
     # Peak resident memory of a process doing 20 MLP steps (the unit MB means: report RSS).
     "mlp_rss_20": Workload(mlp_step, unit="MB", repeats=20, warmup=0),
 }

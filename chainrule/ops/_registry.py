@@ -102,6 +102,7 @@ class OpDef:
         "inplace_ok",
         "grad_mask",
         "ctx_cls",
+        "scalar_array",
     )
 
     def __init__(
@@ -142,6 +143,7 @@ class OpDef:
         # Which inputs can receive a gradient (have a VJP); all of them with a joint VJP.
         self.grad_mask = tuple(v is not None for v in self.vjps)
         self.ctx_cls: type | None = None  # the VJPs' ctx class (autograd/graph.py _ctx_class)
+        self.scalar_array = name in _SCALAR_ARRAY_OPS  # Note [scalar operands]
         self.view = view
         self.differentiable = differentiable
         self.materialize_grads = materialize_grads
@@ -198,6 +200,25 @@ def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
 
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
+# Note [scalar operands]
+#     NumPy takes a fast path for two arrays and a slow one (about twice the time on small
+#     arrays) for an array and a Python number, which it must first type by NEP 50's weak rule:
+#     the number is cast to the array's dtype. The plain arithmetic forwards (``scalar_array``
+#     ops: add, sub, mul, div and their reflections) therefore get a 0-d array of the tensor's
+#     floating dtype holding the number cast the same way, shared through a small cache. Zeros
+#     (0.0 == -0.0 would share a key) and NaN (never equal to its key) are passed as they are.
+_SCALAR_ARRAY_OPS = frozenset({"add", "sub", "rsub", "mul", "div", "rdiv"})
+_SCALARS: dict[tuple[Any, Any], Any] = {}
+
+
+def _scalar_array(key: tuple[Any, Any]) -> Any:
+    if len(_SCALARS) >= 1024:
+        _SCALARS.clear()
+    a = np.array(key[0], dtype=key[1])
+    a.flags.writeable = False
+    _SCALARS[key] = a
+    return a
+
 
 def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:
     """Run ``op`` on ``inputs`` (Tensors, Python scalars or None) with keyword ``params``.
@@ -233,6 +254,12 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                 elif (tb is float and (cat >= 2 or promote is None)) or (
                     tb is int and (cat >= (2 if promote == "float" else 1) or promote is None)
                 ):
+                    if op.scalar_array and cat >= 2 and b == b and b != 0:
+                        # See Note [scalar operands]; inputs (and what is saved) keep b itself.
+                        k = (b, da.dtype)
+                        b = _SCALARS.get(k)
+                        if b is None:
+                            b = _scalar_array(k)
                     out = op.forward(_np, da, b, **params) if params else op.forward(_np, da, b)
                     req = a._requires_grad
     if req is None:
