@@ -52,10 +52,21 @@ def _matmul_vjp(ctx: Any, g: Any) -> Any:
         if a.ndim == 1:
             ga = ns.squeeze(ga, dim=(ga.ndim - 2,))
     if need_b:
-        gb = ns.matmul(_mT(a2), g2)
+        if a2.ndim == 2 and b2.ndim == 2 and _is_transposed(b2):
+            # b is a transposed weight (linear's W.t()): (g^T a)^T gives the gradient in the
+            # weight's own memory order, so accumulating it needs no copy.
+            gb = _mT(ns.matmul(_mT(g2), a2))
+        else:
+            gb = ns.matmul(_mT(a2), g2)
         if b.ndim == 1:
             gb = ns.squeeze(gb, dim=(gb.ndim - 1,))
     return ga, gb
+
+
+def _is_transposed(x: Any) -> bool:
+    """Whether a 2-D array (or Tensor's array) is laid out column-major, e.g. ``W.t()``."""
+    f = getattr(x, "_data", x).flags
+    return f.f_contiguous and not f.c_contiguous
 
 
 def _require_tensor(name: str, x: Any, arg: str) -> None:
