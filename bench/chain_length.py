@@ -1,7 +1,7 @@
 """Measure backward through one long chain of ops: time per op should stay flat as the chain
 grows (the engine is iterative and linear). Run:
-``.venv/bin/python tests/autograd/chain_length_bench.py [--no-gc] [lengths...]``; not collected
-by pytest.
+``.venv/bin/python bench/chain_length.py [--no-gc] [lengths...]`` (chainrule only; the deep_*
+workloads of bench/run.py compare with PyTorch).
 
 With the cycle collector on, Python's own full collections (which scan every live node) add a
 per-op cost that grows with the graph's size; ``--no-gc`` shows the engine alone."""
