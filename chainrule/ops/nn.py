@@ -93,6 +93,15 @@ def log_softmax(input: Any, dim: int, dtype: Any = None) -> Any:
 def _gather_along(xp: Any, x: Any, *, dim: int, index: Any) -> Any:
     """out[..., i, ...] = x[..., index[..., i, ...], ...] along ``dim`` (``index`` is a constant
     int array of x's shape except along ``dim``). VJP: ``scatter_along`` of g."""
+    if x.ndim and dim % x.ndim == x.ndim - 1 and x.size and x.flags.c_contiguous \
+            and index.shape[:-1] == x.shape[:-1]:
+        # Last axis of a contiguous x: one flat take, ~4x faster than take_along_axis's
+        # broadcast fancy index.
+        size = x.shape[-1]
+        rows = x.size // size
+        offs = xp.arange(0, rows * size, size, dtype=xp.int64).reshape(
+            x.shape[:-1] + (1,))
+        return xp.take(x.reshape(-1), offs + index)
     return xp.take_along_axis(x, index, axis=dim)
 
 
@@ -113,8 +122,10 @@ def _scatter_along(xp: Any, g: Any, *, dim: int, index: Any, size: int) -> Any:
     for s in lead:
         rows *= s
     flat = (xp.arange(rows, dtype=im.dtype).reshape(lead + (1,)) * size + im).reshape(-1)
-    out = xp.bincount(flat, weights=gm.reshape(-1), minlength=rows * size)
-    out = out.astype(g.dtype, copy=False).reshape(lead + (size,))
+    # ufunc.at accumulates in g's dtype (as PyTorch's scatter_add), with no float64 buffer.
+    out = xp.zeros(rows * size, dtype=g.dtype)
+    xp.add.at(out, flat, gm.reshape(-1))
+    out = out.reshape(lead + (size,))
     return xp.ascontiguousarray(xp.moveaxis(out, -1, dim))
 
 

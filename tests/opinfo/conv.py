@@ -22,6 +22,9 @@ def _conv2d_samples(rng):
                {"padding": "same", "dilation": 2, "groups": 2}, name="same_dil_groups"),
         Sample((_u(rng, (2, 5, 4)), _u(rng, (2, 2, 2, 2))),
                {"stride": (1, 2), "padding": (0, 1)}, name="unbatched"),
+        # C >= 4, O <= 2C, stride 1: the forward takes the shifted-products path.
+        Sample((_u(rng, (2, 4, 5, 6)), _u(rng, (3, 4, 3, 2)), _u(rng, (3,))),
+               {"padding": (1, 0), "dilation": (2, 1)}, name="shifted_dil"),
     ]
 
 
