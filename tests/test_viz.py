@@ -112,7 +112,7 @@ def test_summary_bytes_match_saved_bytes_for_a_conv_net(capsys) -> None:
     total = saved_bytes(out)
     assert total > 0
     assert text.splitlines()[-1].endswith(f"{viz._fmt_bytes(total)} held")
-    assert "saved cols:" in text  # the conv's im2col buffer (aux) is counted and shown
+    assert "saved x: [2, 2, 5, 5] float32" in text and "saved w: [3, 2, 3, 3] float32" in text
 
 
 # --- draw ----------------------------------------------------------------------------------
