@@ -178,22 +178,32 @@ def evaluate(netG: nn.Module, args: argparse.Namespace, out: pathlib.Path) -> di
     return {"images": rows, "mean": mean}
 
 
+def _smooth(xs: list[float], k: int = 20) -> np.ndarray:
+    """Running mean over the last ``k`` steps (per-batch losses are noisy)."""
+    c = np.concatenate([[0.0], np.cumsum(np.asarray(xs, dtype=np.float64))])
+    i = np.arange(1, len(xs) + 1)
+    lo = np.maximum(i - k, 0)
+    return (c[i] - c[lo]) / (i - lo)
+
+
 def plot_losses(history: dict[str, list[float]], path: pathlib.Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    axes[0].plot(history["pretrain_mse"])
-    axes[0].set_title("pre-training: image MSE")
-    axes[0].set_yscale("log")
-    axes[1].plot(history["d_loss"], label="D: 1 - D(real) + D(fake)")
-    axes[1].plot(history["g_loss"], label="G: criterion")
-    axes[1].set_title("adversarial training")
-    axes[1].legend()
-    for a in axes:
-        a.set_xlabel("step")
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.5))
+    panels = [("pretrain_mse", "pre-training: image MSE", True),
+              ("d_loss", "D: 1 - D(real) + D(fake)", False),
+              ("g_loss", "G: generator criterion", True)]
+    for ax, (key, title, log) in zip(axes, panels):
+        ax.plot(history[key], alpha=0.3, label="per step")
+        ax.plot(_smooth(history[key]), label="mean of last 20")
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        if log:
+            ax.set_yscale("log")
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
