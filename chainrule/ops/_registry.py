@@ -99,7 +99,6 @@ class OpDef:
         "promote",
         "aux",
         "out_dtype",
-        "node_cls",
         "inplace_ok",
         "grad_mask",
         "ctx_cls",
@@ -150,7 +149,6 @@ class OpDef:
         self.materialize_grads = materialize_grads
         self.num_outputs = num_outputs
         self.node_name = node_name or _camel(name) + "Backward0"
-        self.node_cls = node_class(self.node_name)
         self.name_fn = name_fn
         self.promote = promote
         self.aux = aux
@@ -403,23 +401,11 @@ class _ViewRegistry:
         return out
 
 
-_NODE_CLASSES: dict[str, type] = {}
-
-
-def node_class(name: str) -> type:
-    """The OpNode subclass named ``name`` (``MulBackward0``), made once, so that
-    ``type(t.grad_fn).__name__`` reads as in PyTorch."""
-    cls = _NODE_CLASSES.get(name)
-    if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": ()})
-    return cls
-
-
 def _record(
     op: OpDef, inputs: tuple[Any, ...], out: Any, params: dict[str, Any] | None, aux: Any
 ) -> Any:
     """Build the node for one op application and wrap the outputs as non-leaf Tensors."""
-    node = _new_node(op.node_cls if op.name_fn is None else node_class(op.name_fn(params)))
+    node = _new_node(OpNode)
     node.op = op
     node.params = params
     node._hooks = None
