@@ -22,6 +22,8 @@ Example:
        ├─ leaf 'x' #3 [2] float32
        └─ leaf 'x' #3 (shown above)
     3 nodes, 2 saved tensors (2 held, 0 freed), 8 B held
+
+Long because the picture and the text tree share one graph walk but need their own layout code.
 """
 
 from __future__ import annotations

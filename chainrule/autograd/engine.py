@@ -5,6 +5,9 @@ explicit stack, count dependencies, then run nodes from a heap keyed by ``-seque
 most recent node first), routing each returned gradient to the buffer of the node it feeds.
 
 Gradients are raw arrays unless ``create_graph`` is set; see Note [two speeds] in graph.py.
+
+Long because the engine is the one place that walks the graph: seeding, discovery, scheduling,
+hooks and routing stay together.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ backward written with differentiable ops is itself differentiable (double backwa
 Saved tensors follow Note [saved outputs] in graph.py: an output saved with
 ``ctx.save_for_backward`` keeps only its array, so the graph has no reference cycle and is freed
 by reference counting alone.
+
+Long because custom Functions carry their own ctx, node and saved-value handling, as PyTorch's do.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ Note [two speeds]
     raw arrays (no Tensor, no node, nothing recorded); under ``create_graph=True`` the same
     formulas run on Tensors, so the backward pass is itself recorded. ``Node.apply`` receives
     arrays or Tensors accordingly and ``SavedTensor.unpack`` hands out the matching kind.
+
+Long because nodes, saved values, version counters, saved-tensor hooks and the diagnostics that
+read them share invariants (the Notes below).
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ window (``chainrule.ops.conv.max_pool2d_with_indices``).
 
 The activations and shape helpers at the end are thin wrappers that look up
 ``chainrule.ops.<name>`` at call time.
+
+Long because it mirrors torch.nn.functional's surface: each function is short, there are many.
 """
 
 from __future__ import annotations

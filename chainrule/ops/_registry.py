@@ -12,6 +12,9 @@ Note [ns]
     the op's forward directly. Arguments are passed as the forward takes them: inputs
     positionally, parameters by keyword, already normalized. See Note [two speeds] in
     autograd/graph.py.
+
+Long because it is the whole forward hot path (dispatch, promotion, node building, in-place and
+view handling), kept in one module on purpose.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ engine sums each gradient back to its input's shape.
 Shapes that cannot broadcast raise PyTorch's error ("The size of tensor a (3) must match the
 size of tensor b (4) at non-singleton dimension 1"): the forwards catch NumPy's ValueError, so
 the common path pays nothing for the check.
+
+Long because it holds the whole elementwise two-input family: one place per op (ARCHITECTURE.md
+section 5).
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ even kernel (extra zero on the right, as PyTorch) needs no special case.
 
 Max pooling finds the argmax indices on arrays (one vectorized pass per kernel offset) and is
 then a ``gather_along`` (ops/nn.py), whose VJP scatters g to the argmax positions.
+
+Long because convolution has three kernels (stride-1 shifted products, stride phases, im2col)
+that share padding and layout helpers.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Basic indices (ints, slices, None, Ellipsis) give views; integer arrays and boolean masks give
 copies. The VJP of indexing scatters g into zeros of the input's shape (``index_grad``), whose
 own VJP is indexing again, so higher derivatives work.
+
+Long because it holds the whole indexing family (getitem/setitem, gather/scatter, index and
+masked ops): one place per op.
 """
 
 from __future__ import annotations

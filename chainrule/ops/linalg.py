@@ -2,6 +2,9 @@
 and the ``linalg`` primitives (inv, det, slogdet, solve) that chainrule/linalg.py exposes.
 
 Every VJP is written with ``ns`` (Note [ns]) so that double backward works.
+
+Long because it holds the whole linear-algebra family (mm family, einsum,
+inverse/det/solve/svd): one place per op.
 """
 
 from __future__ import annotations

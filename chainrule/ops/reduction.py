@@ -2,6 +2,8 @@
 non-negative dims, or None for all dims (see ops/_broadcast.py ``normalize_dims``).
 
 Every VJP is written with ``ns`` (Note [ns]) so that double backward works.
+
+Long because it holds the whole reduction family: one place per op (ARCHITECTURE.md section 5).
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@ cat/split, repeat/flip/roll, narrow/select, tril/triu/diag/diagonal, padding, on
 dtype conversion. Views share the base's version counter (``view=True``).
 
 Differs from torch: ``split``/``chunk``/``unbind`` return copies, not views (a multi-output op
-cannot be marked as a view yet); their values and gradients are the same."""
+cannot be marked as a view yet); their values and gradients are the same.
+
+Long because it holds the whole shape family: one place per op (ARCHITECTURE.md section 5).
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,9 @@ At kinks the VJPs take PyTorch's subgradients: ``relu``/``abs``/``sign`` give 0 
 ``hardtanh``/``relu6``/``hardsigmoid`` give 0 at their bounds, ``clamp`` passes the gradient at
 its bounds (``min <= x <= max``), ``leaky_relu`` uses the slope at 0, ``elu`` the negative branch
 at 0. Rounding ops have zero gradients; ``frac`` has gradient 1.
+
+Long because it holds the whole elementwise one-input family: one place per op (ARCHITECTURE.md
+section 5).
 """
 
 from __future__ import annotations

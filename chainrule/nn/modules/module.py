@@ -7,6 +7,9 @@ Note [module registries]
 ``__dict__``. Every traversal (``named_parameters``, ``state_dict``, ``apply``, ``to``) walks
 these dicts in insertion order, which is what fixes the order of ``parameters()`` and of the
 keys of ``state_dict()``, as in PyTorch.
+
+Long because Module carries PyTorch's whole module surface (registration, traversal, state
+dicts, hooks, repr).
 """
 
 from __future__ import annotations
