@@ -179,7 +179,8 @@ def _make_ns_fn(op: OpDef) -> Callable[..., Any]:
         for a in args:
             if isinstance(a, Tensor):
                 return apply_op(op, args, params)
-        xp = backend_of(args[0]).xp
+        a = args[0]
+        xp = _np if type(a) is _ndarray else backend_of(a).xp  # as in _apply_general
         out = fwd(xp, *args, **params)
         return out[0] if aux else out
 
