@@ -801,10 +801,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         rm = _ops.reshape(running_mean, shape)
         rv = _ops.reshape(running_var, shape)
         y = (input - rm) * (rv + eps) ** -0.5
+    return _affine(y, weight, bias, shape)
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: Any) -> Tensor:
+    """``y * weight + bias`` after a normalisation, each optional, reshaped to ``shape`` (None:
+    they already broadcast)."""
     if weight is not None:
-        y = y * _ops.reshape(weight, shape)
+        y = y * (weight if shape is None else _ops.reshape(weight, shape))
     if bias is not None:
-        y = y + _ops.reshape(bias, shape)
+        y = y + (bias if shape is None else _ops.reshape(bias, shape))
     return y
 
 
@@ -821,11 +827,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
             f"{list(input.shape)}")
     dims = tuple(range(input.ndim - k, input.ndim))
     y, _ = _normalize_over(input, dims, eps)
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y
+    return _affine(y, weight, bias, None)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
@@ -841,11 +843,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     y = _ops.reshape(y, tuple(input.shape))
     shape = [1] * input.ndim
     shape[1] = c
-    if weight is not None:
-        y = y * _ops.reshape(weight, shape)
-    if bias is not None:
-        y = y + _ops.reshape(bias, shape)
-    return y
+    return _affine(y, weight, bias, shape)
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
