@@ -10,6 +10,7 @@ masked ops): one place per op.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any
 
@@ -18,6 +19,8 @@ import numpy as np
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_inplace, apply_op, defop, ns
+from chainrule.ops.shape import _type, expand_shape
+from chainrule.ops.views import forget_view
 
 __all__ = ["getitem", "setitem", "index_put_", "gather", "scatter", "scatter_", "scatter_add",
            "scatter_add_", "index_add_", "masked_fill_", "index_put",
@@ -251,6 +254,10 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         isinstance(index, tuple) and len(index) == 0
     ) and not isinstance(index, (Tensor, np.ndarray)):
         raise IndexError(ZERO_DIM_MSG)
+    if not isinstance(value, (Tensor, numbers.Number)):
+        cls = type(value)
+        name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+        raise TypeError(f"can't assign a {name} to a {_type(input)}")
     parts, basic = normalize_index(index)
     if basic:
         from chainrule.ops.inplace import copy_
@@ -260,6 +267,13 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         except IndexError as e:
             raise IndexError(_index_error(input._data.shape, parts)
                              or str(e).replace("axis", "dimension")) from None
+        forget_view(view)  # the user never sees this view: see Note [temporary views]
+        if not isinstance(value, Tensor):
+            from chainrule._creation import tensor
+
+            value = tensor(value, dtype=view.dtype)
+        if value._data.shape != view._data.shape:
+            expand_shape(value, view._data.shape)  # PyTorch words setitem's errors as expand's
         copy_(view, value)
         return
     msg = _index_error(input._data.shape, parts)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from chainrule._tensor import Tensor
 from chainrule.ops import binary, unary
-from chainrule.ops._registry import OpDef, apply_inplace, inplace_compute, ns
+from chainrule.ops._registry import OpDef, _state, apply_inplace, check_inplace, inplace_compute, ns
+from chainrule.ops.views import copy_into_view
 
 __all__ = [
     "fill_", "copy_", "add_", "sub_", "mul_", "div_", "pow_", "zero_",
@@ -45,12 +48,44 @@ _copy = OpDef("copy", _copy_fwd, ("x", "src"), promote=None, node_name="CopyBack
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:
-    """Copy ``src`` (broadcast, cast to self's dtype) into ``self``. VJP: g to ``src``."""
+    """Copy ``src`` (broadcast, cast to self's dtype) into ``self``. VJP: g to ``src`` (summed
+    over broadcast dims). On a view in a graph, the base's CopySlices takes ``src`` directly."""
     if not isinstance(src, Tensor):
         from chainrule._creation import tensor
 
         src = tensor(src, dtype=self.dtype)
+    if src._data.shape != self._data.shape:
+        _check_copy_shape(self._data.shape, src._data)
+    if np.may_share_memory(self._data, src._data) and _partial_overlap(self._data, src._data):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing "
+            "the operation.")
+    if self._base is not None and _state.enabled and (self._requires_grad or src._requires_grad):
+        check_inplace(self)
+        return copy_into_view(self, src)
     return apply_inplace(_copy, self, (src,))
+
+
+def _check_copy_shape(dst: tuple[int, ...], src: Any) -> None:
+    """PyTorch's errors for a ``src`` that does not broadcast to ``dst``, as an in-place
+    binary op words them."""
+    err = binary.broadcast_error(np.empty(dst, dtype=np.bool_), src)
+    if err is not None:
+        raise err
+    full = np.broadcast_shapes(dst, src.shape)
+    if full != tuple(dst):
+        raise RuntimeError(
+            f"output with shape {list(dst)} doesn't match the broadcast shape {list(full)}")
+
+
+def _partial_overlap(a: Any, b: Any) -> bool:
+    """PyTorch's test for copy_: two contiguous blocks of memory that overlap without being
+    the same block (strided ones are not checked, as there)."""
+    if not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return False
+    pa, pb = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    return not (pa == pb and a.nbytes == b.nbytes)
 
 
 def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:

@@ -217,6 +217,11 @@ def _expand_vjp(ctx: Any, g: Any) -> Any:
 
 def expand(input: Any, shape: Sequence[int]) -> Any:
     """Broadcast ``input`` to ``shape``; -1 keeps a dim's size; new dims go in front."""
+    return apply_op(_expand, (input,), {"shape": expand_shape(input, shape)})
+
+
+def expand_shape(input: Any, shape: Sequence[int]) -> tuple[int, ...]:
+    """The shape ``input.expand(shape)`` has (-1 resolved), or PyTorch's error for it."""
     shape = tuple(int(s) for s in shape)
     src = input._data.shape
     if len(shape) < len(src):
@@ -247,7 +252,7 @@ def expand(input: Any, shape: Sequence[int]) -> Any:
                 f"{list(src)}"
             )
         out.append(s)
-    return apply_op(_expand, (input,), {"shape": tuple(out)})
+    return tuple(out)
 
 
 def _type(t: Any) -> str:

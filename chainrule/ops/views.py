@@ -29,7 +29,7 @@ from chainrule.ops._registry import (
     rebase_history,
 )
 
-__all__ = ["inplace_on_view", "apply_chain", "refresh_views"]
+__all__ = ["inplace_on_view", "copy_into_view", "apply_chain", "refresh_views", "forget_view"]
 
 
 def _region(xp: Any, a: Any, chain: tuple[Any, ...]) -> Any:
@@ -88,16 +88,52 @@ def inplace_on_view(
         return view
     # The result node's saved output stays its own array: the view's storage will be written
     # through the base again.
-    base_out = _record(copy_slices, (history_alias(base, False), result), base._data,
+    return _rewrite_base(view, base, chain, result)
+
+
+def copy_into_view(view: Tensor, src: Tensor) -> Tensor:
+    """``view.copy_(src)`` (and so ``x[i] = src``) while recording: the base's ``CopySlices``
+    takes ``src`` itself as its second input, as in PyTorch, with no copy node between (the
+    engine sums a broadcast ``src``'s gradient back to its shape and casts it to its dtype)."""
+    data = src._data
+    if data.dtype != view._data.dtype:
+        data = data.astype(view._data.dtype)  # any cast, as copy_ does (float -> int truncates)
+    _write_into(view, data)  # broadcasts (copy_ has checked that src expands to the view)
+    view._bump_version()
+    return _rewrite_base(view, view._base, view._view_chain, src)
+
+
+def _rewrite_base(view: Tensor, base: Tensor, chain: tuple[Any, ...], src: Tensor) -> Tensor:
+    """Steps 2 and 3 of the module docstring, once ``src`` has been written into ``view``."""
+    base_out = _record(copy_slices, (history_alias(base, False), src), base._data,
                        {"chain": chain}, None)
     rebase_history(base, base_out)
-    with grad_mode.enable_grad():
-        view.grad_fn = _replay(base, chain).grad_fn
-    view._requires_grad = True
-    if "_output_nr" in view.__dict__:
-        del view.__dict__["_output_nr"]
+    vd = view.__dict__
+    if not vd.get("_temporary"):
+        with grad_mode.enable_grad():
+            view.grad_fn = _replay(base, chain).grad_fn
+        view._requires_grad = True
+        if "_output_nr" in vd:
+            del vd["_output_nr"]
     refresh_views(base, base.__dict__.get("_views"), view)
     return view
+
+
+def forget_view(view: Tensor) -> None:
+    """Mark ``view``, just made by a view op, as internal to one write (``x[i] = v``).
+
+    Note [temporary views]
+        ``x[i] = v`` writes through a view of x that the user never sees and that dies with
+        the call. Such a view is taken out of its root's view registry (it is the entry just
+        added), so that later in-place ops need not refresh it, and ``inplace_on_view`` gives
+        it no replayed history after the write, since nothing can read its ``grad_fn``.
+    """
+    vd = view.__dict__
+    vd["_temporary"] = True
+    root = vd.get("_base")
+    reg = root.__dict__.get("_views") if root is not None else None
+    if reg is not None and reg.refs and reg.refs[-1]() is view:
+        reg.refs.pop()
 
 
 def _replay(base: Tensor, chain: tuple[Any, ...]) -> Tensor:

@@ -113,6 +113,73 @@ def test_setitem_and_copy_into_buffer() -> None:
     same(f)
 
 
+def _names(node: Any) -> list[str]:
+    # PyTorch's name() spells it torch::autograd::CopySlices; both print <CopySlices ...>.
+    return [None if n is None else n.name().replace("torch::autograd::", "")
+            for n, _ in node.next_functions]
+
+
+def test_setitem_graph_matches_torch() -> None:
+    """``Y[i] = y`` gives CopySlices whose second edge is y's own node (no copy node between),
+    a broadcast or wider-dtype source gets its gradient summed back and cast, and an explicit
+    view written with copy_ keeps a working history."""
+
+    def f(m: Any) -> Any:
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        s = m.tensor(2.0, dtype=m.float64, requires_grad=True)
+        Y = m.zeros(3, 4)  # float32
+        Y[0] = x[0] * 3 + x[1]
+        Y[1, 1:] = x * x  # float64 source into a float32 buffer
+        Y[2] = s * 5  # a 0-d source broadcast to the row
+        v = Y[:, :2]
+        v.copy_(m.ones(3, 1, dtype=m.float64) * s)
+        names = [_names(Y.grad_fn), _names(Y.grad_fn.next_functions[0][0])]
+        (Y * m.arange(12.0).reshape(3, 4)).sum().backward(retain_graph=True)
+        gx, gs = x.grad.clone(), s.grad.clone()
+        x.grad = s.grad = None
+        (v * v).sum().backward()
+        return names, [Y, gx, gs, x.grad if x.grad is not None else m.zeros(3), s.grad]
+
+    (na, va), (nb, vb) = both(f)
+    assert na == nb == [["CopySlices", "MulBackward0"], ["CopySlices", "MulBackward0"]]
+    for a, b in zip(_np(va), _np(vb)):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_setitem_and_copy_errors_match_torch(requires_grad: bool) -> None:
+    cases = [
+        lambda m: m.zeros(3, 4).__setitem__(0, m.ones(5, requires_grad=requires_grad)),
+        lambda m: m.zeros(3, 4).__setitem__(0, m.ones(2, 4, requires_grad=requires_grad)),
+        lambda m: m.zeros(3, 4)[0].copy_(m.ones(3, requires_grad=requires_grad)),
+        lambda m: m.zeros(3, 4)[0].copy_(m.ones(2, 4, requires_grad=requires_grad)),
+        lambda m: m.zeros(3, 4).copy_(m.ones(2, 4, requires_grad=requires_grad)),
+        lambda m: m.zeros(3, 4).__setitem__(slice(None), [1.0, 2.0]),
+        lambda m: m.zeros(3, 4).__setitem__(0, np.ones(4)),
+        lambda m: m.zeros(3, 4).__setitem__(([0, 1],), None),
+    ]
+    for fn in cases:
+        assert error_of(fn, cr) == error_of(fn, torch)
+
+    def overlap(m: Any) -> Any:
+        d = m.arange(5.0, requires_grad=requires_grad) * 1
+        d[1:] = d[:-1]
+
+    assert "refer to a single memory location" in error_of(overlap, torch)
+    assert error_of(overlap, cr) == error_of(overlap, torch)
+
+    def allowed(m: Any) -> Any:  # full or strided overlap and disjoint blocks are allowed
+        b = m.arange(6.0)
+        b.copy_(b)
+        b[::2] = b[1::2]
+        c = m.arange(6.0).reshape(2, 3)
+        c[0] = c[1]
+        return [b, c]
+
+    same(allowed)
+
+
 def test_version_counter_shared_by_views_and_detach() -> None:
     def f(m: Any) -> Any:
         a = m.zeros(4)
