@@ -604,6 +604,8 @@ class OpNode(Node):
                         v = sv.unpack(self, False)
                 elif isinstance(sv, SavedTensor):
                     v = sv.unpack(self, create_graph)
+                elif create_graph and type(sv) is _ndarray:
+                    v = sv.item()  # a scalar operand saved as a 0-d array (Note [scalar operands])
                 else:
                     v = sv
                 setattr(ctx, name, v)

@@ -211,6 +211,10 @@ _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 #     ops: add, sub, mul, div and their reflections) therefore get a 0-d array of the tensor's
 #     floating dtype holding the number cast the same way, shared through a small cache. Zeros
 #     (0.0 == -0.0 would share a key) and NaN (never equal to its key) are passed as they are.
+#     The node saves that 0-d array in place of the number (their VJPs only multiply or divide
+#     g by it, which gives the same values); under create_graph, OpNode.apply hands the VJP
+#     the number back (``.item()``: the same value once cast to the tensor's dtype), since a
+#     Tensor op would not take a raw array as a weak scalar.
 _SCALAR_ARRAY_OPS = frozenset({"add", "sub", "rsub", "mul", "div", "rdiv"})
 _SCALARS: dict[tuple[Any, Any], Any] = {}
 
@@ -259,11 +263,13 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                     tb is int and (cat >= (2 if promote == "float" else 1) or promote is None)
                 ):
                     if op.scalar_array and cat >= 2 and b == b and b != 0:
-                        # See Note [scalar operands]; inputs (and what is saved) keep b itself.
+                        # See Note [scalar operands]: the 0-d array is also what the node
+                        # saves, so that the VJP's products take NumPy's fast path too.
                         k = (b, da.dtype)
                         b = _SCALARS.get(k)
                         if b is None:
                             b = _scalar_array(k)
+                        inputs = (a, b)
                     out = op.forward(_np, da, b, **params) if params else op.forward(_np, da, b)
                     req = a._requires_grad
     if req is None:

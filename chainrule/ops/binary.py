@@ -153,7 +153,8 @@ def _pow_base_vjp(ctx: Any, g: Any) -> Any:
     if isinstance(b, (int, float)):
         if b == 0:
             return g * 0
-        return g * b * ns.pow(ctx.a, b - 1)
+        # Grouped as PyTorch does (g * (b a**(b-1))); a**1 is a itself (the common x**2).
+        return g * (b * (ctx.a if b == 2 else ns.pow(ctx.a, b - 1)))
     zero = b == 0
     # The masked entries use exponent 1, so that 0 ** -1 is never evaluated.
     return ns.where(zero, g * 0, g * b * ns.pow(ctx.a, ns.where(zero, b * 0 + 1, b) - 1))
