@@ -634,11 +634,12 @@ class OpNode(Node):
 
     def release(self) -> None:
         self._released = True
-        saved = self.saved
-        if saved:
-            for s in saved:
-                if isinstance(s, SavedTensor):
-                    s.release()
+        for s in self.saved:
+            if type(s) is SavedTensor:  # SavedTensor.release, inlined for the common class
+                s.data = None
+                s.tensor = None
+            elif isinstance(s, SavedTensor):
+                s.release()
         self._aux = None
 
 
