@@ -54,9 +54,13 @@ def copy_(self: Tensor, src: Any) -> Tensor:
         from chainrule._creation import tensor
 
         src = tensor(src, dtype=self.dtype)
+    if self._requires_grad and not self._is_inference:
+        check_inplace(self)  # PyTorch's leaf errors come before its shape errors
     if src._data.shape != self._data.shape:
         _check_copy_shape(self._data.shape, src._data)
-    if np.may_share_memory(self._data, src._data) and _partial_overlap(self._data, src._data):
+    d, sd = self._data, src._data
+    if isinstance(d, np.ndarray) and isinstance(sd, np.ndarray) and np.may_share_memory(d, sd) \
+            and _partial_overlap(d, sd):
         raise RuntimeError(
             "unsupported operation: some elements of the input tensor and the written-to tensor "
             "refer to a single memory location. Please clone() the tensor before performing "

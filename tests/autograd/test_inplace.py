@@ -158,6 +158,8 @@ def test_setitem_and_copy_errors_match_torch(requires_grad: bool) -> None:
         lambda m: m.zeros(3, 4).__setitem__(slice(None), [1.0, 2.0]),
         lambda m: m.zeros(3, 4).__setitem__(0, np.ones(4)),
         lambda m: m.zeros(3, 4).__setitem__(([0, 1],), None),
+        lambda m: m.ones(3, requires_grad=True).copy_(m.ones(4)),
+        lambda m: m.ones(3, requires_grad=True).__setitem__(slice(0, 2), m.ones(4)),
     ]
     for fn in cases:
         assert error_of(fn, cr) == error_of(fn, torch)
