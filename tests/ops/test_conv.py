@@ -123,6 +123,29 @@ def test_conv2d_phased_matches_torch(kw: dict[str, Any], monkeypatch: Any) -> No
         np.testing.assert_allclose(a, b_, rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("kw", [dict(), dict(padding=1), dict(padding=(2, 0), dilation=(1, 2)),
+                                dict(padding="same", dilation=(2, 1)), dict(dilation=2)],
+                         ids=str)
+@pytest.mark.parametrize("cin,cout", [(1, 3), (2, 5), (4, 12)])
+def test_conv2d_sample_cols_matches_torch(kw: dict[str, Any], cin: int, cout: int) -> None:
+    # Stride-1 convs with few input channels (or O > 2C) run on per-sample columns, and their
+    # weight gradients too when C*kh*kw is small: values, gradients and double backward.
+    x, w, b = _u((2, cin, 7, 6)), _u((cout, cin, 3, 2)), _u((cout,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # padding='same' with an even kernel warns
+        compare(lambda m, x, w, b: F(m).conv2d(x, w, b, **kw), [x, w, b])
+        outs = []
+        for m in (cr, torch):
+            xs, ws = m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True)
+            y = F(m).conv2d(xs, ws, **kw)
+            gx, gw = m.autograd.grad((y * y * y).sum(), [xs, ws], create_graph=True)
+            r = (gx * gx).sum() + (gw * gw * gw).sum()
+            outs.append([np.asarray(a._data) if m is cr else a.numpy()
+                         for a in m.autograd.grad(r, [xs, ws])])
+    for a, b_ in zip(*outs):
+        np.testing.assert_allclose(a, b_, rtol=1e-7, atol=1e-9)
+
+
 def test_conv_errors_match_torch() -> None:
     for m in (cr, torch):
         with pytest.raises(RuntimeError, match=r"Given groups=1, weight of size \[4, 3, 3, 3\], "
@@ -227,3 +250,18 @@ def test_max_pool2d_ties_and_nan_match_torch() -> None:
     x = np.array([[[[1.0, np.nan, 3.0, np.nan], [2, 5, np.nan, 0], [1, 1, 1, 1], [0, 0, 0, 0]]]])
     compare(lambda m, a: F(m).max_pool2d(a, 2, 1, return_indices=True), [x], grad=())
     compare(lambda m, a: F(m).max_pool2d(a, 2, 2, 1, return_indices=True), [x], grad=())
+
+
+@pytest.mark.parametrize("k", [2, (2, 3), (1, 2), 3])
+def test_max_pool2d_tiled_ties_nan_match_torch(k: Any) -> None:
+    # kernel == stride without padding (the tiled pass): first maximum on ties, signed zeros
+    # tie, infinities, an odd border cropped; a NaN window falls back to the general pass.
+    x = RNG.integers(-2, 3, (2, 3, 7, 8)).astype(np.float64)
+    x[0, 0, :2, :3] = [[0.0, -0.0, 0.0], [-0.0, 0.0, -0.0]]
+    x[0, 1, 2:4, 2:4] = -np.inf
+    x[1, 2, 4, 5] = np.inf
+    compare(lambda m, a: F(m).max_pool2d(a, k, return_indices=True), [x])
+    x[1, 0, 1, 1] = x[1, 0, 1, 4] = x[1, 0, 0, 4] = np.nan
+    compare(lambda m, a: F(m).max_pool2d(a, k, return_indices=True), [x], grad=())
+    compare(lambda m, a: F(m).max_pool2d(a, k, return_indices=True),
+            [RNG.integers(-3, 3, (1, 2, 6, 6))])

@@ -479,3 +479,19 @@ def test_channel_dropout_errors_and_warnings() -> None:
             F(m).dropout2d(m.ones(2, 3, 4))
         with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input to dropout2d"):
             F(m).dropout2d(m.ones(2, 3))
+
+
+def test_relu_nan_zero_inf_and_double_backward_match_torch() -> None:
+    # PyTorch's ReLU backward is threshold_backward: 0 where out <= 0, else g, so a NaN input
+    # passes its gradient and 0 (or -0.0, -inf) blocks it; float32 and int keep their dtype.
+    x = np.array([np.nan, 0.0, -0.0, 1.5, -2.0, np.inf, -np.inf])
+    compare(lambda m, a: m.relu(a), [x])
+    compare(lambda m, a: F(m).relu(a), [x], dtype="float32")
+    compare(lambda m, a: m.relu(a), [np.array([-3, 0, 2])])
+    outs = []
+    for m in (cr, torch):
+        a = m.tensor([-1.0, 0.5, 2.0], dtype=m.float64, requires_grad=True)
+        (ga,) = m.autograd.grad((m.relu(a) ** 3).sum(), [a], create_graph=True)
+        (gga,) = m.autograd.grad((ga * ga).sum(), [a])
+        outs.append(np.asarray(gga._data) if m is cr else gga.numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
