@@ -267,7 +267,9 @@ def run_backward(
                 # with no inputs=; OpNode.apply returns one gradient per edge by construction.
                 if len(buf) > 1:
                     buf = _materialize(node, buf, create_graph)
-                outs = node.apply(buf, create_graph)
+                fa = node.op.node_apply  # Note [generated apply] in graph.py
+                outs = fa(node, buf, create_graph) if fa is not None else node.apply(
+                    buf, create_graph)
                 buf = None
             else:
                 if node._hooks is not None or (
