@@ -619,6 +619,20 @@ _EDGE_TEMPLATE = """    if isinstance(x{i}, Tensor) and x{i}._requires_grad:
         n{i} = False
 """
 
+# A fresh output's counter is new and at 0, and it is output 0 of the node: the SavedTensor's
+# fields are constants but for its array (SavedTensor.__init__ with is_output=True, inlined).
+_SAVE_OUT_TEMPLATE = """    vc = t._vc = VersionCounter()
+    s{j} = new(SavedTensor)
+    s{j}.data = out
+    s{j}.counter = vc
+    s{j}.version = 0
+    s{j}.is_output = True
+    s{j}.output_nr = 0
+    s{j}.tensor = None
+    s{j}.src_name = None
+    s{j}.shape_str = None
+"""
+
 _SAVE_TEMPLATE = """    src = {src}
     if isinstance(src, Tensor):
         vc = src._vc
@@ -652,7 +666,8 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
     else:
         edge_tuple, meta_tuple, needs = "e0, e1", "m0, m1", "NEEDS_TWO[n0 + n0 + n1]"
     saves = "".join(
-        _SAVE_TEMPLATE.format(j=j, src="t" if kind else f"x{idx}", is_out=bool(kind))
+        _SAVE_OUT_TEMPLATE.format(j=j) if kind else _SAVE_TEMPLATE.format(j=j, src=f"x{idx}",
+                                                                          is_out=False)
         for j, (kind, idx) in enumerate(op.save_spec))
     if op.save_spec:
         names = ", ".join(f"s{j}" for j in range(len(op.save_spec)))
