@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "rdiv", "pow", "rpow", "float_power",
@@ -632,9 +634,50 @@ def float_power(input: Any, exponent: Any) -> Any:
 
 def _where_fwd(xp: Any, c: Any, a: Any, b: Any) -> Any:
     try:
+        if xp is np:
+            return select(c, a, b)
         return xp.where(c, a, b)
     except ValueError:
         raise broadcast_error(c, a, b) or ValueError("where failed") from None
+
+
+# NumPy's where branches on each element: on a mask of random signs (an activation's) the
+# branch is mispredicted half the time, 1.5 ms per 400k float32 elements here against 0.09 ms
+# for a multiply. From this size on, a float select is done on the bits instead.
+_SELECT_MIN = 4096
+_BITS = {4: np.int32, 8: np.int64}
+
+
+def select(c: Any, a: Any, b: Any) -> Any:
+    """``np.where(c, a, b)`` with the same result, bit for bit (NaNs, signed zeros), for a
+    boolean ``c``: on float arrays of one dtype (or a float array and a Python number) it is
+    b ^ ((a ^ b) & -c) on the integer view of the bits, five branch-free passes."""
+    fa, fb = type(a) is np.ndarray, type(b) is np.ndarray
+    if c.size < _SELECT_MIN or c.dtype.kind != "b" or not (fa or fb):
+        return np.where(c, a, b)
+    dt = a.dtype if fa else b.dtype
+    it = _BITS.get(dt.itemsize)
+    if dt.kind != "f" or it is None:
+        return np.where(c, a, b)
+    if not fa:
+        if type(a) not in (float, int):
+            return np.where(c, a, b)
+        a = np.asarray(a, dtype=dt)
+    elif not fb:
+        if type(b) not in (float, int):
+            return np.where(c, a, b)
+        b = np.asarray(b, dtype=dt)
+    elif b.dtype != dt:
+        return np.where(c, a, b)
+    bb = b.view(it)
+    x = np.bitwise_xor(a.view(it), bb)
+    if x.shape != c.shape:  # c broadcasts further than a and b: the output has its shape
+        x = np.broadcast_to(x, np.broadcast_shapes(x.shape, c.shape)).copy()
+    m = c.astype(it)
+    np.negative(m, out=m)  # all bits set where c
+    x &= m  # x has the full shape: m broadcasts over it
+    np.bitwise_xor(x, bb, out=x)
+    return x.view(dt)
 
 
 def _where_vjp(ctx: Any, g: Any) -> Any:

@@ -385,6 +385,8 @@ def relu6(input: Any, inplace: bool = False) -> Any:
 
 
 def _leaky_fwd(xp: Any, x: Any, *, negative_slope: float = 0.01) -> Any:
+    if 0 < negative_slope <= 1:  # the same values, without where's per-element branch
+        return _cast(xp.maximum(x, x * negative_slope), x)  # (slope 0: inf * 0 would be NaN)
     return _cast(xp.where(x > 0, x, x * negative_slope), x)
 
 

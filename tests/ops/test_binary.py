@@ -216,3 +216,42 @@ def test_bool_subtraction_and_negation_raise(f: Callable[..., Any]) -> None:
     tc, mc = _error(lambda: f(cr, cr.tensor([True, False])))
     tt, mt = _error(lambda: f(torch, torch.tensor([True, False])))
     assert tc is tt and mc == mt
+
+
+def _bits(t: Any) -> np.ndarray:
+    a = np.ascontiguousarray(t.detach().numpy())
+    return a.view(np.uint8)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_large_where_and_leaky_relu_match_torch_bit_for_bit(dtype: str) -> None:
+    """Above 4096 elements where() selects on the bits (binary.select): the same values as
+    torch, NaNs, infinities and signed zeros included, with broadcasting and number operands;
+    leaky_relu's forward (maximum for slopes in [0, 1]) and its VJP (through where) too."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((70, 80)).astype(dtype)
+    b = rng.standard_normal((70, 80)).astype(dtype)
+    a[0, :6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -0.0]
+    b[0, :6] = [-0.0, np.nan, -0.0, -np.inf, 1.0, 0.0]
+    cases = [
+        lambda m, x, y: m.where(x > 0, x, y),
+        lambda m, x, y: m.where(x > 0, x, 0.0),
+        lambda m, x, y: m.where(y < 0.5, -2.5, y),
+        lambda m, x, y: m.where(x[:, :1] > 0, x, y),
+        lambda m, x, y: m.where(x > 0, x[:1], y[:, :1]),
+        lambda m, x, y: m.where(m.ones(3, 1, 1, dtype=m.bool) & (x > 0), x, y),
+    ]
+    for f in cases:
+        r = [f(m, m.tensor(a), m.tensor(b)) for m in (cr, torch)]
+        assert r[0].shape == tuple(r[1].shape)
+        assert (_bits(r[0]) == _bits(r[1])).all()
+    for slope in (0.0, 0.2, 1.0, 1.5, -0.1):
+        out, grads = [], []
+        for m in (cr, torch):
+            x = m.tensor(a, requires_grad=True)
+            y = m.nn.functional.leaky_relu(x, slope)
+            (y * m.tensor(b).nan_to_num()).sum().backward()
+            out.append(y)
+            grads.append(x.grad)
+        assert (_bits(out[0]) == _bits(out[1])).all()
+        np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
