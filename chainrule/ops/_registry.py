@@ -310,6 +310,76 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
     return tuple(res)
 
 
+# Note [unary and binary entry points]
+#     The public functions of ops declared with unary() and binary() (and so the Tensor
+#     operators bound to them) enter through apply_unary / apply_binary: apply_op's fast paths
+#     for one Tensor, and for a Tensor with a Tensor or a Python number, written for a known
+#     arity with no parameters, so that the tuple of inputs, the arity tests and the
+#     parameter handling are skipped. Any other call goes to apply_op, as does an op with aux
+#     outputs, several outputs or a view.
+
+
+def _out_tensor(out: Any) -> Tensor:
+    """The result of an unrecorded op, as apply_op makes it."""
+    if type(out) is not _ndarray:
+        out = _asarray(out)
+    t = _new(Tensor)
+    t._data = out
+    t._requires_grad = False
+    t.grad_fn = None
+    if _state.inference:
+        _mark_inference(t)
+    return t
+
+
+def apply_unary(op: OpDef, a: Any) -> Any:
+    """``apply_op(op, (a,))`` (Note [unary and binary entry points])."""
+    if isinstance(a, Tensor):
+        da = a._data
+        if type(da) is _ndarray:
+            k = da.dtype.kind
+            if op.promote != "float" or k == "f" or k == "c":
+                out = op.forward(_np, da)
+                if a._requires_grad and op.differentiable and _state.enabled:
+                    return op.record(op, (a,), out, None, None)
+                return _out_tensor(out)
+    return apply_op(op, (a,))
+
+
+def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
+    """``apply_op(op, (a, b))`` (Note [unary and binary entry points])."""
+    if isinstance(a, Tensor):
+        da = a._data
+        if type(da) is _ndarray:
+            tb = type(b)
+            promote = op.promote
+            if tb is float or tb is int:
+                cat = _CATEGORY[da.dtype.kind]
+                if promote is None or cat >= 2 or (tb is int and cat >= 1
+                                                   and promote != "float"):
+                    if op.scalar_array and cat >= 2 and b == b and b != 0:
+                        k = (b, da.dtype)  # Note [scalar operands]
+                        b = _SCALARS.get(k)
+                        if b is None:
+                            b = _scalar_array(k)
+                    out = op.forward(_np, da, b)
+                    if a._requires_grad and op.differentiable and _state.enabled:
+                        return op.record(op, (a, b), out, None, None)
+                    return _out_tensor(out)
+            elif isinstance(b, Tensor):
+                db = b._data
+                if type(db) is _ndarray and (promote is None or (
+                    (db.dtype is da.dtype or db.dtype == da.dtype)
+                    and (promote == "same" or _CATEGORY[da.dtype.kind] >= 2)
+                )):
+                    out = op.forward(_np, da, db)
+                    if (a._requires_grad or b._requires_grad) and op.differentiable \
+                            and _state.enabled:
+                        return op.record(op, (a, b), out, None, None)
+                    return _out_tensor(out)
+    return apply_op(op, (a, b))
+
+
 def _apply_general(
     op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None
 ) -> tuple[Any, bool]:
@@ -933,8 +1003,12 @@ def unary(
         name, forward, ("x",), saves=_tuple(saves), vjps=(vjp,), promote=promote, **flags
     )
 
-    def fn(input: Tensor) -> Tensor:
-        return apply_op(op, (input,))
+    if op.aux or op.view or op.num_outputs != 1:
+        def fn(input: Tensor) -> Tensor:
+            return apply_op(op, (input,))
+    else:
+        def fn(input: Tensor) -> Tensor:
+            return apply_unary(op, input)
 
     fn.__name__ = name
     fn.__qualname__ = name
@@ -956,8 +1030,12 @@ def binary(
     doc = flags.pop("doc", None)
     op = OpDef(name, forward, ("a", "b"), saves=_tuple(saves), vjps=vjp, promote=promote, **flags)
 
-    def fn(input: Any, other: Any) -> Tensor:
-        return apply_op(op, (input, other))
+    if op.aux or op.view or op.num_outputs != 1:
+        def fn(input: Any, other: Any) -> Tensor:
+            return apply_op(op, (input, other))
+    else:
+        def fn(input: Any, other: Any) -> Tensor:
+            return apply_binary(op, input, other)
 
     fn.__name__ = name
     fn.__qualname__ = name
