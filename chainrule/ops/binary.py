@@ -128,17 +128,17 @@ def _div_fwd(xp: Any, a: Any, b: Any) -> Any:
         raise broadcast_error(a, b) or ValueError("div failed") from None
 
 
-_add = binary("add", _add_fwd, vjp=(lambda ctx, g: g, lambda ctx, g: g),
+_add = binary("add", _add_fwd, np_forward=np.add, vjp=(lambda ctx, g: g, lambda ctx, g: g),
               doc="a + b. VJP: g to both.")
-_sub = binary("sub", _sub_fwd, vjp=(lambda ctx, g: g, lambda ctx, g: -g),
+_sub = binary("sub", _sub_fwd, np_forward=np.subtract, vjp=(lambda ctx, g: g, lambda ctx, g: -g),
               doc="a - b. VJP: g, -g.")
 _rsub = binary("rsub", _rsub_fwd,
                vjp=(lambda ctx, g: -g, lambda ctx, g: g), node_name="RsubBackward1",
                doc="b - a (for ``scalar - tensor``). VJP: -g, g.")
-mul = binary("mul", _mul_fwd, saves=("a", "b"),
+mul = binary("mul", _mul_fwd, np_forward=np.multiply, saves=("a", "b"),
              vjp=(lambda ctx, g: g * ctx.b, lambda ctx, g: g * ctx.a),
              doc="a * b. VJP: g b, g a.")
-_div = binary("div", _div_fwd, saves=("b", "out"), promote="float",
+_div = binary("div", _div_fwd, np_forward=np.true_divide, saves=("b", "out"), promote="float",
               vjp=(lambda ctx, g: g / ctx.b, lambda ctx, g: -g * ctx.out / ctx.b),
               doc="a / b (true division). VJP: g / b, -g a / b**2.")
 _rdiv = binary("rdiv", _checked(lambda xp, a, b: b / a), saves=("a", "out"), promote="float",

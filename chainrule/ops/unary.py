@@ -102,48 +102,48 @@ def _neg_fwd(xp: Any, x: Any) -> Any:
 
 neg = unary("neg", _neg_fwd, vjp=lambda ctx, g: -g, promote=None,
             doc="-x elementwise. VJP: -g.")
-exp = unary("exp", lambda xp, x: xp.exp(x), saves="out", vjp=lambda ctx, g: g * ctx.out,
+exp = unary("exp", "exp", saves="out", vjp=lambda ctx, g: g * ctx.out,
             doc="e**x elementwise. VJP: g * e**x, read back from the saved output.")
-expm1 = unary("expm1", lambda xp, x: xp.expm1(x), saves="out",
+expm1 = unary("expm1", "expm1", saves="out",
               vjp=lambda ctx, g: g * (ctx.out + 1), doc="e**x - 1, accurate near 0. VJP: g e**x.")
-log = unary("log", lambda xp, x: xp.log(x), saves="x", vjp=lambda ctx, g: g / ctx.x,
+log = unary("log", "log", saves="x", vjp=lambda ctx, g: g / ctx.x,
             doc="Natural logarithm. VJP: g / x.")
-log1p = unary("log1p", lambda xp, x: xp.log1p(x), saves="x",
+log1p = unary("log1p", "log1p", saves="x",
               vjp=lambda ctx, g: g / (ctx.x + 1), node_name="Log1PBackward0",
               doc="log(1 + x), accurate near 0. VJP: g / (1 + x).")
-log2 = unary("log2", lambda xp, x: xp.log2(x), saves="x",
+log2 = unary("log2", "log2", saves="x",
              vjp=lambda ctx, g: g / (ctx.x * _LN2), doc="Base-2 logarithm. VJP: g / (x ln 2).")
-log10 = unary("log10", lambda xp, x: xp.log10(x), saves="x",
+log10 = unary("log10", "log10", saves="x",
               vjp=lambda ctx, g: g / (ctx.x * _LN10),
               doc="Base-10 logarithm. VJP: g / (x ln 10).")
-sqrt = unary("sqrt", lambda xp, x: xp.sqrt(x), saves="out",
+sqrt = unary("sqrt", "sqrt", saves="out",
              vjp=lambda ctx, g: g / (2 * ctx.out), doc="Square root. VJP: g / (2 sqrt(x)).")
 rsqrt = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), saves="out",
               vjp=lambda ctx, g: -0.5 * g * ctx.out * ctx.out * ctx.out,
               doc="1 / sqrt(x). VJP: -g / (2 x**1.5) = -g out**3 / 2.")
 reciprocal = unary("reciprocal", lambda xp, x: 1 / x, saves="out",
                    vjp=lambda ctx, g: -g * ctx.out * ctx.out, doc="1 / x. VJP: -g / x**2.")
-sin = unary("sin", lambda xp, x: xp.sin(x), saves="x", vjp=lambda ctx, g: g * ns.cos(ctx.x),
+sin = unary("sin", "sin", saves="x", vjp=lambda ctx, g: g * ns.cos(ctx.x),
             doc="Sine. VJP: g cos(x).")
-cos = unary("cos", lambda xp, x: xp.cos(x), saves="x", vjp=lambda ctx, g: -g * ns.sin(ctx.x),
+cos = unary("cos", "cos", saves="x", vjp=lambda ctx, g: -g * ns.sin(ctx.x),
             doc="Cosine. VJP: -g sin(x).")
-tan = unary("tan", lambda xp, x: xp.tan(x), saves="out",
+tan = unary("tan", "tan", saves="out",
             vjp=lambda ctx, g: g * (1 + ctx.out * ctx.out), doc="Tangent. VJP: g (1 + tan(x)**2).")
-asin = unary("asin", lambda xp, x: xp.arcsin(x), saves="x",
+asin = unary("asin", "arcsin", saves="x",
              vjp=lambda ctx, g: g / ns.sqrt(1 - ctx.x * ctx.x),
              doc="Inverse sine. VJP: g / sqrt(1 - x**2).")
-acos = unary("acos", lambda xp, x: xp.arccos(x), saves="x",
+acos = unary("acos", "arccos", saves="x",
              vjp=lambda ctx, g: -g / ns.sqrt(1 - ctx.x * ctx.x),
              doc="Inverse cosine. VJP: -g / sqrt(1 - x**2).")
-atan = unary("atan", lambda xp, x: xp.arctan(x), saves="x",
+atan = unary("atan", "arctan", saves="x",
              vjp=lambda ctx, g: g / (1 + ctx.x * ctx.x),
              doc="Inverse tangent. VJP: g / (1 + x**2).")
 arcsin, arccos, arctan = asin, acos, atan
-sinh = unary("sinh", lambda xp, x: xp.sinh(x), saves="x", vjp=lambda ctx, g: g * ns.cosh(ctx.x),
+sinh = unary("sinh", "sinh", saves="x", vjp=lambda ctx, g: g * ns.cosh(ctx.x),
              doc="Hyperbolic sine. VJP: g cosh(x).")
-cosh = unary("cosh", lambda xp, x: xp.cosh(x), saves="x", vjp=lambda ctx, g: g * ns.sinh(ctx.x),
+cosh = unary("cosh", "cosh", saves="x", vjp=lambda ctx, g: g * ns.sinh(ctx.x),
              doc="Hyperbolic cosine. VJP: g sinh(x).")
-tanh = unary("tanh", lambda xp, x: xp.tanh(x), saves="out",
+tanh = unary("tanh", "tanh", saves="out",
              vjp=lambda ctx, g: g * (1 - ctx.out * ctx.out),
              doc="Hyperbolic tangent. VJP: g (1 - tanh(x)**2).")
 
