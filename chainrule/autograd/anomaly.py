@@ -41,12 +41,14 @@ def is_anomaly_check_nan_enabled() -> bool:
     return _check_nan[0]
 
 
-def record_trace(node: Node) -> None:
-    """Remember where ``node`` was created (called by ``_record`` while the mode is on)."""
-    stack = traceback.format_stack()[:-2]  # drop _record and this function
+def record_trace(node: Node, drop: int = 2) -> None:
+    """Remember where ``node`` was created (called by ``_record`` while the mode is on;
+    ``drop``: the innermost frames to leave out, this function's and the recorder's)."""
+    stack = traceback.format_stack()[:-drop]
     md = node.metadata
     if md is None:
         md = node.metadata = {}
+    node._fast = None  # the engine's full path checks anomaly metadata
     md["_anomaly"] = True
     md["traceback_"] = "".join(stack)
 

@@ -382,25 +382,22 @@ def _run_plain(heap: list[Any], pending: Node | None, buffers: dict[Node, list[A
             return
         buf = buffers.pop(node, None)
         nexts = node.next_functions
-        freed = False
-        if buf is None:
-            outs = None
-        elif type(node) is OpNode and node._hooks is None and node.metadata is None:
-            fa = node.op.node_apply  # Note [generated apply] in graph.py
-            if fa is not None and len(buf) == 1:
-                outs = fa(node, buf, release)
-                freed = release
-            else:
+        fa = node._fast  # Note [generated apply] in graph.py: it also frees the node
+        if buf is not None and fa is not None:
+            outs = fa(node, buf, release, freed_at)
+        else:
+            if buf is None:
+                outs = None
+            elif type(node) is OpNode and node._hooks is None and node.metadata is None:
                 if len(buf) > 1:
                     buf = _materialize(node, buf, False)
                 outs = node.apply(buf, False)
-        else:
-            outs = _apply_full(node, buf)
-        buf = None  # AccumulateGrad may have kept the array: hold no reference to it
-        if release:
-            if not freed:
+            else:
+                outs = _apply_full(node, buf)
+            if release:
                 node.release()
-            node._freed_at = freed_at
+                node._freed_at = freed_at
+        buf = None  # AccumulateGrad may have kept the array: hold no reference to it
         if not nexts:
             continue
         if outs is None:

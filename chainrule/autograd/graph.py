@@ -474,6 +474,7 @@ class Node:
         "metadata",
         "_site",  # Note [sites]: unset unless recorded
         "_freed_at",
+        "_fast",  # Note [generated apply]: the op's node_apply while the node has no hooks
         "__weakref__",
     )
 
@@ -487,6 +488,7 @@ class Node:
         self._hooks: NodeHooks | None = None
         self._released = False
         self.metadata: dict[str, Any] | None = None
+        self._fast: Callable[..., Any] | None = None
 
     def name(self) -> str:
         """The node's class name, as PyTorch prints it (``MulBackward0``)."""
@@ -514,6 +516,7 @@ class Node:
         h = self._hooks
         if h is None:
             h = self._hooks = NodeHooks()
+            self._fast = None  # a node with hooks takes the engine's full path
         return h
 
     def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
@@ -568,14 +571,16 @@ def _ctx_class(op: Any) -> type:
 
 # Note [generated apply]
 #     OpNode.apply is generic: it loops over an op's saved values and VJPs. The engine's plain
-#     loop (_run_plain in engine.py) instead calls ``op.node_apply(node, grads, release)``, a
-#     function written for the one op on its first backward: its saved values are read and
-#     stored into the ctx by name, one line each, its VJPs are called directly, and then, when
-#     ``release``, it frees the node as OpNode.release does. It computes exactly what
-#     OpNode.apply does without create_graph (a freed node goes to OpNode.apply for its error),
-#     in less than half the bytecode: measured 127 -> 55 instructions per node.
+#     loop (_run_plain in engine.py) instead calls ``op.node_apply(node, grads, release,
+#     freed_at)``, a function written for the one op (of one output) when it is first
+#     recorded: its saved values are read and stored into the ctx by name, one line each, its
+#     VJPs are called directly, and then, when ``release``, it frees the node as the engine
+#     and OpNode.release do. It computes exactly what OpNode.apply does without create_graph
+#     (a freed node goes to OpNode.apply for its error), in less than half the bytecode:
+#     measured 127 -> 55 instructions per node. Each node holds it as ``_fast`` until it gets
+#     hooks or anomaly metadata, which need the engine's full path.
 _APPLY_TEMPLATE = """
-def node_apply(node, grads, release):
+def node_apply(node, grads, release, freed_at):
     if node._released:
         return general(node, grads, False)
     ctx = new(cls)
@@ -587,6 +592,7 @@ def node_apply(node, grads, release):
 {saved}{aux}    g = {grad}
 {call}    if release:
         node._released = True
+        node._freed_at = freed_at
 {release}        node._aux = None
     return r
 """
@@ -614,8 +620,10 @@ _RELEASE_TEMPLATE = """        if type(s{i}) is SavedTensor:
 def _make_node_apply(op: Any) -> Callable[..., Any] | None:
     """Write ``op.node_apply`` (Note [generated apply]); None where the generic one must run."""
     names = op.save_names
-    if not all(n.isidentifier() for n in names):
+    if op.num_outputs != 1 or not all(n.isidentifier() for n in names):
         return None
+    if op.ctx_cls is None:
+        _ctx_class(op)
     saved = "".join(_SAVED_TEMPLATE.format(i=i, name=n) for i, n in enumerate(names))
     if saved:
         saved = "    saved = node.saved\n" + saved
@@ -667,7 +675,6 @@ class OpNode(Node):
         cls = op.ctx_cls
         if cls is None:
             cls = _ctx_class(op)
-            op.node_apply = _make_node_apply(op)
         ctx = _new(cls)
         ctx._node = self
         need = ctx.needs_input_grad = self.needs_input_grad

@@ -32,6 +32,7 @@ from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
+    _make_node_apply,
     OpNode,
     SavedTensor,
     VersionCounter,
@@ -514,6 +515,7 @@ def _record(
     node._released = False
     node.metadata = None
     node._aux = aux
+    node._fast = op.node_apply
     mask = op.grad_mask
     # The edges: unrolled for one and two inputs, the common cases.
     n = len(inputs)
@@ -666,6 +668,7 @@ def record(op, inputs, out, params, aux):
     node._released = False
     node.metadata = None
     node._aux = aux
+    node._fast = fast
     {unpack}
 {edges}    node.next_functions = ({edge_tuple})
     node._input_meta = ({meta_tuple})
@@ -732,7 +735,9 @@ _SAVE_TEMPLATE = """    src = {src}
 
 
 def _first_record(op: OpDef, inputs: tuple[Any, ...], out: Any, params: Any, aux: Any) -> Any:
-    """``op.record`` before the op's first recorded use: write it, then record."""
+    """``op.record`` before the op's first recorded use: write it and the op's node_apply
+    (Note [generated apply] in autograd/graph.py), then record."""
+    op.node_apply = _make_node_apply(op)
     op.record = _make_record(op)
     return op.record(op, inputs, out, params, aux)
 
@@ -770,7 +775,7 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
         "next_seq": _next_seq, "VersionCounter": VersionCounter, "SavedTensor": SavedTensor,
         "INFERENCE_SAVE_MSG": INFERENCE_SAVE_MSG, "hooks_any": _hooks_any,
         "hooks_state": _hooks_state, "pack_saved": pack_saved, "record_sites": _record_sites,
-        "anomaly": _anomaly_enabled, "note_site": _note_site,
+        "anomaly": _anomaly_enabled, "note_site": _note_site, "fast": op.node_apply,
     }
     # Named inside the package, so that user_site() skips its frames as it skips ours.
     exec(compile(src, _os.path.join(_HERE, f"<record of {op.name}>"), "exec"), env)
@@ -783,7 +788,7 @@ def _note_site(node: OpNode) -> None:
     if _anomaly_enabled[0]:
         from chainrule.autograd.anomaly import record_trace
 
-        record_trace(node)
+        record_trace(node, 3)
 
 
 _HERE = _os.path.dirname(__file__)
