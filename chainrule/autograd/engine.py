@@ -168,19 +168,30 @@ def run_backward(
     # 2. Discover with an explicit stack (never recursion: graphs can be very deep).
     deps: dict[Node, int] = {}
     root_nodes = list(dict.fromkeys(n for n, _ in edges))
-    is_root = set(root_nodes).__contains__
     stack = list(root_nodes)
-    while stack:
-        n = stack.pop()
-        for child, _ in n.next_functions:
-            if child is not None:
-                c = deps.get(child)
-                if c is None:
-                    deps[child] = 1
-                    if not is_root(child):  # a root can also be reached from another root
-                        stack.append(child)
-                else:
-                    deps[child] = c + 1
+    push = stack.append
+    if len(root_nodes) == 1:  # the graph is acyclic: no edge leads back to a single root
+        while stack:
+            for child, _ in stack.pop().next_functions:
+                if child is not None:
+                    c = deps.get(child)
+                    if c is None:
+                        deps[child] = 1
+                        push(child)
+                    else:
+                        deps[child] = c + 1
+    else:
+        is_root = set(root_nodes).__contains__
+        while stack:
+            for child, _ in stack.pop().next_functions:
+                if child is not None:
+                    c = deps.get(child)
+                    if c is None:
+                        deps[child] = 1
+                        if not is_root(child):  # a root can also be reached from another root
+                            push(child)
+                    else:
+                        deps[child] = c + 1
 
     # Capture targets for ``inputs``: an input's gradient is read at the edge that feeds it.
     capture: dict[Node, list[tuple[int, int]]] = {}

@@ -709,7 +709,9 @@ _EDGE_TEMPLATE = """    if isinstance(x{i}, Tensor) and x{i}._requires_grad:
 
 # A fresh output's counter is new and at 0, and it is output 0 of the node: the SavedTensor's
 # fields are constants but for its array (SavedTensor.__init__ with is_output=True, inlined).
-_SAVE_OUT_TEMPLATE = """    vc = t._vc = VersionCounter()
+_SAVE_OUT_TEMPLATE = """    vc = new(VersionCounter)
+    set_version(vc, 0)
+    t._vc = vc
     s{j} = new(SavedTensor)
     s{j}.data = out
     s{j}.counter = vc
@@ -776,10 +778,15 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
         "INFERENCE_SAVE_MSG": INFERENCE_SAVE_MSG, "hooks_any": _hooks_any,
         "hooks_state": _hooks_state, "pack_saved": pack_saved, "record_sites": _record_sites,
         "anomaly": _anomaly_enabled, "note_site": _note_site, "fast": op.node_apply,
+        "set_version": _set_version,
     }
     # Named inside the package, so that user_site() skips its frames as it skips ours.
     exec(compile(src, _os.path.join(_HERE, f"<record of {op.name}>"), "exec"), env)
     return env["record"]
+
+
+# VersionCounter.__init__'s one store, for the generated records.
+_set_version = VersionCounter.value.__set__  # type: ignore[attr-defined]
 
 
 def _note_site(node: OpNode) -> None:
