@@ -6,7 +6,8 @@ the only logic here is metadata: grad, hooks, versions, conversion and construct
 
 Hot fields are ``__slots__``; rarely used ones (hooks, views, retain_grad) are class-level
 defaults that an instance overrides in its ``__dict__`` only when it uses them, so creating a
-tensor sets three attributes.
+tensor sets four attributes (the version counter ``_vc`` is a slot, None until the tensor is
+saved for backward or aliased: every saved value writes it).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ def _new_tensor(data: Any) -> Tensor:
     t._data = data
     t._requires_grad = False
     t.grad_fn = None
+    t._vc = None
     return t
 
 
@@ -108,12 +110,11 @@ class Tensor(
     ``grad_fn`` node. ``is_leaf`` means ``grad_fn is None``.
     """
 
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "__dict__", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_vc", "__dict__", "__weakref__")
 
     # Class-level defaults; see the module docstring.
     _grad: Tensor | None = None
     _output_nr = 0
-    _vc: VersionCounter | None = None
     _base: Tensor | None = None
     _view_chain: tuple[Any, ...] = ()
     _accum: Any = None
@@ -150,6 +151,7 @@ class Tensor(
         t._data = data._data
         t._requires_grad = False
         t.grad_fn = None
+        t._vc = None
         t._vc = data._get_vc()
         if requires_grad:
             t.requires_grad_(True)
@@ -595,6 +597,7 @@ class Tensor(
         t._data = self._data.copy()
         t._requires_grad = self._requires_grad
         t.grad_fn = None
+        t._vc = None
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
         for k, v in self.__dict__.items():
@@ -918,6 +921,7 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
     t._data = data
     t._requires_grad = False
     t.grad_fn = None
+    t._vc = None
     return t
 
 

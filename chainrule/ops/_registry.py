@@ -303,6 +303,7 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
         t._data = out
         t._requires_grad = False
         t.grad_fn = None
+        t._vc = None
         if op.view:
             _mark_view(t, inputs[0], op, params)
         if _state.inference:
@@ -337,6 +338,7 @@ def _out_tensor(out: Any) -> Tensor:
     t._data = out
     t._requires_grad = False
     t.grad_fn = None
+    t._vc = None
     if _state.inference:
         _mark_inference(t)
     return t
@@ -447,8 +449,8 @@ def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
     vc = base._vc
     if vc is None:
         vc = base._vc = VersionCounter()
+    out._vc = vc
     d = out.__dict__
-    d["_vc"] = vc
     root = base._base
     if root is None:
         root = d["_base"] = base
@@ -474,9 +476,8 @@ _INFERENCE_VC = VersionCounter()
 
 
 def _mark_inference(t: Tensor) -> None:
-    d = t.__dict__
-    d["_is_inference"] = True
-    d["_vc"] = _INFERENCE_VC
+    t.__dict__["_is_inference"] = True
+    t._vc = _INFERENCE_VC
 
 
 class _ViewRegistry:
@@ -599,6 +600,7 @@ def _record(
             out = _asarray(out)
         t = _new(Tensor)
         t._data = out
+        t._vc = None
         k = out.dtype.kind
         if k == "f" or k == "c":
             t._requires_grad = True
@@ -678,6 +680,7 @@ def record(op, inputs, out, params, aux):
         out = asarray(out)
     t = new(Tensor)
     t._data = out
+    t._vc = None
     k = out.dtype.kind
     if k == "f" or k == "c":
         t._requires_grad = True
