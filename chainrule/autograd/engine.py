@@ -285,10 +285,7 @@ def run_backward(
                 outs = node.apply(buf, create_graph)
                 buf = None
             else:
-                if node._hooks is not None or (
-                    type(node) is AccumulateGrad and node.variable._backward_hooks
-                ):
-                    buf = _pre_hooks(node, buf, create_graph)
+                buf = _pre_hooks(node, buf, create_graph)
                 if capture:
                     caps = capture.get(node)
                     if caps is not None:
@@ -298,28 +295,15 @@ def run_backward(
                                 g = g if create_graph else _as_tensor(g)
                                 results[idx] = g if results[idx] is None else results[idx] + g
                 if execute is None or node in execute:
-                    if len(buf) > 1:
-                        buf = _materialize(node, buf, create_graph)
-                    outs = node.apply(buf, create_graph)
-                    if len(outs) != len(nexts) and type(node) is not AccumulateGrad:
-                        raise RuntimeError(
-                            f"function {node.name()} returned an incorrect number of gradients "
-                            f"(expected {len(nexts)}, got {len(outs)})"
-                        )
-                    hooks = node._hooks
-                    if hooks is not None and hooks.post:
-                        outs = _post_hooks(node, outs, buf, create_graph)
-                    if node.metadata is not None and node.metadata.get("_anomaly"):
-                        from chainrule.autograd.anomaly import check_nan
-
-                        check_nan(node, outs, create_graph)
+                    outs = _execute(node, buf, create_graph)
                 buf = None  # AccumulateGrad may have kept the array: hold no reference to it
             if release:
                 node.release()
                 node._freed_at = freed_at
             if not nexts:
                 continue
-            # 5. Route each gradient to the buffer of the node it feeds.
+            # 5. Route each gradient to the buffer of the node it feeds (_run_plain repeats this
+            # for plain backwards, inlined there because it runs for every edge).
             meta = node._input_meta
             i = -1
             for child, nr in nexts:
@@ -404,7 +388,7 @@ def _run_plain(heap: list[Any], pending: Node | None, buffers: dict[Node, list[A
                     buf = _materialize(node, buf, False)
                 outs = node.apply(buf, False)
             else:
-                outs = _apply_full(node, buf)
+                outs = _execute(node, _pre_hooks(node, buf, False), False)
             if release:
                 node.release()
                 node._freed_at = freed_at
@@ -449,16 +433,12 @@ def _position(outs: Any, g: Any) -> int:
     return next(i for i, o in enumerate(outs) if o is g)
 
 
-def _apply_full(node: Node, buf: list[Any]) -> Any:
-    """One node of _run_plain with everything a node may carry: hooks, anomaly checks,
-    a custom Function's count of gradients."""
-    if node._hooks is not None or (
-        type(node) is AccumulateGrad and node.variable._backward_hooks
-    ):
-        buf = _pre_hooks(node, buf, False)
+def _execute(node: Node, buf: list[Any], create_graph: bool) -> Any:
+    """Run one node with everything a node may carry (after its pre-hooks): missing gradients
+    materialized, a custom Function's count of gradients checked, post-hooks, anomaly checks."""
     if len(buf) > 1:
-        buf = _materialize(node, buf, False)
-    outs = node.apply(buf, False)
+        buf = _materialize(node, buf, create_graph)
+    outs = node.apply(buf, create_graph)
     nexts = node.next_functions
     if len(outs) != len(nexts) and type(node) is not AccumulateGrad:
         raise RuntimeError(
@@ -467,15 +447,20 @@ def _apply_full(node: Node, buf: list[Any]) -> Any:
         )
     hooks = node._hooks
     if hooks is not None and hooks.post:
-        outs = _post_hooks(node, outs, buf, False)
+        outs = _post_hooks(node, outs, buf, create_graph)
     if node.metadata is not None and node.metadata.get("_anomaly"):
         from chainrule.autograd.anomaly import check_nan
 
-        check_nan(node, outs, False)
+        check_nan(node, outs, create_graph)
     return outs
 
 
 def _pre_hooks(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
+    """Run the tensor hooks and pre-hooks on a node's incoming gradients."""
+    if node._hooks is None and not (
+        type(node) is AccumulateGrad and node.variable._backward_hooks
+    ):
+        return buf
     if type(node) is AccumulateGrad:
         hooks = node.variable._backward_hooks
         if hooks and buf[0] is not None:
