@@ -170,6 +170,8 @@ logsigmoid = unary("logsigmoid", _logsigmoid_fwd, saves="x",
 
 
 def _relu_fwd(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
     # Against an array of zeros, written in place: NumPy's maximum with a scalar operand skips
     # its SIMD loop (measured 1.8x slower on a 400k-element float32 array).
     out = xp.zeros_like(x)

@@ -495,3 +495,15 @@ def test_relu_nan_zero_inf_and_double_backward_match_torch() -> None:
         (gga,) = m.autograd.grad((ga * ga).sum(), [a])
         outs.append(np.asarray(gga._data) if m is cr else gga.numpy())
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
+
+
+def test_relu_rejects_bool_like_torch() -> None:
+    msgs = []
+    for m in (cr, torch):
+        t = m.tensor([True, False])
+        for f in (m.relu, m.nn.functional.relu, lambda x: x.relu_(), m.nn.ReLU()):
+            with pytest.raises(RuntimeError) as e:
+                f(t)
+            msgs.append(str(e.value))
+        assert t.tolist() == [True, False]
+    assert set(msgs) == {"Boolean inputs not supported for relu"}
