@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -111,16 +111,23 @@ def test_conv2d_phased_matches_torch(kw: dict[str, Any], monkeypatch: Any) -> No
     monkeypatch.setattr(conv_ops, "PHASE_MIN_PIXELS", 0)
     x, w, b = _u((2, 5, 7, 8)), _u((4, 5, 3, 4)), _u((4,))
     compare(lambda m, x, w, b: F(m).conv2d(x, w, b, **kw), [x, w, b])
+    _double_backward_matches(lambda m, xs, ws: F(m).conv2d(xs, ws, **kw), x, w)
+
+
+def _double_backward_matches(conv: Callable[..., Any], x: np.ndarray, w: np.ndarray,
+                             power: int = 2) -> None:
+    """Second derivatives through ``conv(m, x, w)`` in chainrule and torch: the gradients of
+    |dL/dx|^2 + sum (dL/dw)^3 with L = sum conv(x, w)**power."""
     outs = []
     for m in (cr, torch):
         xs, ws = m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True)
-        y = F(m).conv2d(xs, ws, **kw)
-        gx, gw = m.autograd.grad((y * y).sum(), [xs, ws], create_graph=True)
+        y = conv(m, xs, ws)
+        gx, gw = m.autograd.grad((y ** power).sum(), [xs, ws], create_graph=True)
         r = (gx * gx).sum() + (gw * gw * gw).sum()
         outs.append([np.asarray(a._data) if m is cr else a.numpy()
                      for a in m.autograd.grad(r, [xs, ws])])
-    for a, b_ in zip(*outs):
-        np.testing.assert_allclose(a, b_, rtol=1e-7, atol=1e-9)
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(padding=1), dict(padding=(2, 0), dilation=(1, 2)),
@@ -134,16 +141,7 @@ def test_conv2d_sample_cols_matches_torch(kw: dict[str, Any], cin: int, cout: in
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # padding='same' with an even kernel warns
         compare(lambda m, x, w, b: F(m).conv2d(x, w, b, **kw), [x, w, b])
-        outs = []
-        for m in (cr, torch):
-            xs, ws = m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True)
-            y = F(m).conv2d(xs, ws, **kw)
-            gx, gw = m.autograd.grad((y * y * y).sum(), [xs, ws], create_graph=True)
-            r = (gx * gx).sum() + (gw * gw * gw).sum()
-            outs.append([np.asarray(a._data) if m is cr else a.numpy()
-                         for a in m.autograd.grad(r, [xs, ws])])
-    for a, b_ in zip(*outs):
-        np.testing.assert_allclose(a, b_, rtol=1e-7, atol=1e-9)
+        _double_backward_matches(lambda m, xs, ws: F(m).conv2d(xs, ws, **kw), x, w, power=3)
 
 
 def test_conv_errors_match_torch() -> None:
@@ -162,16 +160,7 @@ def test_conv_transpose2d_output_padding_double_backward() -> None:
     # output_padding >= stride (allowed with dilation > 1): the adjoints crop.
     kw = dict(stride=1, output_padding=1, dilation=2, padding=1)
     x, w = _u((1, 2, 3, 4)), _u((2, 3, 2, 2))
-    outs = []
-    for m in (cr, torch):
-        xs, ws = m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True)
-        y = F(m).conv_transpose2d(xs, ws, **kw)
-        gx, gw = m.autograd.grad((y * y).sum(), [xs, ws], create_graph=True)
-        r = (gx * gx).sum() + (gw * gw * gw).sum()
-        outs.append([np.asarray(a._data) if m is cr else a.numpy()
-                     for a in m.autograd.grad(r, [xs, ws])])
-    for a, b in zip(*outs):
-        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+    _double_backward_matches(lambda m, xs, ws: F(m).conv_transpose2d(xs, ws, **kw), x, w)
 
 
 def test_conv_keeps_float32() -> None:
