@@ -213,8 +213,51 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    return _finish(np.linspace(start, end, steps).astype(_dt(dtype)), device, requires_grad)
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Computed as PyTorch's CPU kernel does, so the values agree to the bit: ``step = (end - start)
+    / (steps - 1)`` in the output dtype (in double for integer dtypes), ``start + i * step`` for
+    the first half and ``end - (steps - 1 - i) * step`` for the rest, each a fused multiply-add
+    (emulated in a wider type), so both ends are exact.
+    """
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+        raise TypeError(
+            f"linspace() received an invalid combination of arguments - got steps of type "
+            f"{type(steps).__name__}, but expected int steps"
+        )
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _finish(_linspace_values(start, end, int(steps), _dt(dtype)), device, requires_grad)
+
+
+def _linspace_values(start: Any, end: Any, steps: int, dt: Any) -> np.ndarray:
+    if steps <= 1:
+        return np.full(steps, start).astype(dt)
+    dt = np.dtype(dt)
+    if dt.kind == "f" and dt.itemsize < 4:
+        # Half precision: plain arithmetic in the dtype, index included, as torch's kernel.
+        h = dt.type
+        s, e, step = h(start), h(end), h((h(end) - h(start)) / h(steps - 1))
+        i = np.arange(steps).astype(dt)
+        j = (steps - 1 - np.arange(steps)).astype(dt)
+        return np.where(np.arange(steps) < steps // 2, s + i * step, e - j * step).astype(dt)
+    floating = dt.kind == "f"
+    # The ends are cast to the output dtype first; the step is in that dtype (double for ints).
+    sdt = dt.type if floating else np.float64
+    s = sdt(start) if floating else sdt(int(start))
+    e = sdt(end) if floating else sdt(int(end))
+    step = sdt((e - s) / sdt(steps - 1))
+    # A product of two floats of the step's width is exact in the next wider type, which makes
+    # `a + i * step` there rounded once, as an FMA is (long double for float64).
+    wide = np.longdouble if sdt is np.float64 else np.float64
+    i = np.arange(steps, dtype=wide)
+    w_step = wide(step)
+    lo = wide(s) + i * w_step
+    hi = wide(e) - (steps - 1 - i) * w_step
+    out = np.where(i < steps // 2, lo, hi).astype(np.float64)
+    if floating:
+        return out.astype(dt)
+    return np.trunc(out).astype(np.int64).astype(dt)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,

@@ -1,0 +1,64 @@
+"""``python -m chainrule SCRIPT [ARGS]``: run an unmodified PyTorch program on chainrule.
+
+``torch`` and every ``torch.<x>`` the program imports resolve to chainrule's modules
+(``chainrule._torch_namespace``). ``sys.argv``, ``sys.path[0]``, ``__name__ == "__main__"`` and
+``__file__`` are set as ``python SCRIPT ARGS`` would set them. ``-m MODULE`` and ``-c CODE`` work
+as they do for ``python``. The console script ``chainrule-run`` is the same command.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+__all__ = ["main"]
+
+_USAGE = """\
+usage: python -m chainrule SCRIPT [ARGS ...]
+       python -m chainrule -m MODULE [ARGS ...]
+       python -m chainrule -c CODE [ARGS ...]
+
+Runs a PyTorch program with `torch` resolved to chainrule (no edit to the program).
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the program named in ``argv`` (default ``sys.argv[1:]``) with torch -> chainrule."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        sys.stdout.write(_USAGE)
+        return 0 if args else 2
+
+    from chainrule import _torch_namespace
+
+    _torch_namespace.install()
+    if args[0] == "-m":
+        if len(args) < 2:
+            sys.stderr.write("chainrule: -m needs a module name\n" + _USAGE)
+            return 2
+        sys.argv = [args[1], *args[2:]]
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    elif args[0] == "-c":
+        if len(args) < 2:
+            sys.stderr.write("chainrule: -c needs code to run\n" + _USAGE)
+            return 2
+        sys.argv = ["-c", *args[2:]]
+        sys.path[0] = ""
+        globs = {"__name__": "__main__", "__builtins__": __builtins__}
+        exec(compile(args[1], "<string>", "exec"), globs)  # noqa: S102 - the user's own code
+    else:
+        script = args[0]
+        if not os.path.exists(script):
+            sys.stderr.write(f"chainrule: can't open file {script!r}: no such file\n")
+            return 2
+        sys.argv = [script, *args[1:]]
+        # `python -m chainrule` put the working directory first on sys.path; `python SCRIPT`
+        # puts the script's directory there instead.
+        sys.path[0] = os.path.dirname(os.path.abspath(script))
+        runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
