@@ -133,7 +133,8 @@ def is_floating_point(input: Tensor) -> Any:
     return input.is_floating_point()
 
 
-_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special"}
+_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", "accelerator",
+         "amp", "jit", "compiler", "hub"}
 
 from chainrule.ops.reduction import return_types  # noqa: E402
 
@@ -144,6 +145,14 @@ _LAZY_ATTRS = {
     "initial_seed": "chainrule._random", "manual_seed": "chainrule._random",
     "seed": "chainrule._random", "save": "chainrule.serialization",
     "load": "chainrule.serialization",
+    "compile": "chainrule.compiler", "autocast": "chainrule.amp",
+    "set_default_device": "chainrule._device", "get_default_device": "chainrule._device",
+    **{n: "chainrule._runtime" for n in (
+        "set_num_threads", "get_num_threads", "set_num_interop_threads",
+        "get_num_interop_threads", "use_deterministic_algorithms",
+        "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+        "set_deterministic_debug_mode", "get_deterministic_debug_mode",
+        "set_float32_matmul_precision", "get_float32_matmul_precision")},
 }
 
 

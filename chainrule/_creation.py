@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from chainrule import _dtype
+from chainrule._device import _DEFAULT as _DEFAULT_DEVICE
 from chainrule._device import device as _device
 from chainrule._tensor import REQUIRES_GRAD_DTYPE_MSG, Size, Tensor, _new_tensor
 from chainrule.autograd.grad_mode import _state as _grad_state
@@ -71,6 +72,8 @@ def _infer(arr: np.ndarray, from_python: bool) -> np.dtype:
 
 
 def _finish(data: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
+    if device is None:
+        device = _DEFAULT_DEVICE[0]
     if device is not None and _device(device).type != "cpu":
         be = get_backend(device)
         data = be.asarray(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["device"]
+__all__ = ["device", "set_default_device", "get_default_device"]
 
 
 class device:
@@ -45,3 +45,23 @@ class device:
 
 
 CPU = device("cpu")
+
+
+_DEFAULT: list[device | None] = [None]
+
+
+def set_default_device(device: Any) -> None:  # noqa: F811 - PyTorch's argument name
+    """Make ``device`` where factory functions put tensors when given no ``device=``.
+
+    ``None`` restores the CPU. As in PyTorch, a device that cannot be used (``'cuda'`` without a
+    GPU backend) is accepted here and fails at the first factory call.
+    """
+    _DEFAULT[0] = None if device is None else _device_cls(device)
+
+
+def get_default_device() -> device:
+    """The device factory functions use when given none (``device('cpu')`` unless set)."""
+    return _DEFAULT[0] or _device_cls("cpu")
+
+
+_device_cls = device

@@ -416,6 +416,27 @@ class Tensor(
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
 
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    @property
+    def is_mps(self) -> bool:
+        return False
+
+    @property
+    def is_xpu(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        """The GPU index of a CUDA tensor; -1 for a CPU tensor, as PyTorch."""
+        d = self.device
+        return -1 if d.type == "cpu" else (d.index or 0)
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
@@ -575,7 +596,8 @@ class Tensor(
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        # As PyTorch: a 0-d tensor formats as its number (f"{loss}" prints 0.25), others as repr.
+        if self._data.ndim == 0:
             return format(self.item(), spec)
         return repr(self)
 

@@ -6,6 +6,7 @@ really differ. ``backend_of(array)`` picks one from the array's type and caches 
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from chainrule.backends.numpy_backend import NumpyBackend
@@ -55,3 +56,13 @@ def get_backend(device: Any) -> NumpyBackend:
             "`device = 'cuda' if chainrule.cuda.is_available() else 'cpu'`."
         )
     raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {device}")
+
+
+# torch.backends' flag modules (``torch.backends.cudnn.benchmark = True`` ...), loaded on use.
+_FLAG_MODULES = {"cudnn", "mps", "mkldnn", "cuda"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FLAG_MODULES:
+        return importlib.import_module(f"chainrule.backends.{name}")
+    raise AttributeError(f"module 'chainrule.backends' has no attribute {name!r}")

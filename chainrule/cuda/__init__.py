@@ -10,8 +10,17 @@ from typing import Any
 
 from chainrule.backends import cuda_available, get_backend
 
-__all__ = ["is_available", "device_count", "current_device", "manual_seed", "manual_seed_all",
-           "synchronize", "empty_cache"]
+__all__ = [
+    "is_available",
+    "device_count",
+    "current_device",
+    "manual_seed",
+    "manual_seed_all",
+    "synchronize",
+    "empty_cache",
+    "set_device",
+    "amp",
+]
 
 
 def is_available() -> bool:
@@ -50,3 +59,17 @@ def synchronize(device: Any = None) -> None:
 
 def empty_cache() -> None:
     """Release cached GPU memory; a no-op without a GPU backend."""
+
+
+def set_device(device: Any) -> None:
+    """Select the current GPU; fails like PyTorch's CPU build when there is none."""
+    get_backend("cuda")
+
+
+def __getattr__(name: str) -> Any:
+    # torch.cuda.amp loads on first use.
+    if name == "amp":
+        import importlib
+
+        return importlib.import_module("chainrule.cuda.amp")
+    raise AttributeError(f"module 'chainrule.cuda' has no attribute {name!r}")
