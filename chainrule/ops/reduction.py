@@ -286,6 +286,15 @@ class return_types:  # noqa: N801  (mirrors the torch.return_types namespace)
 
     max = _return_type("max")
     min = _return_type("min")
+    # The sorting family's (ops/sorting.py).
+    sort = _return_type("sort")
+    topk = _return_type("topk")
+    kthvalue = _return_type("kthvalue")
+    median = _return_type("median")
+    nanmedian = _return_type("nanmedian")
+    mode = _return_type("mode")
+    cummax = _return_type("cummax")
+    cummin = _return_type("cummin")
 
 
 def _select_fwd(kind: str) -> Any:
