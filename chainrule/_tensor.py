@@ -29,6 +29,7 @@ from chainrule._methods.linalg import LinalgMethods
 from chainrule._methods.nn import NnMethods
 from chainrule._methods.reduction import ReductionMethods
 from chainrule._methods.shape import ShapeMethods
+from chainrule._methods.composite import CompositeMethods
 from chainrule._methods.sorting import SortingMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import AccumulateGrad, VersionCounter
@@ -101,6 +102,7 @@ class Tensor(
     NnMethods,
     InplaceMethods,
     SortingMethods,
+    CompositeMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
-from chainrule._methods import sorting
+from chainrule._methods import composite, sorting
 
-FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting)
+FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting, composite)
 
 
 def bind(ops: Any) -> None:

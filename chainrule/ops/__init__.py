@@ -7,9 +7,10 @@ from __future__ import annotations
 from chainrule.ops._registry import REGISTRY, OpDef, apply_op, ns
 from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexing, inplace
 from chainrule.ops import nn, conv
-from chainrule.ops import sorting
+from chainrule.ops import composite, sorting, stacking
 
-FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, sorting)
+FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, sorting,
+            stacking, composite)
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 
@@ -27,7 +28,7 @@ def _reexport() -> None:
     g = globals()
     for fam in FAMILIES:
         for name in fam.__all__:
-            if name in g and g[name] is not getattr(fam, name) and name not in __all__:
+            if name in g and g[name] is not getattr(fam, name):
                 raise ImportError(f"op {name!r} is defined by two families")
             g[name] = getattr(fam, name)
             __all__.append(name)

@@ -281,6 +281,29 @@ def _return_type(name: str) -> type:
     return type(name, (_ReturnType,), {"__slots__": (), "_name": name})
 
 
+class _MinMax(tuple):
+    """A (min, max) pair like ``torch.return_types.aminmax``."""
+
+    __slots__ = ()
+
+    def __new__(cls, min: Any, max: Any) -> Any:
+        return tuple.__new__(cls, (min, max))
+
+    @property
+    def min(self) -> Any:
+        return self[0]
+
+    @property
+    def max(self) -> Any:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+
+
+_MinMax.__name__ = _MinMax.__qualname__ = "aminmax"
+
+
 class return_types:  # noqa: N801  (mirrors the torch.return_types namespace)
     """Namedtuple-like results of reductions that return values and indices."""
 
@@ -295,6 +318,7 @@ class return_types:  # noqa: N801  (mirrors the torch.return_types namespace)
     mode = _return_type("mode")
     cummax = _return_type("cummax")
     cummin = _return_type("cummin")
+    aminmax = _MinMax  # ops/composite.py
 
 
 def _select_fwd(kind: str) -> Any:

@@ -430,7 +430,7 @@ def searchsorted(
 ) -> Any:
     """Indices where ``input``'s values would be inserted into ``sorted_sequence`` (along its
     last dim) to keep it sorted; ``right``/``side='right'`` puts them after equal values."""
-    from chainrule._tensor import Tensor
+    from chainrule._tensor import Tensor, _new_tensor
 
     if side is not None:
         if side not in ("left", "right"):
@@ -447,7 +447,7 @@ def searchsorted(
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
     if scalar:
-        input = Tensor(np.asarray(input, dtype=sorted_sequence._data.dtype))
+        input = _new_tensor(np.asarray(input, dtype=sorted_sequence._data.dtype))
     if sorted_sequence.ndim > 1 and tuple(sorted_sequence.shape[:-1]) != tuple(input.shape[:-1]):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
