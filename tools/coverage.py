@@ -12,7 +12,6 @@ tests/test_coverage_doc.py fails when a name the document lists as present goes 
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 import types
