@@ -57,9 +57,15 @@ _READABLE_VERSIONS = ("1", "2")
 
 # safetensors dtype codes of the dtypes chainrule has.
 _CODES = {
-    "F16": np.dtype(np.float16), "F32": np.dtype(np.float32), "F64": np.dtype(np.float64),
-    "U8": np.dtype(np.uint8), "I8": np.dtype(np.int8), "I16": np.dtype(np.int16),
-    "I32": np.dtype(np.int32), "I64": np.dtype(np.int64), "BOOL": np.dtype(np.bool_),
+    "F16": np.dtype(np.float16),
+    "F32": np.dtype(np.float32),
+    "F64": np.dtype(np.float64),
+    "U8": np.dtype(np.uint8),
+    "I8": np.dtype(np.int8),
+    "I16": np.dtype(np.int16),
+    "I32": np.dtype(np.int32),
+    "I64": np.dtype(np.int64),
+    "BOOL": np.dtype(np.bool_),
 }
 _CODE_OF = {d: c for c, d in _CODES.items()}
 # Codes safetensors knows but chainrule has no dtype for (named as such in the error).
@@ -99,8 +105,12 @@ def _is_int(v: Any) -> bool:
 def _canonical(entries: dict[str, Any], meta: dict[str, str]) -> bytes:
     """What ``header_crc32`` covers: the header minus that field, as sorted compact JSON."""
     rest = {k: v for k, v in meta.items() if k != "header_crc32"}
-    return json.dumps({"tensors": entries, "metadata": rest}, sort_keys=True,
-                      separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return json.dumps(
+        {"tensors": entries, "metadata": rest},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    ).encode("ascii")
 
 
 def _bytes_view(arr: np.ndarray) -> memoryview:
@@ -128,8 +138,12 @@ class _Encoder:
         if _BIG_ENDIAN:
             host = host.astype(host.dtype.newbyteorder("<"))
         self.arrays[key] = host
-        return {"t": "tensor", "k": key, "rg": bool(t.requires_grad),
-                "param": isinstance(t, Parameter)}
+        return {
+            "t": "tensor",
+            "k": key,
+            "rg": bool(t.requires_grad),
+            "param": isinstance(t, Parameter),
+        }
 
     def _leaf(self, obj: Any, path: Callable[[], str]) -> Any:
         """The node of a non-container, or raise TypeError naming the object's place."""
@@ -178,8 +192,11 @@ class _Encoder:
 
         def visit(obj: Any) -> int | None:
             """The node index of ``obj`` if it is done at once, or None after pushing a frame."""
-            if obj is None or isinstance(obj, (bool, str)) or (
-                    isinstance(obj, int) and type(obj) is int):
+            if (
+                obj is None
+                or isinstance(obj, (bool, str))
+                or (isinstance(obj, int) and type(obj) is int)
+            ):
                 key = (type(obj), obj)
                 hit = self.memo.get(key)
                 return hit if hit is not None else self._add(obj, key)
@@ -194,8 +211,13 @@ class _Encoder:
                     )
                 active.add(id(obj))
                 if isinstance(obj, dict):
-                    tag = ("counter" if isinstance(obj, Counter) else
-                           "odict" if isinstance(obj, OrderedDict) else "dict")
+                    tag = (
+                        "counter"
+                        if isinstance(obj, Counter)
+                        else "odict"
+                        if isinstance(obj, OrderedDict)
+                        else "dict"
+                    )
                     children = [*obj.keys(), *obj.values()]
                 else:
                     tag = "list" if isinstance(obj, list) else "tuple"
@@ -230,8 +252,13 @@ class _Encoder:
         return done
 
 
-def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2,
-         _use_new_zipfile_serialization: bool = True) -> None:
+def save(
+    obj: Any,
+    f: FileLike,
+    pickle_module: Any = None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+) -> None:
     """Save ``obj`` (a tensor, or nested dicts/lists/tuples of tensors and plain Python
     values: a module's or optimizer's ``state_dict``, a training checkpoint) to ``f``, a path
     or a binary file object. See Note [checkpoint format].
@@ -258,9 +285,11 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
     offset = 0
     for key in order:
         arr = enc.arrays[key]
-        entries[key] = {"dtype": _CODE_OF[arr.dtype.newbyteorder("=")],
-                        "shape": [int(s) for s in arr.shape],
-                        "data_offsets": [offset, offset + arr.nbytes]}
+        entries[key] = {
+            "dtype": _CODE_OF[arr.dtype.newbyteorder("=")],
+            "shape": [int(s) for s in arr.shape],
+            "data_offsets": [offset, offset + arr.nbytes],
+        }
         crc[key] = zlib.crc32(_bytes_view(arr))
         offset += arr.nbytes
     meta = {
@@ -347,8 +376,10 @@ class _Reader:
         """(tensor entries, metadata, data start), every field checked."""
         head = self.read(0, 8)
         if len(head) < 8:
-            raise self.fail(f"the file is truncated or empty ({len(head)} bytes; a checkpoint "
-                            "starts with an 8-byte header length)")
+            raise self.fail(
+                f"the file is truncated or empty ({len(head)} bytes; a checkpoint "
+                "starts with an 8-byte header length)"
+            )
         (n,) = struct.unpack("<Q", head)
         if n > self.size - 8:
             self._sniff(head)
@@ -360,14 +391,17 @@ class _Reader:
         try:
             header = json.loads(raw.decode("utf-8"), object_pairs_hook=self._no_duplicates)
         except _DuplicateKey as e:
-            raise self.fail(f"its header has the key {e.args[0]!r} twice; a checkpoint names "
-                            "each tensor and metadata field once") from None
+            raise self.fail(
+                f"its header has the key {e.args[0]!r} twice; a checkpoint names "
+                "each tensor and metadata field once"
+            ) from None
         except RecursionError:
             raise self.fail("its header is nested too deeply to be a checkpoint") from None
         except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, huge int literals
             self._sniff(head)
-            raise self.fail(f"the header is not valid JSON, so the file is corrupted ({e})"
-                            ) from None
+            raise self.fail(
+                f"the header is not valid JSON, so the file is corrupted ({e})"
+            ) from None
         if not isinstance(header, dict):
             self._sniff(head)
             raise self.fail("the header is not a JSON object, so the file is corrupted")
@@ -375,9 +409,11 @@ class _Reader:
         if meta is None:
             meta = {}
         if not isinstance(meta, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
-            raise self.fail("its header's '__metadata__' must be a JSON object of strings "
-                            f"(got {_show(meta)})")
+            isinstance(k, str) and isinstance(v, str) for k, v in meta.items()
+        ):
+            raise self.fail(
+                f"its header's '__metadata__' must be a JSON object of strings (got {_show(meta)})"
+            )
         data_len = self.size - 8 - n
         self._check_entries(header, data_len)
         return header, meta, 8 + n
@@ -407,23 +443,33 @@ class _Reader:
         for key, info in entries.items():
             where = f"the header entry for tensor '{key}'"
             if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
-                raise self.fail(f"{where} must be an object with 'dtype', 'shape' and "
-                                f"'data_offsets' (got {_show(info)})")
+                raise self.fail(
+                    f"{where} must be an object with 'dtype', 'shape' and "
+                    f"'data_offsets' (got {_show(info)})"
+                )
             code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
             if code not in _CODES:
                 known = ", ".join(_CODES)
                 if isinstance(code, str) and code in _FOREIGN_CODES:
-                    raise self.fail(f"{where} has dtype {code}, which chainrule does not "
-                                    f"support (it supports {known})")
-                raise self.fail(f"{where} has dtype {_show(code, 40)}; expected one of "
-                                f"{known}")
+                    raise self.fail(
+                        f"{where} has dtype {code}, which chainrule does not "
+                        f"support (it supports {known})"
+                    )
+                raise self.fail(f"{where} has dtype {_show(code, 40)}; expected one of {known}")
             if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
-                raise self.fail(f"{where} has shape {_show(shape)}; expected a list "
-                                "of non-negative integers")
-            if not (isinstance(offsets, list) and len(offsets) == 2
-                    and all(_is_int(o) for o in offsets) and 0 <= offsets[0] <= offsets[1]):
-                raise self.fail(f"{where} has data_offsets {_show(offsets)}; expected "
-                                "[start, end], two integers with 0 <= start <= end")
+                raise self.fail(
+                    f"{where} has shape {_show(shape)}; expected a list of non-negative integers"
+                )
+            if not (
+                isinstance(offsets, list)
+                and len(offsets) == 2
+                and all(_is_int(o) for o in offsets)
+                and 0 <= offsets[0] <= offsets[1]
+            ):
+                raise self.fail(
+                    f"{where} has data_offsets {_show(offsets)}; expected "
+                    "[start, end], two integers with 0 <= start <= end"
+                )
             start, end = offsets
             numel = 1
             for s in shape:
@@ -432,27 +478,34 @@ class _Reader:
                 raise self.fail(
                     f"{where} is inconsistent: shape {shape} of {code} needs "
                     f"{numel * _CODES[code].itemsize} bytes, but its data_offsets span "
-                    f"{end - start}")
+                    f"{end - start}"
+                )
             if end > data_len:
                 raise self.fail(
                     f"the file is truncated: tensor '{key}' needs bytes {start}..{end} of the "
-                    f"data section, which has {data_len} bytes")
+                    f"data section, which has {data_len} bytes"
+                )
             spans.append((start, end, key))
         spans.sort()
         pos = 0
         for start, end, key in spans:
             if start != pos:
                 what = "overlaps the tensor before it" if start < pos else "leaves a gap before it"
-                raise self.fail(f"tensor '{key}' (data_offsets [{start}, {end}]) {what}; the "
-                                "tensors must tile the data section")
+                raise self.fail(
+                    f"tensor '{key}' (data_offsets [{start}, {end}]) {what}; the "
+                    "tensors must tile the data section"
+                )
             pos = end
         if pos != data_len:
-            raise self.fail(f"the data section has {data_len - pos} bytes after its last tensor "
-                            "(the file was damaged or appended to)")
+            raise self.fail(
+                f"the data section has {data_len - pos} bytes after its last tensor "
+                "(the file was damaged or appended to)"
+            )
 
     # The tensors --------------------------------------------------------------------------
-    def arrays(self, entries: dict[str, Any], data_start: int, crc: dict[str, int] | None,
-               use_mmap: bool) -> dict[str, np.ndarray]:
+    def arrays(
+        self, entries: dict[str, Any], data_start: int, crc: dict[str, int] | None, use_mmap: bool
+    ) -> dict[str, np.ndarray]:
         """Every tensor's array, each checked against ``crc`` (when given) as it is read."""
         out = {}
         for key, info in sorted(entries.items(), key=lambda kv: kv[1]["data_offsets"][0]):
@@ -460,8 +513,9 @@ class _Reader:
             dt, shape = _CODES[info["dtype"]], tuple(info["shape"])
             lo, hi = data_start + start, data_start + end
             if use_mmap and self.mm is not None and end > start:
-                arr = np.frombuffer(self.mm, dtype=dt, count=(end - start) // dt.itemsize,
-                                    offset=lo).reshape(shape)
+                arr = np.frombuffer(
+                    self.mm, dtype=dt, count=(end - start) // dt.itemsize, offset=lo
+                ).reshape(shape)
                 if crc is not None:
                     got = zlib.crc32(memoryview(self.mm)[lo:hi])
                     self._check_crc(key, info, got, crc)
@@ -510,7 +564,9 @@ class _Reader:
         if got != crc[key]:
             raise self.fail(
                 f"tensor '{key}' (shape {tuple(info['shape'])}, {info['dtype']}) fails its "
-                "checksum, so the file is corrupted", CheckpointIntegrityError)
+                "checksum, so the file is corrupted",
+                CheckpointIntegrityError,
+            )
 
     def close(self, keep_mapping: bool) -> None:
         if self.fh is not None:
@@ -530,8 +586,12 @@ class _DuplicateKey(Exception):
 class _Decoder:
     """Builds the saved object from the node list (or a version-1 tree), checking each node."""
 
-    def __init__(self, arrays: dict[str, np.ndarray], fail: Callable[[str], CheckpointError],
-                 map_location: Any) -> None:
+    def __init__(
+        self,
+        arrays: dict[str, np.ndarray],
+        fail: Callable[[str], CheckpointError],
+        map_location: Any,
+    ) -> None:
         self.arrays = arrays
         self.fail = fail
         self.map_location = map_location
@@ -540,12 +600,15 @@ class _Decoder:
     def tensor(self, node: dict[str, Any]) -> Tensor:
         key = node.get("k")
         if not isinstance(key, str):
-            raise self.fail(f"a tensor node of its structure has key {_show(key, 40)}; "
-                            "expected a string")
+            raise self.fail(
+                f"a tensor node of its structure has key {_show(key, 40)}; expected a string"
+            )
         for flag in ("rg", "param"):
             if not isinstance(node.get(flag, False), bool):
-                raise self.fail(f"tensor node '{key}' of its structure has '{flag}': "
-                                f"{_show(node[flag], 40)}; expected true or false")
+                raise self.fail(
+                    f"tensor node '{key}' of its structure has '{flag}': "
+                    f"{_show(node[flag], 40)}; expected true or false"
+                )
         if key in self.made:
             return self.made[key]
         if key not in self.arrays:
@@ -576,16 +639,20 @@ class _Decoder:
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
         if not isinstance(node, dict) or not isinstance(node.get("t"), str):
-            raise self.fail(f"structure node {i} is {_show(node)}; expected a JSON "
-                            "scalar or an object with a string 't'")
+            raise self.fail(
+                f"structure node {i} is {_show(node)}; expected a JSON "
+                "scalar or an object with a string 't'"
+            )
         tag = node["t"]
 
         def children(field: str) -> list[Any]:
             idx = node.get(field)
             if not isinstance(idx, list) or not all(_is_int(j) and 0 <= j < i for j in idx):
-                raise self.fail(f"structure node {i} ({tag}) has '{field}': "
-                                f"{_show(idx)}; expected a list of indices of "
-                                "earlier nodes")
+                raise self.fail(
+                    f"structure node {i} ({tag}) has '{field}': "
+                    f"{_show(idx)}; expected a list of indices of "
+                    "earlier nodes"
+                )
             return [out[j] for j in idx]
 
         if tag == "tensor":
@@ -605,8 +672,10 @@ class _Decoder:
             try:
                 hash(k)
             except TypeError:
-                raise self.fail(f"{where} ({tag}) has a key of type {type(k).__name__}, which "
-                                "cannot be a dict key") from None
+                raise self.fail(
+                    f"{where} ({tag}) has a key of type {type(k).__name__}, which "
+                    "cannot be a dict key"
+                ) from None
         d = dict(zip(keys, vals))
         if len(d) != len(keys):
             raise self.fail(f"{where} ({tag}) has a duplicate key")
@@ -623,13 +692,16 @@ class _Decoder:
         v = node.get("v")
         if tag == "dtype":
             if not isinstance(v, str) or v not in _dtype._BY_NAME:
-                raise self.fail(f"{where} (dtype) names {_show(v, 40)}; expected one of "
-                                f"{', '.join(_dtype._BY_NAME)}")
+                raise self.fail(
+                    f"{where} (dtype) names {_show(v, 40)}; expected one of "
+                    f"{', '.join(_dtype._BY_NAME)}"
+                )
             return _dtype.to_dtype(v)
         if tag == "size":
             if not isinstance(v, list) or not all(_is_int(s) and s >= 0 for s in v):
-                raise self.fail(f"{where} (size) is {_show(v)}; expected a list of "
-                                "non-negative integers")
+                raise self.fail(
+                    f"{where} (size) is {_show(v)}; expected a list of non-negative integers"
+                )
             return Size(v)
         raise self.fail(f"{where} has the unknown type {_show(tag, 40)}")
 
@@ -647,8 +719,7 @@ class _Decoder:
                     (stack[-1][2] if stack else result).append(node)
                     continue
                 if not isinstance(node, dict) or not isinstance(node.get("t"), str):
-                    raise self.fail(f"its structure holds the unknown node "
-                                    f"{_show(node)}")
+                    raise self.fail(f"its structure holds the unknown node {_show(node)}")
                 tag = node["t"]
                 if tag in ("list", "tuple"):
                     kids = node.get("v")
@@ -656,13 +727,13 @@ class _Decoder:
                     k, v = node.get("k"), node.get("v")
                     kids = [*k, *v] if isinstance(k, list) and isinstance(v, list) else None
                     if kids is not None and len(k) != len(v):
-                        raise self.fail(f"a {tag} of its structure has {len(k)} keys but "
-                                        f"{len(v)} values")
+                        raise self.fail(
+                            f"a {tag} of its structure has {len(k)} keys but {len(v)} values"
+                        )
                 else:
                     kids = []
                 if not isinstance(kids, list):
-                    raise self.fail(f"a {tag} node of its structure is malformed "
-                                    f"({_show(node)})")
+                    raise self.fail(f"a {tag} node of its structure is malformed ({_show(node)})")
                 frame[1] = kids
                 continue
             if len(done) < len(kids):
@@ -685,28 +756,40 @@ class _Decoder:
         return result[0]
 
 
-def _checksums(meta: dict[str, str], entries: dict[str, Any],
-               fail: Callable[..., CheckpointError]) -> dict[str, int]:
+def _checksums(
+    meta: dict[str, str], entries: dict[str, Any], fail: Callable[..., CheckpointError]
+) -> dict[str, int]:
     """The ``crc32`` field, checked: one 32-bit integer for each tensor and no other."""
     try:
         crc = json.loads(meta.get("crc32", ""), object_pairs_hook=_Reader._no_duplicates)
     except (ValueError, RecursionError, _DuplicateKey):
         crc = None
     if not isinstance(crc, dict) or not all(_is_int(v) and 0 <= v < 2**32 for v in crc.values()):
-        raise fail(f"its 'crc32' metadata is {meta.get('crc32', '(missing)')[:80]!r}; expected "
-                   "a JSON object mapping each tensor key to a 32-bit unsigned integer")
+        raise fail(
+            f"its 'crc32' metadata is {meta.get('crc32', '(missing)')[:80]!r}; expected "
+            "a JSON object mapping each tensor key to a 32-bit unsigned integer"
+        )
     missing = sorted(set(entries) - set(crc))
     extra = sorted(set(crc) - set(entries))
     if missing or extra:
-        raise fail(f"its 'crc32' metadata does not match its tensors (no checksum for "
-                   f"{missing[:5]}, checksums for absent tensors {extra[:5]})",
-                   CheckpointIntegrityError)
+        raise fail(
+            f"its 'crc32' metadata does not match its tensors (no checksum for "
+            f"{missing[:5]}, checksums for absent tensors {extra[:5]})",
+            CheckpointIntegrityError,
+        )
     return crc
 
 
-def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
-         weights_only: bool | None = None, mmap: bool | None = None,
-         verify: bool | None = None, **kwargs: Any) -> Any:
+def load(
+    f: FileLike,
+    map_location: Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    verify: bool | None = None,
+    **kwargs: Any,
+) -> Any:
     """Load an object saved by ``save`` from a path or binary file object.
 
     Tensors come back with their dtypes and exact bytes, as Parameters where they were
@@ -750,18 +833,24 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
             return result
         version = meta.get("format_version")
         if version not in _READABLE_VERSIONS:
-            raise reader.fail(f"its format_version is {version!r}; this chainrule reads "
-                              f"versions {', '.join(_READABLE_VERSIONS)} (a newer chainrule "
-                              "wrote it?)")
+            raise reader.fail(
+                f"its format_version is {version!r}; this chainrule reads "
+                f"versions {', '.join(_READABLE_VERSIONS)} (a newer chainrule "
+                "wrote it?)"
+            )
         if version != "1":
             stored = meta.get("header_crc32")
             if stored is None or not (stored.isascii() and stored.isdigit() and len(stored) <= 10):
-                raise reader.fail(f"its 'header_crc32' metadata is {stored!r}; expected the "
-                                  "decimal CRC-32 of the header")
+                raise reader.fail(
+                    f"its 'header_crc32' metadata is {stored!r}; expected the "
+                    "decimal CRC-32 of the header"
+                )
             if int(stored) != zlib.crc32(_canonical(entries, meta)):
                 raise reader.fail(
                     "its header fails its checksum (a dtype, shape, offset, checksum or the "
-                    "structure was altered), so the file is corrupted", CheckpointIntegrityError)
+                    "structure was altered), so the file is corrupted",
+                    CheckpointIntegrityError,
+                )
         crc = _checksums(meta, entries, reader.fail)
         if "structure" not in meta:
             raise reader.fail("its 'structure' metadata is missing")

@@ -22,8 +22,9 @@ def _roundtrip(obj):
     return load(buf)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int16", "int32",
-                                   "int64", "uint8", "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+)
 def test_tensor_round_trip_bit_exact(dtype):
     a = (np.random.default_rng(0).standard_normal((3, 4)) * 100).astype(dtype)
     if dtype.startswith("float"):
@@ -36,8 +37,12 @@ def test_tensor_round_trip_bit_exact(dtype):
 
 def test_odd_shapes_and_views():
     x = chainrule.arange(12.0).reshape(3, 4)
-    obj = {"scalar": chainrule.tensor(2.5), "empty": chainrule.zeros(0, 3),
-           "transposed": x.t(), "row": x[1]}
+    obj = {
+        "scalar": chainrule.tensor(2.5),
+        "empty": chainrule.zeros(0, 3),
+        "transposed": x.t(),
+        "row": x[1],
+    }
     r = _roundtrip(obj)
     assert r["scalar"].shape == () and r["scalar"].item() == 2.5
     assert r["empty"].shape == (0, 3)
@@ -47,9 +52,16 @@ def test_odd_shapes_and_views():
 
 def test_nested_structure_and_plain_values():
     obj = {
-        "epoch": 3, "lr": 0.1, "nan": float("nan"), "name": "run", "flag": True, "none": None,
-        "list": [1, (2, 3.5), [chainrule.ones(2)]], "int_keys": {0: "a", 5: "b"},
-        "ordered": OrderedDict([("z", 1), ("a", 2)]), "dtype": chainrule.float64,
+        "epoch": 3,
+        "lr": 0.1,
+        "nan": float("nan"),
+        "name": "run",
+        "flag": True,
+        "none": None,
+        "list": [1, (2, 3.5), [chainrule.ones(2)]],
+        "int_keys": {0: "a", 5: "b"},
+        "ordered": OrderedDict([("z", 1), ("a", 2)]),
+        "dtype": chainrule.float64,
         "size": chainrule.Size([2, 3]),
     }
     r = _roundtrip(obj)

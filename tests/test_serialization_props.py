@@ -19,8 +19,9 @@ import chainrule
 import chainrule.nn as nn
 from chainrule.serialization import load, save
 
-settings.register_profile("ci", max_examples=40, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci")
 
 DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
@@ -32,8 +33,9 @@ def tensors(draw):
     dtype = draw(st.sampled_from(DTYPES))
     shape = draw(SHAPES)
     seed = draw(st.integers(0, 2**32 - 1))
-    raw = np.random.default_rng(seed).integers(0, 256, size=int(np.prod(shape)) *
-                                               np.dtype(dtype).itemsize, dtype=np.uint8)
+    raw = np.random.default_rng(seed).integers(
+        0, 256, size=int(np.prod(shape)) * np.dtype(dtype).itemsize, dtype=np.uint8
+    )
     if dtype == "bool":
         raw &= 1
     a = raw.view(dtype).reshape(shape)  # any bit pattern: NaNs, infinities, -0.0, subnormals
@@ -45,20 +47,28 @@ def tensors(draw):
 
 
 NAMES = st.text(max_size=12)
-SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
-           | st.floats(allow_nan=True, allow_infinity=True) | NAMES
-           | st.sampled_from([chainrule.float32, chainrule.int64, chainrule.bool])
-           | st.lists(st.integers(0, 5), max_size=3).map(chainrule.Size))
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | NAMES
+    | st.sampled_from([chainrule.float32, chainrule.int64, chainrule.bool])
+    | st.lists(st.integers(0, 5), max_size=3).map(chainrule.Size)
+)
 KEYS = NAMES | st.integers(-5, 5) | st.tuples(st.integers(0, 3), NAMES)
 
 
 def values(leaves):
     return st.recursive(
         leaves,
-        lambda inner: (st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
-                       | st.dictionaries(KEYS, inner, max_size=4)
-                       | st.dictionaries(NAMES, inner, max_size=3).map(OrderedDict)
-                       | st.dictionaries(NAMES, st.integers(0, 9), max_size=3).map(Counter)),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.lists(inner, max_size=3).map(tuple)
+            | st.dictionaries(KEYS, inner, max_size=4)
+            | st.dictionaries(NAMES, inner, max_size=3).map(OrderedDict)
+            | st.dictionaries(NAMES, st.integers(0, 9), max_size=3).map(Counter)
+        ),
         max_leaves=12,
     )
 
@@ -93,6 +103,7 @@ def assert_same(a, b, seen=None):
 def random_state_dict(rng, depth=0):
     """A random checkpoint-like object from a NumPy generator (much cheaper to draw than a
     Hypothesis example, so that thousands fit in a few seconds)."""
+
     def tensor():
         dtype = DTYPES[rng.integers(len(DTYPES))]
         shape = tuple(int(s) for s in rng.integers(0, 4, size=rng.integers(0, 4)))
@@ -106,9 +117,19 @@ def random_state_dict(rng, depth=0):
         return t
 
     def scalar():
-        return [None, True, False, int(rng.integers(-(2**62), 2**62)), float(rng.standard_normal()),
-                float("nan"), -0.0, math.inf, f"s{rng.integers(100)}", chainrule.float16,
-                chainrule.Size([int(rng.integers(5))])][rng.integers(11)]
+        return [
+            None,
+            True,
+            False,
+            int(rng.integers(-(2**62), 2**62)),
+            float(rng.standard_normal()),
+            float("nan"),
+            -0.0,
+            math.inf,
+            f"s{rng.integers(100)}",
+            chainrule.float16,
+            chainrule.Size([int(rng.integers(5))]),
+        ][rng.integers(11)]
 
     def value(d):
         r = rng.random()
@@ -124,8 +145,10 @@ def random_state_dict(rng, depth=0):
         keys = [f"k{i}" if rng.random() < 0.7 else i for i in range(len(items))]
         return (OrderedDict if r < 0.85 else dict)(zip(keys, items))
 
-    sd = {f"{rng.choice(['enc', 'dec', 'é'])}.{i}.weight": value(depth)
-          for i in range(rng.integers(0, 8))}
+    sd = {
+        f"{rng.choice(['enc', 'dec', 'é'])}.{i}.weight": value(depth)
+        for i in range(rng.integers(0, 8))
+    }
     if rng.random() < 0.2 and sd:  # a tensor saved under two names stays one tensor
         k = next(iter(sd))
         sd["alias"] = sd[k]
