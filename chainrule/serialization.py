@@ -448,7 +448,7 @@ class _Reader:
                     f"'data_offsets' (got {_show(info)})"
                 )
             code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
-            if code not in _CODES:
+            if not isinstance(code, str) or code not in _CODES:
                 known = ", ".join(_CODES)
                 if isinstance(code, str) and code in _FOREIGN_CODES:
                     raise self.fail(
@@ -824,7 +824,9 @@ def load(
     keep = False
     try:
         entries, meta, data_start = reader.header()
-        if meta.get("format") != _FORMAT:
+        # header_crc32 marks a chainrule file too, so that a damaged 'format' value is caught
+        # by the header checksum rather than loading the file as a plain safetensors one.
+        if meta.get("format") != _FORMAT and "header_crc32" not in meta:
             # A plain safetensors file: its tensors by name, unchecked (it holds no checksums).
             arrays = reader.arrays(entries, data_start, None, use_mmap)
             dec = _Decoder(arrays, reader.fail, map_location)
@@ -838,7 +840,8 @@ def load(
                 f"versions {', '.join(_READABLE_VERSIONS)} (a newer chainrule "
                 "wrote it?)"
             )
-        if version != "1":
+        crc = _checksums(meta, entries, reader.fail)
+        if version != "1" or "header_crc32" in meta:
             stored = meta.get("header_crc32")
             if stored is None or not (stored.isascii() and stored.isdigit() and len(stored) <= 10):
                 raise reader.fail(
@@ -851,7 +854,6 @@ def load(
                     "structure was altered), so the file is corrupted",
                     CheckpointIntegrityError,
                 )
-        crc = _checksums(meta, entries, reader.fail)
         if "structure" not in meta:
             raise reader.fail("its 'structure' metadata is missing")
         try:
