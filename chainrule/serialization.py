@@ -369,7 +369,14 @@ class _Reader:
         if self.fh is None:  # an empty file
             return b""
         self.fh.seek(self.base + start)
-        return self.fh.read(n)
+        parts, got = [], 0
+        while got < n:  # a raw stream may return less than asked for
+            part = self.fh.read(n - got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
 
     # The header ---------------------------------------------------------------------------
     def header(self) -> tuple[dict[str, Any], dict[str, str], int]:

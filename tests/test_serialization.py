@@ -319,3 +319,33 @@ def test_streams_left_after_the_checkpoint_and_unseekable_streams():
 
     data = buf.getvalue()[4:]
     assert load(io.BufferedReader(Pipe(data)))["a"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_raw_stream_returning_short_reads():
+    buf = io.BytesIO()
+    save({"a": chainrule.arange(300.0), "n": "x" * 50}, buf)
+
+    class Trickle(io.RawIOBase):
+        """A seekable raw stream that returns at most 5 bytes per read."""
+
+        def __init__(self, data):
+            self.inner = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def seekable(self):
+            return True
+
+        def seek(self, pos, whence=0):
+            return self.inner.seek(pos, whence)
+
+        def tell(self):
+            return self.inner.tell()
+
+        def readinto(self, b):
+            n = min(len(b), 5)
+            return self.inner.readinto(memoryview(b)[:n])
+
+    r = load(Trickle(buf.getvalue()))
+    assert r["a"].tolist() == list(np.arange(300.0)) and r["n"] == "x" * 50
