@@ -71,6 +71,7 @@ _CODE_OF = {d: c for c, d in _CODES.items()}
 # Codes safetensors knows but chainrule has no dtype for (named as such in the error).
 _FOREIGN_CODES = ("BF16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "C64")
 _CHUNK = 1 << 22  # bytes copied and checksummed at a time while the chunk is in cache
+_THREADED_BYTES = 1 << 25  # from 32 MB of tensors, checksum on a second thread
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
@@ -515,7 +516,10 @@ class _Reader:
     ) -> dict[str, np.ndarray]:
         """Every tensor's array, each checked against ``crc`` (when given) as it is read."""
         out = {}
-        for key, info in sorted(entries.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+        order = sorted(entries.items(), key=lambda kv: kv[1]["data_offsets"][0])
+        total = sum(info["data_offsets"][1] - info["data_offsets"][0] for _, info in order)
+        sums = _Checksums(crc is not None, threaded=total >= _THREADED_BYTES)
+        for key, info in order:
             start, end = info["data_offsets"]
             dt, shape = _CODES[info["dtype"]], tuple(info["shape"])
             lo, hi = data_start + start, data_start + end
@@ -523,23 +527,22 @@ class _Reader:
                 arr = np.frombuffer(
                     self.mm, dtype=dt, count=(end - start) // dt.itemsize, offset=lo
                 ).reshape(shape)
-                if crc is not None:
-                    got = zlib.crc32(memoryview(self.mm)[lo:hi])
-                    self._check_crc(key, info, got, crc)
+                sums.add(key, memoryview(self.mm)[lo:hi])
             else:
                 arr = np.empty(shape, dt)
-                got = self._copy_into(_bytes_view(arr), lo, key)
-                if crc is not None:
-                    self._check_crc(key, info, got, crc)
+                self._copy_into(_bytes_view(arr), lo, key, sums)
             if _BIG_ENDIAN:
                 arr = arr.view(dt.newbyteorder("<")).astype(dt)
             out[key] = arr
+        got = sums.results()
+        if crc is not None:
+            for key, info in order:
+                self._check_crc(key, info, got.get(key, 0), crc)
         return out
 
-    def _copy_into(self, dst: memoryview, lo: int, key: str) -> int:
-        """Copy the bytes at ``lo`` into ``dst`` chunk by chunk, checksumming each chunk
-        while it is in cache; returns the CRC-32."""
-        crc = 0
+    def _copy_into(self, dst: memoryview, lo: int, key: str, sums: _Checksums) -> None:
+        """Copy the bytes at ``lo`` into ``dst`` chunk by chunk, handing each chunk to
+        ``sums`` while it is in cache."""
         n = len(dst)
         if self.mm is not None:
             src = memoryview(self.mm)
@@ -547,7 +550,7 @@ class _Reader:
             for o in range(0, n, _CHUNK):
                 m = min(_CHUNK, n - o)
                 dst[o : o + m] = src[lo + o : lo + o + m]
-                crc = zlib.crc32(dst[o : o + m], crc)
+                sums.add(key, dst[o : o + m])
                 # Drop the mapped pages just copied (they stay in the page cache) so that the
                 # mapping does not add the file's size to this process's resident memory.
                 a = (lo + o) // page * page
@@ -555,7 +558,7 @@ class _Reader:
                 if b > a and hasattr(self.mm, "madvise"):
                     self.mm.madvise(_mmap.MADV_DONTNEED, a, b - a)
             src.release()
-            return crc
+            return
         assert self.fh is not None
         self.fh.seek(self.base + lo)
         o = 0
@@ -563,9 +566,8 @@ class _Reader:
             got = self.fh.readinto(dst[o : min(n, o + _CHUNK)])  # type: ignore[attr-defined]
             if not got:
                 raise self.fail(f"the file is truncated inside tensor '{key}'")
-            crc = zlib.crc32(dst[o : o + got], crc)
+            sums.add(key, dst[o : o + got])
             o += got
-        return crc
 
     def _check_crc(self, key: str, info: dict[str, Any], got: int, crc: dict[str, int]) -> None:
         if got != crc[key]:
@@ -588,6 +590,41 @@ class _Reader:
 
 class _DuplicateKey(Exception):
     pass
+
+
+class _Checksums:
+    """A running CRC-32 per tensor over the chunks handed to ``add`` in file order. For a
+    large checkpoint the chunks are checksummed on one worker thread (zlib releases the GIL)
+    while the next chunk is copied, so that the checksum costs little wall time."""
+
+    def __init__(self, enabled: bool, threaded: bool) -> None:
+        self.enabled = enabled
+        self.crc: dict[str, int] = {}
+        self.pool: Any = None
+        self.pending: list[Any] = []
+        if enabled and threaded:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chainrule-crc")
+
+    def _update(self, key: str, view: memoryview) -> None:
+        self.crc[key] = zlib.crc32(view, self.crc.get(key, 0))
+
+    def add(self, key: str, view: memoryview) -> None:
+        if not self.enabled:
+            return
+        if self.pool is None:
+            self._update(key, view)
+        else:  # one worker runs the updates in submission order
+            self.pending.append(self.pool.submit(self._update, key, view))
+
+    def results(self) -> dict[str, int]:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            for fut in self.pending:
+                fut.result()
+            self.pending.clear()
+        return self.crc
 
 
 class _Decoder:

@@ -12,7 +12,7 @@ import pytest
 import chainrule
 import chainrule.nn as nn
 import chainrule.optim as optim
-from chainrule.serialization import CheckpointError, load, save
+from chainrule.serialization import CheckpointError, CheckpointIntegrityError, load, save
 
 
 def _roundtrip(obj):
@@ -349,3 +349,22 @@ def test_raw_stream_returning_short_reads():
 
     r = load(Trickle(buf.getvalue()))
     assert r["a"].tolist() == list(np.arange(300.0)) and r["n"] == "x" * 50
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_checksums_on_the_worker_thread(tmp_path, monkeypatch, mmap):
+    """Large checkpoints checksum on a second thread; it names the damaged tensor too."""
+    import chainrule.serialization as ser
+
+    monkeypatch.setattr(ser, "_THREADED_BYTES", 0)
+    monkeypatch.setattr(ser, "_CHUNK", 64)  # many chunks per tensor
+    sd = {f"w{i}": chainrule.arange(100.0) * i for i in range(5)}
+    path = tmp_path / "t.st"
+    save(sd, path)
+    r = load(path, mmap=mmap, verify=True)
+    assert all(r[k].tolist() == v.tolist() for k, v in sd.items())
+    data = bytearray(path.read_bytes())
+    data[-450] ^= 1  # inside the fourth tensor stored ("3")
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointIntegrityError, match="tensor '3' .*fails its checksum"):
+        load(path, mmap=mmap, verify=True)
