@@ -88,7 +88,8 @@ def main() -> int:
                 for lib in runs:
                     runs[lib].append(run_one(lib, name, th, args.repeats))
             c, t = (min(runs[lib], key=lambda r: r["median"]) for lib in runs)
-            ratio = c["median"] / t["median"]
+            # A memory figure can be 0 (torch.save adds nothing above baseline).
+            ratio = c["median"] / t["median"] if t["median"] else float("inf")
             rows.append({"workload": name, "threads": th, "chainrule": c, "torch": t,
                          "ratio": ratio,
                          "round_medians": {lib: [r["median"] for r in rs]

@@ -23,6 +23,7 @@ class Workload:
     unit: str = "ms"
     repeats: int = 200  # at most; the worker also stops after ~10 s
     warmup: int = 3
+    reports_value: bool = False  # step() returns the figure (in ``unit``) instead of being timed
 
 
 def op_chain(m: Any) -> tuple[Step, Check]:
@@ -239,3 +240,94 @@ WORKLOADS: dict[str, Workload] = {
     # Peak resident memory of a process doing 20 MLP steps (the unit MB means: report RSS).
     "mlp_rss_20": Workload(mlp_step, unit="MB", repeats=20, warmup=0),
 }
+
+
+# Checkpoints ----------------------------------------------------------------------------------
+# A 200 MB state dict (50 float32 [1024, 1024] weights and their biases) saved to and loaded
+# from a file in a temporary folder (hot in the page cache for both libraries). The "_rss"
+# variants report the peak resident memory above the level just before the call, in MB: the
+# kernel's high-water mark is reset first (writing 5 to /proc/self/clear_refs), so the figure
+# is what the save or load itself adds, whatever the process held before.
+def _state_dict(m: Any) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    sd = {}
+    for i in range(50):
+        sd[f"layer{i}.weight"] = m.from_numpy(rng.standard_normal((1024, 1024), np.float32))
+        sd[f"layer{i}.bias"] = m.from_numpy(rng.standard_normal(1024, np.float32))
+    return sd
+
+
+def _ckpt_dir() -> str:
+    import atexit
+    import shutil
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="bench_ckpt_")
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak) resident set size of this process in MB, from /proc/self/status."""
+    got = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                got[line[:5]] = int(line.split()[1]) / 1024
+    return got["VmRSS"], got["VmHWM"]
+
+
+def _above_baseline(fn: Callable[[], Any]) -> float:
+    """Peak RSS (MB) above the level before ``fn()``, while ``fn``'s result is still alive."""
+    import gc
+
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # reset the high-water mark to the current RSS
+    base, _ = _rss_mb()
+    out = fn()
+    _, peak = _rss_mb()
+    del out
+    return peak - base
+
+
+def _checkpoint(kind: str, rss: bool) -> Callable[[Any], tuple[Step, Check]]:
+    def make(m: Any) -> tuple[Step, Check]:
+        path = f"{_ckpt_dir()}/ckpt"
+        sd = _state_dict(m)
+        m.save(sd, path)
+        if kind == "save":
+            def call() -> Any:
+                return m.save(sd, path)
+        else:
+            mmap = kind == "load_mmap"
+
+            def call() -> Any:
+                return m.load(path, mmap=mmap)
+            del sd
+
+        def step() -> Any:
+            return _above_baseline(call) if rss else call()
+
+        def check() -> float:
+            w = m.load(path)["layer3.weight"].numpy()
+            return float(w[0, :8].astype(np.float64).sum())
+
+        return step, check
+
+    return make
+
+
+WORKLOADS.update({
+    "checkpoint_save": Workload(_checkpoint("save", False), unit="s", repeats=5, warmup=1),
+    "checkpoint_load": Workload(_checkpoint("load", False), unit="s", repeats=5, warmup=1),
+    "checkpoint_load_mmap": Workload(_checkpoint("load_mmap", False), unit="s", repeats=5,
+                                     warmup=1),
+    # The step returns its figure (peak RSS above baseline, MB) instead of being timed.
+    "checkpoint_save_rss": Workload(_checkpoint("save", True), unit="MB>base", repeats=3,
+                                    warmup=1, reports_value=True),
+    "checkpoint_load_rss": Workload(_checkpoint("load", True), unit="MB>base", repeats=3,
+                                    warmup=1, reports_value=True),
+    "checkpoint_load_mmap_rss": Workload(_checkpoint("load_mmap", True), unit="MB>base",
+                                         repeats=3, warmup=1, reports_value=True),
+})

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import io
-import json
 import math
-import struct
 from collections import OrderedDict
 
 import numpy as np
@@ -14,7 +12,7 @@ import pytest
 import chainrule
 import chainrule.nn as nn
 import chainrule.optim as optim
-from chainrule.serialization import CheckpointError, load, save
+from chainrule.serialization import CheckpointError, CheckpointIntegrityError, load, save
 
 
 def _roundtrip(obj):
@@ -24,8 +22,9 @@ def _roundtrip(obj):
     return load(buf)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int16", "int32",
-                                   "int64", "uint8", "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
+)
 def test_tensor_round_trip_bit_exact(dtype):
     a = (np.random.default_rng(0).standard_normal((3, 4)) * 100).astype(dtype)
     if dtype.startswith("float"):
@@ -38,8 +37,12 @@ def test_tensor_round_trip_bit_exact(dtype):
 
 def test_odd_shapes_and_views():
     x = chainrule.arange(12.0).reshape(3, 4)
-    obj = {"scalar": chainrule.tensor(2.5), "empty": chainrule.zeros(0, 3),
-           "transposed": x.t(), "row": x[1]}
+    obj = {
+        "scalar": chainrule.tensor(2.5),
+        "empty": chainrule.zeros(0, 3),
+        "transposed": x.t(),
+        "row": x[1],
+    }
     r = _roundtrip(obj)
     assert r["scalar"].shape == () and r["scalar"].item() == 2.5
     assert r["empty"].shape == (0, 3)
@@ -49,9 +52,16 @@ def test_odd_shapes_and_views():
 
 def test_nested_structure_and_plain_values():
     obj = {
-        "epoch": 3, "lr": 0.1, "nan": float("nan"), "name": "run", "flag": True, "none": None,
-        "list": [1, (2, 3.5), [chainrule.ones(2)]], "int_keys": {0: "a", 5: "b"},
-        "ordered": OrderedDict([("z", 1), ("a", 2)]), "dtype": chainrule.float64,
+        "epoch": 3,
+        "lr": 0.1,
+        "nan": float("nan"),
+        "name": "run",
+        "flag": True,
+        "none": None,
+        "list": [1, (2, 3.5), [chainrule.ones(2)]],
+        "int_keys": {0: "a", 5: "b"},
+        "ordered": OrderedDict([("z", 1), ("a", 2)]),
+        "dtype": chainrule.float64,
         "size": chainrule.Size([2, 3]),
     }
     r = _roundtrip(obj)
@@ -142,18 +152,6 @@ def test_corrupted_data_and_header(tmp_path):
         _load_bytes(b"PK\x03\x04" + b"\0" * 100, tmp_path=tmp_path)
 
 
-def test_structure_referring_to_missing_tensor(tmp_path):
-    from safetensors.numpy import save as st_save
-
-    meta = {"format": "chainrule", "format_version": "1",
-            "structure": json.dumps({"t": "tensor", "k": "9"}), "crc32": "{}"}
-    data = st_save({"0": np.zeros(2, np.float32)}, metadata=meta)
-    with pytest.raises(CheckpointError, match="tensor '9'"):
-        _load_bytes(data, tmp_path=tmp_path)
-    n = struct.unpack("<Q", data[:8])[0]
-    assert n > 0
-
-
 def test_plain_safetensors_file_loads_as_dict(tmp_path):
     from safetensors.numpy import save_file
 
@@ -187,3 +185,186 @@ def test_mismatched_checkpoint_leaves_module_and_optimizer_untouched():
     with pytest.raises(ValueError, match="has shape"):
         opt.load_state_dict(ck)
     assert opt.param_groups[0]["lr"] == 0.5 and len(opt.state) == 0
+
+
+def test_version_1_files_still_load(tmp_path):
+    """Files written before the header checksum (a nested structure tree) load, iteratively."""
+    import json
+    import zlib
+
+    from safetensors.numpy import save as st_save
+
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    node = {"t": "tensor", "k": "0", "rg": True, "param": True}
+    for _ in range(300):  # nested deeper than a recursive decoder would like
+        node = {"t": "list", "v": [node]}
+    tree = {
+        "t": "odict",
+        "k": ["w", 1, "deep"],
+        "v": [{"t": "tensor", "k": "0", "rg": True, "param": True}, {"t": "size", "v": [2]}, node],
+    }
+    meta = {
+        "format": "chainrule",
+        "format_version": "1",
+        "structure": json.dumps(tree),
+        "crc32": json.dumps({"0": zlib.crc32(w.tobytes())}),
+    }
+    path = tmp_path / "v1.st"
+    path.write_bytes(st_save({"0": w}, metadata=meta))
+    r = load(path)
+    assert isinstance(r, OrderedDict) and list(r) == ["w", 1, "deep"]
+    assert isinstance(r["w"], nn.Parameter) and r["w"].tolist() == w.tolist()
+    assert r[1] == chainrule.Size([2])
+    deep = r["deep"]
+    for _ in range(300):
+        deep = deep[0]
+    assert deep is r["w"]
+
+
+def test_files_are_safetensors_files(tmp_path):
+    from safetensors import safe_open
+    from safetensors.numpy import load_file
+
+    path = tmp_path / "m.safetensors"
+    sd = nn.Linear(3, 2).state_dict()
+    save({"model": sd, "flag": chainrule.tensor([True, False])}, path)
+    plain = load_file(str(path))
+    got = sorted(plain.values(), key=lambda a: a.size)
+    want = sorted([v.numpy() for v in sd.values()] + [np.array([True, False])], key=np.size)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    with safe_open(str(path), "np") as fh:
+        assert fh.metadata()["format"] == "chainrule"
+        assert fh.metadata()["format_version"] == "2"
+    n = int.from_bytes(path.read_bytes()[:8], "little")
+    assert n % 8 == 0  # the data starts aligned
+
+
+def test_mmap_load_is_private_copy_on_write(tmp_path):
+    import torch
+
+    path = tmp_path / "m.st"
+    save({"w": chainrule.arange(4.0), "i": chainrule.arange(3)}, path)
+    before = path.read_bytes()
+    r = load(path, mmap=True)
+    assert r["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and r["i"].dtype == chainrule.int64
+    r["w"].add_(10)  # writable, as torch.load(mmap=True) gives ...
+    r["w"][0] = -1
+    assert r["w"].tolist() == [-1.0, 11.0, 12.0, 13.0]
+    assert path.read_bytes() == before  # ... and the file is untouched (MAP_PRIVATE)
+    assert load(path)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    # The tensors view the mapping rather than a copy.
+    assert r["w"].numpy().base is not None and not r["w"].numpy().flags.owndata
+    tpath = tmp_path / "t.pt"
+    torch.save({"w": torch.zeros(2)}, tpath)
+    buf = io.BytesIO(path.read_bytes())
+    with pytest.raises(ValueError) as ours:
+        load(buf, mmap=True)
+    with pytest.raises(ValueError) as theirs:
+        torch.load(io.BytesIO(tpath.read_bytes()), mmap=True)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_save_streams_and_load_copies_once(tmp_path):
+    """Memory (issue 12, defect 13): save allocates nothing of the tensors' size (it writes
+    from their memory), load allocates the tensors once, mmap allocates nothing."""
+    import tracemalloc
+
+    sd = {f"w{i}": chainrule.ones(256, 1024) for i in range(16)}  # 16 MiB
+    size = 16 * 256 * 1024 * 4
+    path = tmp_path / "big.st"
+    tracemalloc.start()
+    try:
+        save(sd, path)
+        _, peak = tracemalloc.get_traced_memory()
+        assert peak < size / 16, peak
+        tracemalloc.reset_peak()
+        base, _ = tracemalloc.get_traced_memory()
+        r = load(path)
+        _, peak = tracemalloc.get_traced_memory()
+        assert size <= peak - base < size * 1.1, (peak - base, size)
+        del r
+        base, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        r = load(path, mmap=True)
+        _, peak = tracemalloc.get_traced_memory()
+        assert peak - base < size / 16
+        assert float(r["w3"].sum()) == 256 * 1024
+    finally:
+        tracemalloc.stop()
+
+
+def test_streams_left_after_the_checkpoint_and_unseekable_streams():
+    buf = io.BytesIO(b"junk")
+    buf.seek(4)
+    save({"a": chainrule.ones(3)}, buf)
+    buf.seek(4)
+    assert load(buf)["a"].tolist() == [1.0, 1.0, 1.0] and buf.tell() == len(buf.getvalue())
+
+    class Pipe(io.RawIOBase):
+        def __init__(self, data):
+            self.inner = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            return self.inner.readinto(b)
+
+        def seekable(self):
+            return False
+
+        def tell(self):
+            raise OSError("not seekable")
+
+    data = buf.getvalue()[4:]
+    assert load(io.BufferedReader(Pipe(data)))["a"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_raw_stream_returning_short_reads():
+    buf = io.BytesIO()
+    save({"a": chainrule.arange(300.0), "n": "x" * 50}, buf)
+
+    class Trickle(io.RawIOBase):
+        """A seekable raw stream that returns at most 5 bytes per read."""
+
+        def __init__(self, data):
+            self.inner = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def seekable(self):
+            return True
+
+        def seek(self, pos, whence=0):
+            return self.inner.seek(pos, whence)
+
+        def tell(self):
+            return self.inner.tell()
+
+        def readinto(self, b):
+            n = min(len(b), 5)
+            return self.inner.readinto(memoryview(b)[:n])
+
+    r = load(Trickle(buf.getvalue()))
+    assert r["a"].tolist() == list(np.arange(300.0)) and r["n"] == "x" * 50
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_checksums_on_the_worker_thread(tmp_path, monkeypatch, mmap):
+    """Large checkpoints checksum on a second thread; it names the damaged tensor too."""
+    import chainrule.serialization as ser
+
+    monkeypatch.setattr(ser, "_THREADED_BYTES", 0)
+    monkeypatch.setattr(ser, "_CHUNK", 64)  # many chunks per tensor
+    sd = {f"w{i}": chainrule.arange(100.0) * i for i in range(5)}
+    path = tmp_path / "t.st"
+    save(sd, path)
+    r = load(path, mmap=mmap, verify=True)
+    assert all(r[k].tolist() == v.tolist() for k, v in sd.items())
+    data = bytearray(path.read_bytes())
+    data[-450] ^= 1  # inside the fourth tensor stored ("3")
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointIntegrityError, match="tensor '3' .*fails its checksum"):
+        load(path, mmap=mmap, verify=True)
