@@ -10,3 +10,18 @@ from chainrule.optim.rmsprop import RMSprop
 from chainrule.optim.sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+
+from chainrule.optim.adadelta import Adadelta  # noqa: E402
+from chainrule.optim.adafactor import Adafactor  # noqa: E402
+from chainrule.optim.adamax import Adamax  # noqa: E402
+from chainrule.optim.asgd import ASGD  # noqa: E402
+from chainrule.optim.muon import Muon  # noqa: E402
+from chainrule.optim.nadam import NAdam  # noqa: E402
+from chainrule.optim.radam import RAdam  # noqa: E402
+from chainrule.optim.rprop import Rprop  # noqa: E402
+from chainrule.optim.sparse_adam import SparseAdam  # noqa: E402
+
+__all__ += [
+    "Adadelta", "Adafactor", "Adamax", "ASGD", "Muon", "NAdam", "RAdam", "Rprop", "SparseAdam",
+]
+

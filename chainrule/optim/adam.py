@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul, lerp_
+from chainrule.optim._checks import check_capturable, check_flags
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["Adam", "AdamW", "adam_update"]
@@ -78,11 +79,13 @@ class Adam(Optimizer):
             differentiable=differentiable, fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
         )
+        check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
         super().__init__(params, defaults)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:
+                check_capturable(group)
                 beta1, beta2 = group["betas"]
                 for p in group["params"]:
                     if p.grad is None:
