@@ -25,3 +25,6 @@ __all__ += [
     "Adadelta", "Adafactor", "Adamax", "ASGD", "Muon", "NAdam", "RAdam", "Rprop", "SparseAdam",
 ]
 
+from chainrule.optim.lbfgs import LBFGS  # noqa: E402
+
+__all__ += ["LBFGS"]
