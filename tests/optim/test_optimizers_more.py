@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import chainrule
+import chainrule.optim as optim
 
 RNG = np.random.default_rng(1)
 W1 = RNG.standard_normal((4, 3)) * 0.5
@@ -154,3 +155,155 @@ def test_state_dict_round_trip_mid_run(name, kwargs, group2):
         # parameter's dtype, in torch too, so a reloaded run may differ in the last bits.
         np.testing.assert_allclose(_np(a), _np(c), rtol=1e-6, atol=1e-10)
     _compare_state(oa.state_dict(), ob.state_dict())
+
+
+MUON_CASES = [
+    dict(lr=0.02),
+    dict(lr=0.02, nesterov=False, momentum=0.9, weight_decay=0.01),
+    dict(lr=0.02, adjust_lr_fn="match_rms_adamw", ns_steps=3),
+    dict(lr=0.02, adjust_lr_fn="original", ns_coefficients=(2.0, -1.5, 0.5), eps=1e-5),
+]
+
+
+def _run_muon(m, kwargs, steps=STEPS):
+    w1, b1, w2, b2 = _params(m)
+    b1.requires_grad_(False)
+    b2.requires_grad_(False)
+    x, y = m.tensor(X), m.tensor(Y)
+    opt = m.optim.Muon([{"params": [w1]}, {"params": [w2], "lr": 0.01}], **kwargs)
+    for _ in range(steps):
+        opt.zero_grad()
+        _loss(m, [w1, b1, w2, b2], x, y).backward()
+        opt.step()
+    return [w1, w2], opt
+
+
+@pytest.mark.parametrize("kwargs", MUON_CASES, ids=[str(k) for k in MUON_CASES])
+def test_muon_matches_torch(kwargs):
+    # torch runs the Newton-Schulz iteration in bfloat16; chainrule rounds to bfloat16 after
+    # the same operations, and the float32-accumulated products agree here to the last bit.
+    pa, oa = _run_muon(chainrule, kwargs)
+    pb, ob = _run_muon(torch, kwargs)
+    for a, b, a0 in zip(pa, pb, (W1, W2)):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6, atol=1e-10)
+        assert np.abs(_np(a) - a0).max() > 1e-2
+    _compare_state(oa.state_dict(), ob.state_dict())
+
+
+def test_muon_newton_schulz_orthogonalises():
+    from chainrule.optim.muon import zeropower_via_newtonschulz
+
+    g = RNG.standard_normal((4, 7))
+    o = zeropower_via_newtonschulz(g, (3.4445, -4.775, 2.0315), 5, 1e-7)
+    # The quintic iteration drives the singular values into roughly [0.7, 1.2].
+    s = np.linalg.svd(o.astype(np.float64), compute_uv=False)
+    assert s.min() > 0.6 and s.max() < 1.25
+    assert o.T.shape == zeropower_via_newtonschulz(g.T, (3.4445, -4.775, 2.0315), 5, 1e-7).shape
+
+
+NEW = ["Adadelta", "Adafactor", "Adamax", "ASGD", "Muon", "NAdam", "RAdam", "Rprop", "SparseAdam",
+       "LBFGS"]
+ALL = NEW + ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_signature_matches_torch(name):
+    import inspect
+
+    sa = inspect.signature(getattr(optim, name).__init__).parameters
+    sb = inspect.signature(getattr(torch.optim, name).__init__).parameters
+    assert list(sa) == list(sb)
+    for key in sb:
+        assert sa[key].kind == sb[key].kind, key
+        assert sa[key].default == sb[key].default, key
+
+
+WITH_CAPTURABLE = ["Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "Rprop", "Adam", "AdamW",
+                   "RMSprop"]
+
+
+@pytest.mark.parametrize("name", WITH_CAPTURABLE)
+def test_capturable_fails_at_step_on_cpu_as_torch(name):
+    for m in (chainrule, torch):
+        w = m.nn.Parameter(m.tensor(np.ones(3)))
+        opt = getattr(m.optim, name)([w], capturable=True)
+        (w * w).sum().backward()
+        with pytest.raises(AssertionError, match="If capturable=True"):
+            opt.step()
+        np.testing.assert_array_equal(_np(w), np.ones(3))  # nothing changed
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if n not in ("Adafactor", "Muon", "SparseAdam",
+                                                               "LBFGS")])
+def test_differentiable_is_refused(name):
+    # torch fails at step() for leaf parameters; chainrule, which cannot record the update,
+    # refuses at construction. Both are RuntimeErrors.
+    w = chainrule.nn.Parameter(chainrule.tensor(np.ones(3)))
+    with pytest.raises(NotImplementedError, match="differentiable=True is not supported"):
+        getattr(optim, name)([w], lr=0.1, differentiable=True)
+    wt = torch.nn.Parameter(torch.ones(3, dtype=torch.float64))
+    opt = getattr(torch.optim, name)([wt], lr=0.1, differentiable=True)
+    (wt * wt).sum().backward()
+    with pytest.raises(RuntimeError):
+        opt.step()
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad"])
+def test_fused_flag_checks_match_torch(name):
+    for m in (chainrule, torch):
+        w = m.nn.Parameter(m.tensor(np.ones(3)))
+        with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+            getattr(m.optim, name)([w], lr=0.1, fused=True, foreach=True)
+        with pytest.raises(RuntimeError, match="`fused` does not support `differentiable`"):
+            getattr(m.optim, name)([w], lr=0.1, fused=True, differentiable=True)
+
+
+BAD = [
+    ("Adadelta", dict(lr=-1)), ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1)),
+    ("Adadelta", dict(weight_decay=-1)),
+    ("Adamax", dict(lr=-1)), ("Adamax", dict(betas=(1.0, 0.9))), ("Adamax", dict(eps=-1)),
+    ("NAdam", dict(momentum_decay=-1)), ("NAdam", dict(betas=(0.9, 1.0))),
+    ("RAdam", dict(weight_decay=-1)), ("RAdam", dict(lr=-0.1)),
+    ("ASGD", dict(lr=-1)), ("ASGD", dict(weight_decay=-1)),
+    ("Rprop", dict(lr=-1)), ("Rprop", dict(etas=(1.2, 0.5))),
+    ("SparseAdam", dict(lr=-1)), ("SparseAdam", dict(eps=-1)),
+    ("SparseAdam", dict(betas=(0.9, 1.5))),
+    ("Adafactor", dict(lr=-1)), ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(eps=(-1, 1e-3))), ("Adafactor", dict(eps=(None, -1))),
+    ("Adafactor", dict(d=0.5)), ("Adafactor", dict(weight_decay=-1)),
+    ("Muon", dict(lr=-1)), ("Muon", dict(momentum=-1)), ("Muon", dict(weight_decay=-1)),
+    ("Muon", dict(adjust_lr_fn="sqrt")),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", BAD, ids=[f"{n}-{k}" for n, k in BAD])
+def test_bad_hyperparameters_match_torch(name, kwargs):
+    errors = []
+    for m in (chainrule, torch):
+        w = m.nn.Parameter(m.tensor(np.ones((2, 3))))
+        with pytest.raises(ValueError) as info:
+            getattr(m.optim, name)([w], **kwargs)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_muon_rejects_non_matrices_and_many_steps():
+    for m in (chainrule, torch):
+        with pytest.raises(ValueError, match=r"Muon only supports 2D parameters .*\[3\]"):
+            m.optim.Muon([m.nn.Parameter(m.tensor(np.ones(3)))])
+        w = m.nn.Parameter(m.tensor(np.ones((2, 3))))
+        opt = m.optim.Muon([w], ns_steps=100)
+        (w * w).sum().backward()
+        with pytest.raises(ValueError, match="Number of steps must be less than 100"):
+            opt.step()
+
+
+def test_sparse_adam_refuses_dense_gradients_as_torch():
+    for m in (chainrule, torch):
+        w = m.nn.Parameter(m.tensor(np.ones(3)))
+        opt = m.optim.SparseAdam([w])
+        opt.step()  # no gradient yet: nothing to do
+        (w * w).sum().backward()
+        with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
+            opt.step()
+        np.testing.assert_array_equal(_np(w), np.ones(3))
