@@ -28,3 +28,6 @@ __all__ += [
 from chainrule.optim.lbfgs import LBFGS  # noqa: E402
 
 __all__ += ["LBFGS"]
+from chainrule.optim import swa_utils  # noqa: E402
+
+__all__ += ["swa_utils"]
