@@ -31,3 +31,6 @@ __all__ += ["LBFGS"]
 from chainrule.optim import swa_utils  # noqa: E402
 
 __all__ += ["swa_utils"]
+from chainrule.optim._swap import swap_in_optimizer_params_and_state  # noqa: E402
+
+__all__ += ["swap_in_optimizer_params_and_state"]

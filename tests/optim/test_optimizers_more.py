@@ -307,3 +307,59 @@ def test_sparse_adam_refuses_dense_gradients_as_torch():
         with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
             opt.step()
         np.testing.assert_array_equal(_np(w), np.ones(3))
+
+
+def _swap_run(m):
+    import copy
+
+    w = m.nn.Parameter(m.tensor(np.ones(2)))
+    opt = m.optim.Adam([w], lr=0.1)
+    w.grad = m.tensor(np.ones(2))
+    opt.step()
+    other = m.nn.Parameter(m.tensor(np.zeros(2)))
+    other.grad = m.tensor(np.full(2, -1.0))
+    sd = copy.deepcopy(opt.state_dict())
+    sd["param_groups"][0]["lr"] = 1.0
+    with m.optim.swap_in_optimizer_params_and_state(opt, {"w": other}, sd):
+        assert opt.param_groups[0]["params"][0] is other
+        assert opt.param_groups[0]["lr"] == 1.0
+        opt.step()
+    assert opt.param_groups[0]["params"][0] is w and opt.param_groups[0]["lr"] == 0.1
+    fresh = m.optim.Adam([w], lr=0.1)
+    with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
+        with m.optim.swap_in_optimizer_params_and_state(fresh, {"w": other}, sd):
+            pass
+    return (_np(w), _np(other), float(sd["state"][0]["step"]), float(opt.state[w]["step"]),
+            _np(sd["state"][0]["exp_avg"]))
+
+
+def test_swap_in_optimizer_params_and_state_matches_torch():
+    a, b = _swap_run(chainrule), _swap_run(torch)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    assert a[2] == 2.0 and a[3] == 1.0  # the swapped-in state stepped in place, not the live one
+
+
+F32 = [c for c in CASES if c[0] in NEW][::3]
+
+
+@pytest.mark.parametrize("name,kwargs,group2", F32, ids=[f"{n}-{k}" for n, k, _ in F32])
+def test_float32_trajectories_match_torch(name, kwargs, group2):
+    def run(m):
+        params = [m.nn.Parameter(m.tensor(a.astype(np.float32))) for a in (W1, B1, W2, B2)]
+        x, y = m.tensor(X.astype(np.float32)), m.tensor(Y.astype(np.float32))
+        opt = getattr(m.optim, name)(_groups(params, kwargs, group2), **kwargs)
+        for _ in range(20):
+            opt.zero_grad()
+            _loss(m, params, x, y).backward()
+            opt.step()
+        return params, opt
+
+    pa, oa = run(chainrule)
+    pb, ob = run(torch)
+    for a, b in zip(pa, pb):
+        assert _np(a).dtype == np.float32
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-4, atol=1e-5)
+    for k, state in ob.state_dict()["state"].items():
+        for key, value in state.items():
+            assert _np(oa.state_dict()["state"][k][key]).dtype == _np(value).dtype, key
