@@ -14,7 +14,8 @@ __all__ = ["swap_in_optimizer_params_and_state"]
 
 @contextmanager
 def swap_in_optimizer_params_and_state(
-    optimizer: Optimizer, swapin_parameters: dict[str, Tensor],
+    optimizer: Optimizer,
+    swapin_parameters: dict[str, Tensor],
     swapin_optim_state: dict[str, Any],
 ) -> Iterator[None]:
     """Within the ``with`` block, ``optimizer`` works on ``swapin_parameters`` (in the order

@@ -14,8 +14,17 @@ __all__ = ["Adadelta", "adadelta_update"]
 
 
 def adadelta_update(
-    xp: Any, param: Any, grad: Any, square_avg: Any, acc_delta: Any, *, lr: float, rho: float,
-    eps: float, weight_decay: float, maximize: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    square_avg: Any,
+    acc_delta: Any,
+    *,
+    lr: float,
+    rho: float,
+    eps: float,
+    weight_decay: float,
+    maximize: bool,
 ) -> None:
     """One Adadelta step on arrays, in place.
 
@@ -40,9 +49,17 @@ class Adadelta(Optimizer):
     ``step``, ``square_avg`` and ``acc_delta``."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-        weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
-        maximize: bool = False, differentiable: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         check_nonnegative(("learning rate", lr))
         if not 0.0 <= rho <= 1.0:
@@ -50,8 +67,14 @@ class Adadelta(Optimizer):
         check_nonnegative(("epsilon value", eps), ("weight_decay value", weight_decay))
         check_flags(differentiable=differentiable, foreach=foreach)
         defaults = dict(
-            lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
-            capturable=capturable, foreach=foreach, differentiable=differentiable,
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            capturable=capturable,
+            foreach=foreach,
+            differentiable=differentiable,
         )
         super().__init__(params, defaults)
 
@@ -70,9 +93,15 @@ class Adadelta(Optimizer):
                         state["acc_delta"] = _state_tensor(xp.zeros_like(p._data))
                     state["step"]._data += 1
                     adadelta_update(
-                        xp, p._data, p.grad._data, state["square_avg"]._data,
-                        state["acc_delta"]._data, lr=group["lr"], rho=group["rho"],
-                        eps=group["eps"], weight_decay=group["weight_decay"],
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["square_avg"]._data,
+                        state["acc_delta"]._data,
+                        lr=group["lr"],
+                        rho=group["rho"],
+                        eps=group["eps"],
+                        weight_decay=group["weight_decay"],
                         maximize=group["maximize"],
                     )
                     p._bump_version()

@@ -17,8 +17,20 @@ __all__ = ["Adafactor", "adafactor_update"]
 
 
 def adafactor_update(
-    xp: Any, param: Any, grad: Any, row_var: Any, col_var: Any, variance: Any, *, step: float,
-    lr: float, beta2_decay: float, eps1: float, eps2: float, d: float, weight_decay: float,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    row_var: Any,
+    col_var: Any,
+    variance: Any,
+    *,
+    step: float,
+    lr: float,
+    beta2_decay: float,
+    eps1: float,
+    eps2: float,
+    d: float,
+    weight_decay: float,
     maximize: bool,
 ) -> None:
     """One Adafactor step on arrays, in place; ``step`` counts from 1. A parameter with two or
@@ -63,9 +75,16 @@ class Adafactor(Optimizer):
     _cast_state = staticmethod(cast_state_any_shape)
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,
-        eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
-        weight_decay: float = 0.0, *, foreach: bool | None = None, maximize: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        beta2_decay: float = -0.8,
+        eps: tuple[float | None, float] = (None, 1e-3),
+        d: float = 1.0,
+        weight_decay: float = 0.0,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
     ) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
@@ -81,8 +100,13 @@ class Adafactor(Optimizer):
             raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
         check_flags(foreach=foreach)
         defaults = dict(
-            lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
-            foreach=foreach, maximize=maximize,
+            lr=lr,
+            beta2_decay=beta2_decay,
+            eps=eps,
+            d=d,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
         )
         super().__init__(params, defaults)
 
@@ -109,16 +133,21 @@ class Adafactor(Optimizer):
                     e1 = float(np.finfo(data.dtype).eps) if eps1 is None else eps1
                     matrix = data.ndim > 1
                     adafactor_update(
-                        xp, data, p.grad._data,
+                        xp,
+                        data,
+                        p.grad._data,
                         state["row_var"]._data if matrix else None,
                         state["col_var"]._data if matrix else None,
                         None if matrix else state["variance"]._data,
-                        step=float(state["step"]._data), lr=group["lr"],
-                        beta2_decay=group["beta2_decay"], eps1=e1, eps2=eps2, d=group["d"],
-                        weight_decay=group["weight_decay"], maximize=group["maximize"],
+                        step=float(state["step"]._data),
+                        lr=group["lr"],
+                        beta2_decay=group["beta2_decay"],
+                        eps1=e1,
+                        eps2=eps2,
+                        d=group["d"],
+                        weight_decay=group["weight_decay"],
+                        maximize=group["maximize"],
                     )
                     p._bump_version()
 
         return self._run(closure, update)
-
-

@@ -19,8 +19,19 @@ __all__ = ["Adamax", "adamax_update"]
 
 
 def adamax_update(
-    xp: Any, param: Any, grad: Any, exp_avg: Any, exp_inf: Any, *, step: float, lr: float,
-    beta1: float, beta2: float, eps: float, weight_decay: float, maximize: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    exp_avg: Any,
+    exp_inf: Any,
+    *,
+    step: float,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    maximize: bool,
 ) -> None:
     """One Adamax step on arrays, in place; ``step`` counts from 1.
 
@@ -42,17 +53,31 @@ class Adamax(Optimizer):
     ``exp_avg`` and ``exp_inf``."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
-        maximize: bool = False, differentiable: bool = False, capturable: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ) -> None:
         check_nonnegative(("learning rate", lr), ("epsilon value", eps))
         check_betas(betas)
         check_nonnegative(("weight_decay value", weight_decay))
         check_flags(differentiable=differentiable, foreach=foreach)
         defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
-            maximize=maximize, differentiable=differentiable, capturable=capturable,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
         )
         super().__init__(params, defaults)
 
@@ -72,10 +97,18 @@ class Adamax(Optimizer):
                         state["exp_inf"] = _state_tensor(xp.zeros_like(p._data))
                     state["step"]._data += 1
                     adamax_update(
-                        xp, p._data, p.grad._data, state["exp_avg"]._data,
-                        state["exp_inf"]._data, step=float(state["step"]._data),
-                        lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
-                        weight_decay=group["weight_decay"], maximize=group["maximize"],
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["exp_avg"]._data,
+                        state["exp_inf"]._data,
+                        step=float(state["step"]._data),
+                        lr=group["lr"],
+                        beta1=beta1,
+                        beta2=beta2,
+                        eps=group["eps"],
+                        weight_decay=group["weight_decay"],
+                        maximize=group["maximize"],
                     )
                     p._bump_version()
 

@@ -13,8 +13,20 @@ __all__ = ["ASGD", "asgd_update"]
 
 
 def asgd_update(
-    xp: Any, param: Any, grad: Any, ax: Any, eta: Any, mu: Any, *, step: float, lr: float,
-    lambd: float, alpha: float, t0: float, weight_decay: float, maximize: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    ax: Any,
+    eta: Any,
+    mu: Any,
+    *,
+    step: float,
+    lr: float,
+    lambd: float,
+    alpha: float,
+    t0: float,
+    weight_decay: float,
+    maximize: bool,
 ) -> None:
     """One ASGD step on arrays, in place; ``step`` counts from 1. ``eta`` and ``mu`` are 0-d
     float32 arrays (PyTorch's scalar state), updated here for the next step.
@@ -44,15 +56,30 @@ class ASGD(Optimizer):
     ``eta``, ``mu`` (float32 scalars) and ``ax`` (the running average of the iterates)."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
-        t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None,
-        maximize: bool = False, differentiable: bool = False, capturable: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ) -> None:
         check_nonnegative(("learning rate", lr), ("weight_decay value", weight_decay))
         check_flags(differentiable=differentiable, foreach=foreach)
         defaults = dict(
-            lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
-            maximize=maximize, differentiable=differentiable, capturable=capturable,
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
         )
         super().__init__(params, defaults)
 
@@ -72,10 +99,19 @@ class ASGD(Optimizer):
                         state["ax"] = _state_tensor(xp.zeros_like(p._data))
                     state["step"]._data += 1
                     asgd_update(
-                        xp, p._data, p.grad._data, state["ax"]._data, state["eta"]._data,
-                        state["mu"]._data, step=float(state["step"]._data), lr=group["lr"],
-                        lambd=group["lambd"], alpha=group["alpha"], t0=group["t0"],
-                        weight_decay=group["weight_decay"], maximize=group["maximize"],
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["ax"]._data,
+                        state["eta"]._data,
+                        state["mu"]._data,
+                        step=float(state["step"]._data),
+                        lr=group["lr"],
+                        lambd=group["lambd"],
+                        alpha=group["alpha"],
+                        t0=group["t0"],
+                        weight_decay=group["weight_decay"],
+                        maximize=group["maximize"],
                     )
                     p._bump_version()
 

@@ -9,6 +9,8 @@ history's 1 / (y's)) are NumPy scalars of the parameters' dtype here, so float32
 as PyTorch's do. State (``d``, ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``,
 ``prev_flat_grad``, ``prev_loss``, ``al``, ``func_evals``, ``n_iter``) lives under the first
 parameter, as in PyTorch, so that ``state_dict()`` interchanges.
+
+(Just over 400 lines: the iteration and its line search are one algorithm, kept together.)
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ __all__ = ["LBFGS", "cubic_interpolate", "strong_wolfe", "lbfgs_direction"]
 
 
 def cubic_interpolate(
-    x1: Any, f1: Any, g1: Any, x2: Any, f2: Any, g2: Any,
+    x1: Any,
+    f1: Any,
+    g1: Any,
+    x2: Any,
+    f2: Any,
+    g2: Any,
     bounds: tuple[Any, Any] | None = None,
 ) -> Any:
     """Minimiser of the cubic through (x1, f1) and (x2, f2) with slopes g1 and g2, clamped to
@@ -53,8 +60,16 @@ def cubic_interpolate(
 
 
 def strong_wolfe(
-    obj_func: Callable[[Any, Any, Any], tuple[float, Any]], x: Any, t: Any, d: Any, f: float,
-    g: Any, gtd: Any, c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
+    obj_func: Callable[[Any, Any, Any], tuple[float, Any]],
+    x: Any,
+    t: Any,
+    d: Any,
+    f: float,
+    g: Any,
+    gtd: Any,
+    c1: float = 1e-4,
+    c2: float = 0.9,
+    tolerance_change: float = 1e-9,
     max_ls: int = 25,
 ) -> tuple[float, Any, Any, int]:
     """Find a step ``t`` along ``d`` satisfying the strong Wolfe conditions
@@ -145,7 +160,11 @@ def strong_wolfe(
 
 
 def lbfgs_direction(
-    flat_grad: Any, old_dirs: list[Any], old_stps: list[Any], ro: list[Any], H_diag: Any,
+    flat_grad: Any,
+    old_dirs: list[Any],
+    old_stps: list[Any],
+    ro: list[Any],
+    H_diag: Any,
     al: list[Any],
 ) -> Any:
     """The two-loop recursion: d = -H g with H the L-BFGS inverse-Hessian estimate built from
@@ -193,9 +212,14 @@ class LBFGS(Optimizer):
     _cast_state = staticmethod(cast_state_any_shape)
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1, max_iter: int = 20,
-        max_eval: int | None = None, tolerance_grad: float = 1e-7,
-        tolerance_change: float = 1e-9, history_size: int = 100,
+        self,
+        params: Iterable[Any],
+        lr: float = 1,
+        max_iter: int = 20,
+        max_eval: int | None = None,
+        tolerance_grad: float = 1e-7,
+        tolerance_change: float = 1e-9,
+        history_size: int = 100,
         line_search_fn: str | None = None,
     ) -> None:
         if not 0.0 <= lr:
@@ -203,15 +227,17 @@ class LBFGS(Optimizer):
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(
-            lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
-            tolerance_change=tolerance_change, history_size=history_size,
+            lr=lr,
+            max_iter=max_iter,
+            max_eval=max_eval,
+            tolerance_grad=tolerance_grad,
+            tolerance_change=tolerance_change,
+            history_size=history_size,
             line_search_fn=line_search_fn,
         )
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
-            raise ValueError(
-                "LBFGS doesn't support per-parameter options (parameter groups)"
-            )
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params: list[Tensor] = self.param_groups[0]["params"]
 
     # Flat views of the parameters --------------------------------------------------------
@@ -339,7 +365,13 @@ class LBFGS(Optimizer):
 
                 # The search may spend what is left of this step's max_eval.
                 loss, flat_grad, t, ls_func_evals = strong_wolfe(
-                    obj_func, x_init, t, d, loss, flat_grad, gtd,
+                    obj_func,
+                    x_init,
+                    t,
+                    d,
+                    loss,
+                    flat_grad,
+                    gtd,
                     max_ls=max_eval - current_evals,
                 )
                 self._add_grad(t, d)

@@ -18,7 +18,11 @@ from chainrule.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
 from chainrule.optim.optimizer import Optimizer
 
 __all__ = [
-    "ConstantLR", "LinearLR", "PolynomialLR", "MultiplicativeLR", "SequentialLR",
+    "ConstantLR",
+    "LinearLR",
+    "PolynomialLR",
+    "MultiplicativeLR",
+    "SequentialLR",
     "ChainedScheduler",
 ]
 
@@ -27,7 +31,9 @@ class MultiplicativeLR(LRScheduler):
     """lr_t = lr_{t-1} * lr_lambda(t) for t >= 1; one function or one per group."""
 
     def __init__(
-        self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Any],
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Any],
         last_epoch: int = -1,
     ) -> None:
         self.optimizer = optimizer
@@ -36,8 +42,7 @@ class MultiplicativeLR(LRScheduler):
         else:
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                    f"{len(lr_lambda)}"
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
                 )
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
@@ -73,13 +78,14 @@ class ConstantLR(LRScheduler):
     """lr = base_lr * factor for the first ``total_iters`` epochs, then base_lr."""
 
     def __init__(
-        self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
         last_epoch: int = -1,
     ) -> None:
         if factor > 1.0 or factor < 0:
-            raise ValueError(
-                "Constant multiplicative factor expected to be between 0 and 1."
-            )
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
@@ -101,8 +107,12 @@ class LinearLR(LRScheduler):
     ``total_iters`` epochs: lr = base_lr (s + (e - s) min(t, T) / T)."""
 
     def __init__(
-        self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-        total_iters: int = 5, last_epoch: int = -1,
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
     ) -> None:
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError(
@@ -123,9 +133,7 @@ class LinearLR(LRScheduler):
             return self._group_lrs()
         delta = self.end_factor - self.start_factor
         # The ratio of the multipliers at t and t - 1.
-        ratio = 1.0 + delta / (
-            self.total_iters * self.start_factor + (self.last_epoch - 1) * delta
-        )
+        ratio = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
         return [lr * ratio for lr in self._group_lrs()]
 
     def _get_closed_form_lr(self) -> list[float]:
@@ -140,7 +148,10 @@ class PolynomialLR(LRScheduler):
     """lr = base_lr (1 - min(t, T) / T)^power: polynomial decay to 0 over ``total_iters``."""
 
     def __init__(
-        self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
         last_epoch: int = -1,
     ) -> None:
         self.total_iters = total_iters
@@ -185,9 +196,7 @@ class _Composite(LRScheduler):
     _schedulers: list[Any]
 
     def state_dict(self) -> dict[str, Any]:
-        state = {
-            k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")
-        }
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
@@ -204,7 +213,10 @@ class SequentialLR(_Composite):
     milestone the next scheduler restarts from its epoch 0 (its closed form)."""
 
     def __init__(
-        self, optimizer: Optimizer, schedulers: list[LRScheduler], milestones: list[int],
+        self,
+        optimizer: Optimizer,
+        schedulers: list[LRScheduler],
+        milestones: list[int],
         last_epoch: int = -1,
     ) -> None:
         owner = type(self).__name__
@@ -248,9 +260,7 @@ class SequentialLR(_Composite):
 class ChainedScheduler(_Composite):
     """Step every scheduler in ``schedulers`` at each ``step()``; their factors multiply."""
 
-    def __init__(
-        self, schedulers: list[LRScheduler], optimizer: Optimizer | None = None
-    ) -> None:
+    def __init__(self, schedulers: list[LRScheduler], optimizer: Optimizer | None = None) -> None:
         owner = type(self).__name__
         if len(schedulers) < 1:
             raise ValueError(

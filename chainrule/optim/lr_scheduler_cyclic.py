@@ -64,11 +64,20 @@ class CyclicLR(LRScheduler):
     ``base_momentum`` and back, in antiphase."""
 
     def __init__(
-        self, optimizer: Optimizer, base_lr: float | list[float], max_lr: float | list[float],
-        step_size_up: int = 2000, step_size_down: int | None = None, mode: str = "triangular",
-        gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
-        scale_mode: str = "cycle", cycle_momentum: bool = True, base_momentum: float = 0.8,
-        max_momentum: float = 0.9, last_epoch: int = -1,
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list[float],
+        max_lr: float | list[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float = 0.8,
+        max_momentum: float = 0.9,
+        last_epoch: int = -1,
     ) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -164,11 +173,20 @@ class OneCycleLR(LRScheduler):
     first), by cosine or linear annealing; the momentum goes the other way."""
 
     def __init__(
-        self, optimizer: Optimizer, max_lr: float | list[float], total_steps: int | None = None,
-        epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
-        anneal_strategy: str = "cos", cycle_momentum: bool = True,
-        base_momentum: float | list[float] = 0.85, max_momentum: float | list[float] = 0.95,
-        div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False,
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
         last_epoch: int = -1,
     ) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -190,27 +208,50 @@ class OneCycleLR(LRScheduler):
         n = self.total_steps
         if three_phase:
             self._schedule_phases = [
-                dict(end_step=float(pct_start * n) - 1, start_lr="initial_lr", end_lr="max_lr",
-                     start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=float(2 * pct_start * n) - 2, start_lr="max_lr",
-                     end_lr="initial_lr", start_momentum="base_momentum",
-                     end_momentum="max_momentum"),
-                dict(end_step=n - 1, start_lr="initial_lr", end_lr="min_lr",
-                     start_momentum="max_momentum", end_momentum="max_momentum"),
+                dict(
+                    end_step=float(pct_start * n) - 1,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=float(2 * pct_start * n) - 2,
+                    start_lr="max_lr",
+                    end_lr="initial_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
+                dict(
+                    end_step=n - 1,
+                    start_lr="initial_lr",
+                    end_lr="min_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         else:
             self._schedule_phases = [
-                dict(end_step=float(pct_start * n) - 1, start_lr="initial_lr", end_lr="max_lr",
-                     start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=n - 1, start_lr="max_lr", end_lr="min_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
+                dict(
+                    end_step=float(pct_start * n) - 1,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=n - 1,
+                    start_lr="max_lr",
+                    end_lr="min_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(
-                f"anneal_strategy must be one of 'cos' or 'linear', instead got "
-                f"{anneal_strategy}"
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", optimizer, max_lr)
@@ -242,13 +283,17 @@ class OneCycleLR(LRScheduler):
                 if step_num <= end_step or i == last:
                     pct = (step_num - start_step) / (end_step - start_step)
                     lr = _anneal(
-                        self._anneal_func_type, group[phase["start_lr"]],
-                        group[phase["end_lr"]], pct,
+                        self._anneal_func_type,
+                        group[phase["start_lr"]],
+                        group[phase["end_lr"]],
+                        pct,
                     )
                     if self.cycle_momentum:
                         momentum = _anneal(
-                            self._anneal_func_type, group[phase["start_momentum"]],
-                            group[phase["end_momentum"]], pct,
+                            self._anneal_func_type,
+                            group[phase["start_momentum"]],
+                            group[phase["end_momentum"]],
+                            pct,
                         )
                         _set_momentum(group, momentum, self.use_beta1)
                     break
@@ -263,7 +308,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     ``step(epoch)`` accepts fractional epochs (per-batch schedules) without a warning."""
 
     def __init__(
-        self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+        self,
+        optimizer: Optimizer,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0.0,
         last_epoch: int = -1,
     ) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):

@@ -69,9 +69,19 @@ def _adjust_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, ...]) -> f
 
 
 def muon_update(
-    xp: Any, param: Any, grad: Any, buf: Any, *, lr: float, weight_decay: float,
-    momentum: float, nesterov: bool, ns_coefficients: tuple[float, float, float], eps: float,
-    ns_steps: int, adjust_lr_fn: str | None,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    buf: Any,
+    *,
+    lr: float,
+    weight_decay: float,
+    momentum: float,
+    nesterov: bool,
+    ns_coefficients: tuple[float, float, float],
+    eps: float,
+    ns_steps: int,
+    adjust_lr_fn: str | None,
 ) -> None:
     """One Muon step on arrays, in place.
 
@@ -96,10 +106,16 @@ class Muon(Optimizer):
     parameter: ``momentum_buffer``."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-3, weight_decay: float = 0.1,
-        momentum: float = 0.95, nesterov: bool = True,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        weight_decay: float = 0.1,
+        momentum: float = 0.95,
+        nesterov: bool = True,
         ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
-        eps: float = 1e-7, ns_steps: int = 5, adjust_lr_fn: str | None = None,
+        eps: float = 1e-7,
+        ns_steps: int = 5,
+        adjust_lr_fn: str | None = None,
     ) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
@@ -110,8 +126,13 @@ class Muon(Optimizer):
         if adjust_lr_fn not in _ADJUST_LR_FNS:
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
         defaults = dict(
-            lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
-            ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps,
+            lr=lr,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            nesterov=nesterov,
+            ns_coefficients=ns_coefficients,
+            eps=eps,
+            ns_steps=ns_steps,
             adjust_lr_fn=adjust_lr_fn,
         )
         super().__init__(params, defaults)
@@ -134,11 +155,18 @@ class Muon(Optimizer):
                     if len(state) == 0:
                         state["momentum_buffer"] = _state_tensor(xp.zeros_like(p.grad._data))
                     muon_update(
-                        xp, p._data, p.grad._data, state["momentum_buffer"]._data,
-                        lr=group["lr"], weight_decay=group["weight_decay"],
-                        momentum=group["momentum"], nesterov=group["nesterov"],
-                        ns_coefficients=group["ns_coefficients"], eps=group["eps"],
-                        ns_steps=group["ns_steps"], adjust_lr_fn=group["adjust_lr_fn"],
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["momentum_buffer"]._data,
+                        lr=group["lr"],
+                        weight_decay=group["weight_decay"],
+                        momentum=group["momentum"],
+                        nesterov=group["nesterov"],
+                        ns_coefficients=group["ns_coefficients"],
+                        eps=group["eps"],
+                        ns_steps=group["ns_steps"],
+                        adjust_lr_fn=group["adjust_lr_fn"],
                     )
                     p._bump_version()
 

@@ -19,9 +19,22 @@ __all__ = ["NAdam", "nadam_update"]
 
 
 def nadam_update(
-    xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, mu_product: Any, *,
-    step: float, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
-    momentum_decay: float, decoupled_weight_decay: bool, maximize: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    exp_avg: Any,
+    exp_avg_sq: Any,
+    mu_product: Any,
+    *,
+    step: float,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    momentum_decay: float,
+    decoupled_weight_decay: bool,
+    maximize: bool,
 ) -> None:
     """One NAdam step on arrays, in place; ``step`` counts from 1. ``mu_product`` is a 0-d
     float32 array (PyTorch keeps it as a float32 scalar tensor, so its rounding matters).
@@ -56,10 +69,19 @@ class NAdam(Optimizer):
     ``mu_product`` (float32 scalars), ``exp_avg`` and ``exp_avg_sq``."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
-        decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
-        maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         check_nonnegative(("learning rate", lr), ("epsilon value", eps))
         check_betas(betas)
@@ -68,9 +90,15 @@ class NAdam(Optimizer):
         )
         check_flags(differentiable=differentiable, foreach=foreach)
         defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-            momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize, foreach=foreach, capturable=capturable,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
             differentiable=differentiable,
         )
         super().__init__(params, defaults)
@@ -92,10 +120,18 @@ class NAdam(Optimizer):
                         state["exp_avg_sq"] = _state_tensor(xp.zeros_like(p._data))
                     state["step"]._data += 1
                     nadam_update(
-                        xp, p._data, p.grad._data, state["exp_avg"]._data,
-                        state["exp_avg_sq"]._data, state["mu_product"]._data,
-                        step=float(state["step"]._data), lr=group["lr"], beta1=beta1,
-                        beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["exp_avg"]._data,
+                        state["exp_avg_sq"]._data,
+                        state["mu_product"]._data,
+                        step=float(state["step"]._data),
+                        lr=group["lr"],
+                        beta1=beta1,
+                        beta2=beta2,
+                        eps=group["eps"],
+                        weight_decay=group["weight_decay"],
                         momentum_decay=group["momentum_decay"],
                         decoupled_weight_decay=group["decoupled_weight_decay"],
                         maximize=group["maximize"],

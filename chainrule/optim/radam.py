@@ -20,8 +20,19 @@ __all__ = ["RAdam", "radam_update"]
 
 
 def radam_update(
-    xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, *, step: float, lr: float,
-    beta1: float, beta2: float, eps: float, weight_decay: float, decoupled_weight_decay: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    exp_avg: Any,
+    exp_avg_sq: Any,
+    *,
+    step: float,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    decoupled_weight_decay: bool,
     maximize: bool,
 ) -> None:
     """One RAdam step on arrays, in place; ``step`` counts from 1.
@@ -62,9 +73,17 @@ class RAdam(Optimizer):
     ``exp_avg`` and ``exp_avg_sq``."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
-        foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
         check_nonnegative(("learning rate", lr), ("epsilon value", eps))
@@ -72,8 +91,14 @@ class RAdam(Optimizer):
         check_nonnegative(("weight_decay value", weight_decay))
         check_flags(differentiable=differentiable, foreach=foreach)
         defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
-            foreach=foreach, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            decoupled_weight_decay=decoupled_weight_decay,
             differentiable=differentiable,
         )
         super().__init__(params, defaults)
@@ -94,9 +119,16 @@ class RAdam(Optimizer):
                         state["exp_avg_sq"] = _state_tensor(xp.zeros_like(p._data))
                     state["step"]._data += 1
                     radam_update(
-                        xp, p._data, p.grad._data, state["exp_avg"]._data,
-                        state["exp_avg_sq"]._data, step=float(state["step"]._data),
-                        lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["exp_avg"]._data,
+                        state["exp_avg_sq"]._data,
+                        step=float(state["step"]._data),
+                        lr=group["lr"],
+                        beta1=beta1,
+                        beta2=beta2,
+                        eps=group["eps"],
                         weight_decay=group["weight_decay"],
                         decoupled_weight_decay=group["decoupled_weight_decay"],
                         maximize=group["maximize"],

@@ -13,8 +13,17 @@ __all__ = ["Rprop", "rprop_update"]
 
 
 def rprop_update(
-    xp: Any, param: Any, grad: Any, prev: Any, step_size: Any, *, etaminus: float,
-    etaplus: float, step_size_min: float, step_size_max: float, maximize: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    prev: Any,
+    step_size: Any,
+    *,
+    etaminus: float,
+    etaplus: float,
+    step_size_min: float,
+    step_size_max: float,
+    maximize: bool,
 ) -> None:
     """One Rprop step on arrays, in place.
 
@@ -39,17 +48,29 @@ class Rprop(Optimizer):
     ``prev`` (the previous gradient) and ``step_size`` (starting at ``lr``)."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
-        step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
-        foreach: bool | None = None, maximize: bool = False, differentiable: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         check_nonnegative(("learning rate", lr))
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         check_flags(differentiable=differentiable, foreach=foreach)
         defaults = dict(
-            lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
-            differentiable=differentiable, capturable=capturable,
+            lr=lr,
+            etas=etas,
+            step_sizes=step_sizes,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
         )
         super().__init__(params, defaults)
 
@@ -70,9 +91,15 @@ class Rprop(Optimizer):
                         state["step_size"] = _state_tensor(xp.full_like(p._data, group["lr"]))
                     state["step"]._data += 1
                     rprop_update(
-                        xp, p._data, p.grad._data, state["prev"]._data,
-                        state["step_size"]._data, etaminus=etaminus, etaplus=etaplus,
-                        step_size_min=step_size_min, step_size_max=step_size_max,
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["prev"]._data,
+                        state["step_size"]._data,
+                        etaminus=etaminus,
+                        etaplus=etaplus,
+                        step_size_min=step_size_min,
+                        step_size_max=step_size_max,
                         maximize=group["maximize"],
                     )
                     p._bump_version()

@@ -20,8 +20,12 @@ class SparseAdam(Optimizer):
     """``torch.optim.SparseAdam``'s constructor and checks; see the module docstring."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, maximize: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        maximize: bool = False,
     ) -> None:
         check_nonnegative(("learning rate", lr), ("epsilon value", eps))
         check_betas(betas)

@@ -21,8 +21,13 @@ from chainrule.optim.lr_scheduler import LRScheduler
 from chainrule.optim.optimizer import Optimizer
 
 __all__ = [
-    "AveragedModel", "SWALR", "update_bn", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
-    "get_ema_avg_fn", "get_swa_avg_fn",
+    "AveragedModel",
+    "SWALR",
+    "update_bn",
+    "get_ema_multi_avg_fn",
+    "get_swa_multi_avg_fn",
+    "get_ema_avg_fn",
+    "get_swa_avg_fn",
 ]
 
 AvgFn = Callable[[Tensor, Tensor, Tensor], Tensor]
@@ -63,8 +68,8 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> MultiAvgFn:
                     p_ema._bump_version()
                 else:
                     _assign(
-                        p_ema, _default_float(p_ema._data) * decay
-                        + _default_float(p._data) * (1 - decay),
+                        p_ema,
+                        _default_float(p_ema._data) * decay + _default_float(p._data) * (1 - decay),
                     )
 
     return ema_update
@@ -134,8 +139,12 @@ class AveragedModel(Module):
     n_averaged: Tensor
 
     def __init__(
-        self, model: Module, device: Any = None, avg_fn: AvgFn | None = None,
-        multi_avg_fn: MultiAvgFn | None = None, use_buffers: bool = False,
+        self,
+        model: Module,
+        device: Any = None,
+        avg_fn: AvgFn | None = None,
+        multi_avg_fn: MultiAvgFn | None = None,
+        use_buffers: bool = False,
     ) -> None:
         super().__init__()
         if avg_fn is not None and multi_avg_fn is not None:
@@ -243,16 +252,19 @@ class SWALR(LRScheduler):
     group's current rate, so the schedule composes with earlier changes."""
 
     def __init__(
-        self, optimizer: Optimizer, swa_lr: float | list[float], anneal_epochs: int = 10,
-        anneal_strategy: str = "cos", last_epoch: int = -1,
+        self,
+        optimizer: Optimizer,
+        swa_lr: float | list[float],
+        anneal_epochs: int = 10,
+        anneal_strategy: str = "cos",
+        last_epoch: int = -1,
     ) -> None:
         swa_lrs = _format_swa_lr(optimizer, swa_lr)
         for lr, group in zip(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(
-                "anneal_strategy must be one of 'cos' or 'linear', instead got "
-                f"{anneal_strategy}"
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
             )
         self._anneal_func_type = anneal_strategy
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:

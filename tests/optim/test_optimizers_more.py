@@ -1,5 +1,8 @@
 """The optimizers added for issue 14 (and the execution flags of all of them): 50-step float64
-trajectories against torch.optim on a small MLP with a Rosenbrock term, two parameter groups."""
+trajectories against torch.optim on a small MLP with a Rosenbrock term, two parameter groups.
+
+(Over 400 lines: one table of cases and the checks of every new optimizer share the fixtures.)
+"""
 
 from __future__ import annotations
 
@@ -78,42 +81,58 @@ def _compare_state(sa, sb):
 
 
 CASES = (
-    [("Adadelta", dict(lr=1.0, **kw), {"lr": 0.5}) for kw in _grid(
-        weight_decay=[0, 0.1], maximize=[False, True])]
+    [
+        ("Adadelta", dict(lr=1.0, **kw), {"lr": 0.5})
+        for kw in _grid(weight_decay=[0, 0.1], maximize=[False, True])
+    ]
     + [("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, foreach=True), {"rho": 0.95})]
-    + [("Adamax", dict(lr=0.02, **kw), {"lr": 0.01}) for kw in _grid(
-        weight_decay=[0, 0.1], maximize=[False, True])]
+    + [
+        ("Adamax", dict(lr=0.02, **kw), {"lr": 0.01})
+        for kw in _grid(weight_decay=[0, 0.1], maximize=[False, True])
+    ]
     + [("Adamax", dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6, foreach=False), {})]
-    + [("NAdam", dict(lr=0.01, **kw), {"lr": 0.005}) for kw in _grid(
-        weight_decay=[0, 0.1], decoupled_weight_decay=[False, True], maximize=[False, True])]
+    + [
+        ("NAdam", dict(lr=0.01, **kw), {"lr": 0.005})
+        for kw in _grid(
+            weight_decay=[0, 0.1], decoupled_weight_decay=[False, True], maximize=[False, True]
+        )
+    ]
     + [("NAdam", dict(lr=0.01, momentum_decay=0.01, betas=(0.8, 0.95)), {"momentum_decay": 0})]
-    + [("RAdam", dict(lr=0.01, **kw), {"lr": 0.02}) for kw in _grid(
-        weight_decay=[0, 0.1], decoupled_weight_decay=[False, True], maximize=[False, True])]
+    + [
+        ("RAdam", dict(lr=0.01, **kw), {"lr": 0.02})
+        for kw in _grid(
+            weight_decay=[0, 0.1], decoupled_weight_decay=[False, True], maximize=[False, True]
+        )
+    ]
     # beta2 = 0.9 makes rho_t exceed 5 from step 6, so both branches run.
     + [("RAdam", dict(lr=0.01, betas=(0.9, 0.9)), {"betas": (0.8, 0.5)})]
-    + [("ASGD", dict(lr=0.05, **kw), {"lr": 0.02}) for kw in _grid(
-        weight_decay=[0, 0.1], maximize=[False, True])]
+    + [
+        ("ASGD", dict(lr=0.05, **kw), {"lr": 0.02})
+        for kw in _grid(weight_decay=[0, 0.1], maximize=[False, True])
+    ]
     # t0 = 10 starts the averaging (mu < 1) within the run.
     + [("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=10), {"t0": 20})]
     + [("Rprop", dict(lr=0.01, **kw), {"lr": 0.02}) for kw in _grid(maximize=[False, True])]
     + [("Rprop", dict(lr=0.01, etas=(0.3, 1.5), step_sizes=(1e-3, 0.05)), {"etas": (0.6, 1.1)})]
-    + [("Adafactor", dict(lr=0.01, **kw), {"lr": 0.02}) for kw in _grid(
-        weight_decay=[0, 0.1], maximize=[False, True])]
+    + [
+        ("Adafactor", dict(lr=0.01, **kw), {"lr": 0.02})
+        for kw in _grid(weight_decay=[0, 0.1], maximize=[False, True])
+    ]
     + [("Adafactor", dict(lr=0.5, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=2.0), {"d": 1.0})]
     # The existing optimizers with the execution flags (accepted, no change to the numbers).
-    + [("SGD", dict(lr=0.002, momentum=0.5, foreach=True, maximize=True), {"lr": 0.001}),
-       ("SGD", dict(lr=0.05, nesterov=True, momentum=0.5, fused=True), {}),
-       ("Adam", dict(lr=0.01, fused=True, amsgrad=True), {"lr": 0.02}),
-       ("Adam", dict(lr=0.01, foreach=True, decoupled_weight_decay=True, weight_decay=0.1), {}),
-       ("AdamW", dict(lr=0.01, fused=False, foreach=False, maximize=True), {}),
-       ("RMSprop", dict(lr=0.01, foreach=True, centered=True, momentum=0.5), {"alpha": 0.9}),
-       ("Adagrad", dict(lr=0.05, fused=True, maximize=True), {"lr_decay": 0.01})]
+    + [
+        ("SGD", dict(lr=0.002, momentum=0.5, foreach=True, maximize=True), {"lr": 0.001}),
+        ("SGD", dict(lr=0.05, nesterov=True, momentum=0.5, fused=True), {}),
+        ("Adam", dict(lr=0.01, fused=True, amsgrad=True), {"lr": 0.02}),
+        ("Adam", dict(lr=0.01, foreach=True, decoupled_weight_decay=True, weight_decay=0.1), {}),
+        ("AdamW", dict(lr=0.01, fused=False, foreach=False, maximize=True), {}),
+        ("RMSprop", dict(lr=0.01, foreach=True, centered=True, momentum=0.5), {"alpha": 0.9}),
+        ("Adagrad", dict(lr=0.05, fused=True, maximize=True), {"lr_decay": 0.01}),
+    ]
 )
 
 
-@pytest.mark.parametrize(
-    "name,kwargs,group2", CASES, ids=[f"{n}-{k}-{g}" for n, k, g in CASES]
-)
+@pytest.mark.parametrize("name,kwargs,group2", CASES, ids=[f"{n}-{k}-{g}" for n, k, g in CASES])
 def test_trajectory_matches_torch(name, kwargs, group2):
     # torch 2.13's fused SGD fails on a parameter without a gradient (a torch bug), so the
     # fused cases give every parameter a gradient.
@@ -201,8 +220,18 @@ def test_muon_newton_schulz_orthogonalises():
     assert o.T.shape == zeropower_via_newtonschulz(g.T, (3.4445, -4.775, 2.0315), 5, 1e-7).shape
 
 
-NEW = ["Adadelta", "Adafactor", "Adamax", "ASGD", "Muon", "NAdam", "RAdam", "Rprop", "SparseAdam",
-       "LBFGS"]
+NEW = [
+    "Adadelta",
+    "Adafactor",
+    "Adamax",
+    "ASGD",
+    "Muon",
+    "NAdam",
+    "RAdam",
+    "Rprop",
+    "SparseAdam",
+    "LBFGS",
+]
 ALL = NEW + ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
 
 
@@ -218,8 +247,17 @@ def test_signature_matches_torch(name):
         assert sa[key].default == sb[key].default, key
 
 
-WITH_CAPTURABLE = ["Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "Rprop", "Adam", "AdamW",
-                   "RMSprop"]
+WITH_CAPTURABLE = [
+    "Adadelta",
+    "Adamax",
+    "ASGD",
+    "NAdam",
+    "RAdam",
+    "Rprop",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+]
 
 
 @pytest.mark.parametrize("name", WITH_CAPTURABLE)
@@ -233,8 +271,9 @@ def test_capturable_fails_at_step_on_cpu_as_torch(name):
         np.testing.assert_array_equal(_np(w), np.ones(3))  # nothing changed
 
 
-@pytest.mark.parametrize("name", [n for n in ALL if n not in ("Adafactor", "Muon", "SparseAdam",
-                                                               "LBFGS")])
+@pytest.mark.parametrize(
+    "name", [n for n in ALL if n not in ("Adafactor", "Muon", "SparseAdam", "LBFGS")]
+)
 def test_differentiable_is_refused(name):
     # torch fails at step() for leaf parameters; chainrule, which cannot record the update,
     # refuses at construction. Both are RuntimeErrors.
@@ -259,19 +298,33 @@ def test_fused_flag_checks_match_torch(name):
 
 
 BAD = [
-    ("Adadelta", dict(lr=-1)), ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1)),
+    ("Adadelta", dict(lr=-1)),
+    ("Adadelta", dict(rho=1.5)),
+    ("Adadelta", dict(eps=-1)),
     ("Adadelta", dict(weight_decay=-1)),
-    ("Adamax", dict(lr=-1)), ("Adamax", dict(betas=(1.0, 0.9))), ("Adamax", dict(eps=-1)),
-    ("NAdam", dict(momentum_decay=-1)), ("NAdam", dict(betas=(0.9, 1.0))),
-    ("RAdam", dict(weight_decay=-1)), ("RAdam", dict(lr=-0.1)),
-    ("ASGD", dict(lr=-1)), ("ASGD", dict(weight_decay=-1)),
-    ("Rprop", dict(lr=-1)), ("Rprop", dict(etas=(1.2, 0.5))),
-    ("SparseAdam", dict(lr=-1)), ("SparseAdam", dict(eps=-1)),
+    ("Adamax", dict(lr=-1)),
+    ("Adamax", dict(betas=(1.0, 0.9))),
+    ("Adamax", dict(eps=-1)),
+    ("NAdam", dict(momentum_decay=-1)),
+    ("NAdam", dict(betas=(0.9, 1.0))),
+    ("RAdam", dict(weight_decay=-1)),
+    ("RAdam", dict(lr=-0.1)),
+    ("ASGD", dict(lr=-1)),
+    ("ASGD", dict(weight_decay=-1)),
+    ("Rprop", dict(lr=-1)),
+    ("Rprop", dict(etas=(1.2, 0.5))),
+    ("SparseAdam", dict(lr=-1)),
+    ("SparseAdam", dict(eps=-1)),
     ("SparseAdam", dict(betas=(0.9, 1.5))),
-    ("Adafactor", dict(lr=-1)), ("Adafactor", dict(beta2_decay=0.5)),
-    ("Adafactor", dict(eps=(-1, 1e-3))), ("Adafactor", dict(eps=(None, -1))),
-    ("Adafactor", dict(d=0.5)), ("Adafactor", dict(weight_decay=-1)),
-    ("Muon", dict(lr=-1)), ("Muon", dict(momentum=-1)), ("Muon", dict(weight_decay=-1)),
+    ("Adafactor", dict(lr=-1)),
+    ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(eps=(-1, 1e-3))),
+    ("Adafactor", dict(eps=(None, -1))),
+    ("Adafactor", dict(d=0.5)),
+    ("Adafactor", dict(weight_decay=-1)),
+    ("Muon", dict(lr=-1)),
+    ("Muon", dict(momentum=-1)),
+    ("Muon", dict(weight_decay=-1)),
     ("Muon", dict(adjust_lr_fn="sqrt")),
 ]
 
@@ -329,8 +382,13 @@ def _swap_run(m):
     with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
         with m.optim.swap_in_optimizer_params_and_state(fresh, {"w": other}, sd):
             pass
-    return (_np(w), _np(other), float(sd["state"][0]["step"]), float(opt.state[w]["step"]),
-            _np(sd["state"][0]["exp_avg"]))
+    return (
+        _np(w),
+        _np(other),
+        float(sd["state"][0]["step"]),
+        float(opt.state[w]["step"]),
+        _np(sd["state"][0]["exp_avg"]),
+    )
 
 
 def test_swap_in_optimizer_params_and_state_matches_torch():

@@ -41,8 +41,11 @@ def _make(m, name, opt, kwargs):
         return L.SequentialLR(opt, [first, second], milestones=[8])
     if name == "ChainedScheduler":
         return L.ChainedScheduler(
-            [L.ConstantLR(opt, factor=0.2, total_iters=5), L.ExponentialLR(opt, gamma=0.97),
-             L.LinearLR(opt, start_factor=0.5, total_iters=12)]
+            [
+                L.ConstantLR(opt, factor=0.2, total_iters=5),
+                L.ExponentialLR(opt, gamma=0.97),
+                L.LinearLR(opt, start_factor=0.5, total_iters=12),
+            ]
         )
     return getattr(L, name)(opt, **kwargs)
 
@@ -60,18 +63,66 @@ CASES = [
     ("CosineAnnealingWarmRestarts", "sgd", dict(T_0=10)),
     ("CosineAnnealingWarmRestarts", "sgd", dict(T_0=5, T_mult=2, eta_min=1e-3)),
     ("CyclicLR", "sgd", dict(base_lr=0.01, max_lr=0.1, step_size_up=7)),
-    ("CyclicLR", "sgd", dict(base_lr=[0.01, 0.02], max_lr=[0.1, 0.3], step_size_up=5,
-                             step_size_down=9, mode="triangular2")),
-    ("CyclicLR", "adam", dict(base_lr=0.01, max_lr=0.1, step_size_up=6, mode="exp_range",
-                              gamma=0.97, base_momentum=0.8, max_momentum=0.95)),
-    ("CyclicLR", "rmsprop", dict(base_lr=0.01, max_lr=0.1, step_size_up=4,
-                                 scale_fn=lambda x: 0.5 ** x, scale_mode="iterations")),
+    (
+        "CyclicLR",
+        "sgd",
+        dict(
+            base_lr=[0.01, 0.02],
+            max_lr=[0.1, 0.3],
+            step_size_up=5,
+            step_size_down=9,
+            mode="triangular2",
+        ),
+    ),
+    (
+        "CyclicLR",
+        "adam",
+        dict(
+            base_lr=0.01,
+            max_lr=0.1,
+            step_size_up=6,
+            mode="exp_range",
+            gamma=0.97,
+            base_momentum=0.8,
+            max_momentum=0.95,
+        ),
+    ),
+    (
+        "CyclicLR",
+        "rmsprop",
+        dict(
+            base_lr=0.01,
+            max_lr=0.1,
+            step_size_up=4,
+            scale_fn=lambda x: 0.5**x,
+            scale_mode="iterations",
+        ),
+    ),
     ("CyclicLR", "sgd", dict(base_lr=0.01, max_lr=0.1, step_size_up=4, cycle_momentum=False)),
     ("OneCycleLR", "sgd", dict(max_lr=0.5, total_steps=STEPS)),
-    ("OneCycleLR", "adam", dict(max_lr=[0.5, 1.0], epochs=6, steps_per_epoch=10,
-                                anneal_strategy="linear", pct_start=0.25)),
-    ("OneCycleLR", "sgd", dict(max_lr=0.5, total_steps=STEPS + 5, three_phase=True,
-                               div_factor=10.0, final_div_factor=100.0, base_momentum=0.7)),
+    (
+        "OneCycleLR",
+        "adam",
+        dict(
+            max_lr=[0.5, 1.0],
+            epochs=6,
+            steps_per_epoch=10,
+            anneal_strategy="linear",
+            pct_start=0.25,
+        ),
+    ),
+    (
+        "OneCycleLR",
+        "sgd",
+        dict(
+            max_lr=0.5,
+            total_steps=STEPS + 5,
+            three_phase=True,
+            div_factor=10.0,
+            final_div_factor=100.0,
+            base_momentum=0.7,
+        ),
+    ),
     ("OneCycleLR", "adam", dict(max_lr=0.5, total_steps=STEPS, cycle_momentum=False)),
     ("SequentialLR", "sgd", {}),
     ("SequentialLR-constant", "sgd", {}),
@@ -212,7 +263,8 @@ BAD = [
     lambda m, o: m.optim.lr_scheduler.CyclicLR(o, 0.1, 1.0, mode="square"),
     lambda m, o: m.optim.lr_scheduler.CyclicLR(o, [0.1], 1.0),
     lambda m, o: m.optim.lr_scheduler.CyclicLR(
-        m.optim.Adagrad(o.param_groups[0]["params"]), 0.1, 1.0),
+        m.optim.Adagrad(o.param_groups[0]["params"]), 0.1, 1.0
+    ),
     lambda m, o: m.optim.lr_scheduler.OneCycleLR(o, 1.0),
     lambda m, o: m.optim.lr_scheduler.OneCycleLR(o, 1.0, total_steps=0),
     lambda m, o: m.optim.lr_scheduler.OneCycleLR(o, 1.0, epochs=0, steps_per_epoch=3),
@@ -221,10 +273,10 @@ BAD = [
     lambda m, o: m.optim.lr_scheduler.OneCycleLR(o, 1.0, total_steps=5, anneal_strategy="x"),
     lambda m, o: _step_n(m.optim.lr_scheduler.OneCycleLR(o, 1.0, total_steps=3), o, 4),
     lambda m, o: m.optim.lr_scheduler.SequentialLR(o, [], []),
+    lambda m, o: m.optim.lr_scheduler.SequentialLR(o, [m.optim.lr_scheduler.ConstantLR(o)], [3]),
     lambda m, o: m.optim.lr_scheduler.SequentialLR(
-        o, [m.optim.lr_scheduler.ConstantLR(o)], [3]),
-    lambda m, o: m.optim.lr_scheduler.SequentialLR(
-        o, [m.optim.lr_scheduler.ReduceLROnPlateau(o)], []),
+        o, [m.optim.lr_scheduler.ReduceLROnPlateau(o)], []
+    ),
     lambda m, o: m.optim.lr_scheduler.ChainedScheduler([]),
     lambda m, o: m.optim.lr_scheduler.ChainedScheduler([object()], optimizer=o),
 ]
@@ -240,6 +292,7 @@ def test_sequential_rejects_a_foreign_optimizer():
         o1, o2 = _opt(m, "sgd"), _opt(m, "sgd")
         with pytest.raises(ValueError, match="expects all schedulers to belong to the same"):
             m.optim.lr_scheduler.SequentialLR(
-                o1, [m.optim.lr_scheduler.ConstantLR(o1), m.optim.lr_scheduler.ConstantLR(o2)],
+                o1,
+                [m.optim.lr_scheduler.ConstantLR(o1), m.optim.lr_scheduler.ConstantLR(o2)],
                 [3],
             )

@@ -79,8 +79,7 @@ def test_averaged_model_matches_torch(kind, use_buffers):
     assert list(sc) == list(st)
     for key in st:
         assert _np(sc[key]).dtype == _np(st[key]).dtype, key
-        np.testing.assert_allclose(_np(sc[key]), _np(st[key]), rtol=1e-10, atol=1e-12,
-                                   err_msg=key)
+        np.testing.assert_allclose(_np(sc[key]), _np(st[key]), rtol=1e-10, atol=1e-12, err_msg=key)
     assert int(sc["n_averaged"]) == 12
     # The average differs from the last model (it really averages).
     w_avg, w_last = _np(sc["module.0.weight"]), _np(mc.state_dict()["0.weight"])
@@ -88,8 +87,9 @@ def test_averaged_model_matches_torch(kind, use_buffers):
     ac.eval()
     at.eval()
     x = XS[0]
-    np.testing.assert_allclose(_np(ac(chainrule.tensor(x))), _np(at(torch.tensor(x))),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        _np(ac(chainrule.tensor(x))), _np(at(torch.tensor(x))), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_swa_multi_avg_fn_with_integer_buffers():
@@ -99,8 +99,9 @@ def test_swa_multi_avg_fn_with_integer_buffers():
     # truncates there too), up to the float32 weight 1 / (n + 1) of the multi-tensor form.
     at = _train_and_average(torch, mt, "swa", True)
     for key, value in at.state_dict().items():
-        np.testing.assert_allclose(_np(ac.state_dict()[key]), _np(value), rtol=1e-6,
-                                   atol=1e-8, err_msg=key)
+        np.testing.assert_allclose(
+            _np(ac.state_dict()[key]), _np(value), rtol=1e-6, atol=1e-8, err_msg=key
+        )
 
 
 def test_swa_is_the_mean_of_the_iterates():
@@ -131,12 +132,12 @@ def test_update_bn_matches_torch(kind):
     chainrule.optim.swa_utils.update_bn(_loader(chainrule, kind), mc)
     torch.optim.swa_utils.update_bn(_loader(torch, kind), mt)
     for key, value in mt.state_dict().items():
-        np.testing.assert_allclose(_np(mc.state_dict()[key]), _np(value), rtol=1e-10,
-                                   err_msg=key)
+        np.testing.assert_allclose(_np(mc.state_dict()[key]), _np(value), rtol=1e-10, err_msg=key)
     # The running mean is the plain mean of the per-batch means (cumulative average).
     h = [XS[i] @ _np(mt[0].weight).T + _np(mt[0].bias) for i in range(6)]
-    np.testing.assert_allclose(_np(mc[1].running_mean), np.mean([a.mean(0) for a in h], 0),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        _np(mc[1].running_mean), np.mean([a.mean(0) for a in h], 0), rtol=1e-10
+    )
     assert mc[1].momentum == 0.3 and not mc.training and int(mc[1].num_batches_tracked) == 6
 
 
@@ -207,8 +208,9 @@ def test_errors_match_torch():
         with pytest.raises(ValueError, match=r"Invalid decay value -0.1 provided"):
             su.get_ema_avg_fn(-0.1)
         with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
-            su.AveragedModel(model, avg_fn=su.get_swa_avg_fn(),
-                             multi_avg_fn=su.get_swa_multi_avg_fn())
+            su.AveragedModel(
+                model, avg_fn=su.get_swa_avg_fn(), multi_avg_fn=su.get_swa_multi_avg_fn()
+            )
         with pytest.raises(ValueError, match="swa_lr must have the same length"):
             su.SWALR(opt, swa_lr=[0.1])
         with pytest.raises(ValueError, match="anneal_strategy must be one of 'cos' or 'linear'"):
