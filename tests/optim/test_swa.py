@@ -217,3 +217,14 @@ def test_errors_match_torch():
             su.SWALR(opt, swa_lr=0.1, anneal_strategy="exp")
         with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
             su.SWALR(opt, swa_lr=0.1, anneal_epochs=-1)
+
+
+def test_swa_utils_loads_on_first_use():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, chainrule.optim as o; assert 'chainrule.optim.swa_utils' not in sys.modules;"
+        " assert o.swa_utils.SWALR.__name__ == 'SWALR'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
