@@ -169,3 +169,16 @@ def test_errors_match_torch():
             opt.step()
         with pytest.raises(TypeError):
             m.optim.LBFGS([a], maximize=True)
+
+
+@pytest.mark.parametrize("kwargs,outer", [({}, 2), ({"line_search_fn": "strong_wolfe"}, 3)])
+def test_default_settings_match_torch(kwargs, outer):
+    # lr = 1, max_iter = 20: 40 iterations. Without a line search the fixed unit step
+    # oscillates in the valley, so differences in the last bits grow (to about 1e-10 here).
+    pa, oa, ca, _ = _run(chainrule, kwargs, outer=outer)
+    pb, ob, cb, _ = _run(torch, kwargs, outer=outer)
+    assert len(ca) == len(cb) == 40
+    np.testing.assert_allclose(ca, cb, rtol=1e-6)
+    for a, b in zip(pa, pb):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6, atol=1e-9)
+    assert oa.state_dict()["state"][0]["n_iter"] == ob.state_dict()["state"][0]["n_iter"]
