@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul
-from chainrule.optim._checks import check_nonnegative
+from chainrule.optim._checks import check_flags, check_nonnegative
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["Adagrad", "adagrad_update"]
@@ -53,6 +53,7 @@ class Adagrad(Optimizer):
             initial_accumulator_value=initial_accumulator_value, foreach=foreach,
             maximize=maximize, differentiable=differentiable, fused=fused,
         )
+        check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:

@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul, lerp_
+from chainrule.optim._checks import check_capturable, check_flags
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["Adam", "AdamW", "adam_update"]
@@ -51,14 +52,12 @@ class Adam(Optimizer):
     (a float32 scalar tensor), ``exp_avg``, ``exp_avg_sq`` and, with AMSGrad,
     ``max_exp_avg_sq``."""
 
-    _decoupled = False
-
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
         foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
         differentiable: bool = False, fused: bool | None = None,
-        decoupled_weight_decay: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -70,19 +69,19 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if decoupled_weight_decay is None:
-            decoupled_weight_decay = self._decoupled
         defaults = dict(
             lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
             maximize=maximize, foreach=foreach, capturable=capturable,
             differentiable=differentiable, fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
         )
+        check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
         super().__init__(params, defaults)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:
+                check_capturable(group)
                 beta1, beta2 = group["betas"]
                 for p in group["params"]:
                     if p.grad is None:
@@ -113,8 +112,6 @@ class Adam(Optimizer):
 
 class AdamW(Adam):
     """``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2)."""
-
-    _decoupled = True
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),

@@ -1,5 +1,9 @@
 """Learning-rate schedulers: ``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
-``CosineAnnealingLR``, ``LambdaLR`` and ``ReduceLROnPlateau``, with PyTorch's recurrences.
+``CosineAnnealingLR``, ``LambdaLR`` and ``ReduceLROnPlateau`` here, with PyTorch's
+recurrences; ``ConstantLR``, ``LinearLR``, ``PolynomialLR``, ``MultiplicativeLR``,
+``SequentialLR`` and ``ChainedScheduler`` (lr_scheduler_chain.py) and ``CyclicLR``,
+``OneCycleLR`` and ``CosineAnnealingWarmRestarts`` (lr_scheduler_cyclic.py) are imported at
+the end, so this module is the whole public namespace, as ``torch.optim.lr_scheduler``.
 
 Each ``step()`` advances ``last_epoch`` and writes the new rate into every param group's
 ``lr``. Constructing a scheduler performs the initial step (epoch 0), as in PyTorch.
@@ -341,3 +345,30 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class _LRScheduler(LRScheduler):
+    """The old name of ``LRScheduler``, kept (as in PyTorch) for subclasses written against
+    it."""
+
+
+# The rest of the namespace lives in two more files (this one would pass 400 lines); they
+# import LRScheduler from here, so they come last.
+from chainrule.optim.lr_scheduler_chain import (  # noqa: E402
+    ChainedScheduler,
+    ConstantLR,
+    LinearLR,
+    MultiplicativeLR,
+    PolynomialLR,
+    SequentialLR,
+)
+from chainrule.optim.lr_scheduler_cyclic import (  # noqa: E402
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    OneCycleLR,
+)
+
+__all__ += [
+    "ChainedScheduler", "ConstantLR", "LinearLR", "MultiplicativeLR", "PolynomialLR",
+    "SequentialLR", "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR",
+]

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul, lerp_
-from chainrule.optim._checks import check_nonnegative
+from chainrule.optim._checks import check_capturable, check_flags, check_nonnegative
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["RMSprop", "rmsprop_update"]
@@ -61,11 +61,13 @@ class RMSprop(Optimizer):
             weight_decay=weight_decay, capturable=capturable, foreach=foreach,
             maximize=maximize, differentiable=differentiable,
         )
+        check_flags(differentiable=differentiable, foreach=foreach)
         super().__init__(params, defaults)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:
+                check_capturable(group)
                 for p in group["params"]:
                     if p.grad is None:
                         continue

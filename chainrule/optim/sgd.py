@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from chainrule.optim._checks import check_flags
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["SGD", "sgd_update"]
@@ -57,6 +58,7 @@ class SGD(Optimizer):
         )
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
         super().__init__(params, defaults)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
