@@ -370,8 +370,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # summed afterwards.
         lead = tuple(input.shape[:-1])
         out = _ops.matmul(_ops.reshape(input, (-1, input.shape[-1])), _ops.t(weight))
-        out = _ops.reshape(out, lead + (weight.shape[0],))
-        return out + bias if bias is not None else out
+        if bias is not None:
+            out = out + bias
+        return _ops.reshape(out, lead + (weight.shape[0],))  # grad_fn ViewBackward0, as torch
     out = _ops.matmul(input, _ops.t(weight) if weight.ndim == 2 else weight)
     return out + bias if bias is not None else out
 
