@@ -31,11 +31,14 @@ def main() -> None:
     for _ in range(w.warmup):
         step()
     times = []
+    cpu = []  # process CPU time: what a step costs when other jobs share the cores
     budget = time.perf_counter() + 10.0
     for _ in range(min(repeats, w.repeats)):
         t = time.perf_counter()
+        c = time.process_time()
         value = step()
         times.append(value if w.reports_value else time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         value = None  # free the step's result (a loaded checkpoint) before the next one
         if time.perf_counter() > budget:
             break
@@ -47,6 +50,7 @@ def main() -> None:
         "lib": lib, "workload": name, "unit": unit, "median": statistics.median(vals),
         "q1": q1, "q3": q3, "n": len(vals), "check": checked, "import_s": import_s,
         "peak_rss_mb": rss_mb,
+        "cpu_median": statistics.median(x * scale / div for x in cpu),
     }))
 
 

@@ -94,8 +94,14 @@ def main() -> int:
                          "ratio": ratio,
                          "round_medians": {lib: [r["median"] for r in rs]
                                            for lib, rs in runs.items()}})
+            # CPU-time ratio of the best rounds by CPU time: steadier than wall time when
+            # other jobs share the cores (a thread waiting for a core uses no CPU time).
+            cc, ct = (min(runs[lib], key=lambda r: r.get("cpu_median", r["median"]))
+                      for lib in runs)
+            cpu_ratio = cc.get("cpu_median", cc["median"]) / ct.get("cpu_median", ct["median"])
+            rows[-1]["cpu_ratio"] = cpu_ratio
             print(f"{name:<12} {th:>3} {_fmt(c):>22} {_fmt(t):>22} {ratio:>7.2f}  "
-                  f"{c['check']:.6g} / {t['check']:.6g}")
+                  f"{c['check']:.6g} / {t['check']:.6g}  (CPU-time ratio {cpu_ratio:.2f})")
     if "import" in args.workloads or args.workloads == list(WORKLOADS):
         c, t = import_time("chainrule"), import_time("torch")
         rows.append({"workload": "import", "threads": 0, "chainrule": c, "torch": t,

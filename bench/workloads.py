@@ -224,6 +224,47 @@ def srgan_step(m: Any) -> tuple[Step, Check]:
     return step, check
 
 
+def lstm_lm_step(m: Any) -> tuple[Step, Check]:
+    """Word-level LSTM language model step (the PyTorch word_language_model example's shape):
+    Embedding 10k -> 256, 2-layer LSTM hidden 256, sequence 35, batch 20, Linear 256 -> 10k,
+    cross_entropy, backward, SGD."""
+    nn = m.nn
+    ntok, nhid, seq, batch = 10_000, 256, 35, 20
+
+    class LM(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = nn.Embedding(ntok, nhid)
+            self.rnn = nn.LSTM(nhid, nhid, 2)
+            self.decoder = nn.Linear(nhid, ntok)
+
+        def forward(self, x: Any) -> Any:
+            out, _ = self.rnn(self.encoder(x))
+            return self.decoder(out).view(-1, ntok)
+
+    model = LM()
+    _init_like(m, model, 7)
+    rng = np.random.default_rng(8)
+    x = m.from_numpy(rng.integers(0, ntok, (seq, batch)).astype(np.int64))
+    y = m.from_numpy(rng.integers(0, ntok, seq * batch).astype(np.int64))
+    opt = m.optim.SGD(model.parameters(), lr=0.1)
+    F = m.nn.functional
+
+    def step() -> Any:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def check() -> float:
+        step()
+        with m.no_grad():
+            return float(F.cross_entropy(model(x), y).item())
+
+    return step, check
+
+
 WORKLOADS: dict[str, Workload] = {
     "op_chain": Workload(op_chain, divisor=200.0, unit="us/op"),
     "mlp_step": Workload(mlp_step, unit="ms", repeats=50),
@@ -239,6 +280,7 @@ WORKLOADS: dict[str, Workload] = {
     "srgan_step": Workload(srgan_step, unit="ms", repeats=20, warmup=2),
     # Peak resident memory of a process doing 20 MLP steps (the unit MB means: report RSS).
     "mlp_rss_20": Workload(mlp_step, unit="MB", repeats=20, warmup=0),
+    "lstm_lm_step": Workload(lstm_lm_step, unit="ms", repeats=30, warmup=2),
 }
 
 

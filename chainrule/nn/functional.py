@@ -364,6 +364,15 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x W^T + b."""
+    if input.ndim > 2 and weight.ndim == 2:
+        # Fold the leading dims into one: a single 2-D product (whose weight gradient is one
+        # GEMM) instead of a batched matmul whose weight gradient is a (*, out, in) stack
+        # summed afterwards.
+        lead = tuple(input.shape[:-1])
+        out = _ops.matmul(_ops.reshape(input, (-1, input.shape[-1])), _ops.t(weight))
+        if bias is not None:
+            out = out + bias
+        return _ops.reshape(out, lead + (weight.shape[0],))  # grad_fn ViewBackward0, as torch
     out = _ops.matmul(input, _ops.t(weight) if weight.ndim == 2 else weight)
     return out + bias if bias is not None else out
 

@@ -17,6 +17,9 @@ from chainrule.nn.modules.module import Module
 from chainrule.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from chainrule.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from chainrule.nn.modules.reshape import Flatten, PixelShuffle, PixelUnshuffle, Unflatten, Upsample
+from chainrule.nn.modules.rnn import (
+    GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase,
+)
 from chainrule.nn.modules.sparse import Embedding
 
 __all__ = [
@@ -28,4 +31,5 @@ __all__ = [
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]
