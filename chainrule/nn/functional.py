@@ -1013,3 +1013,16 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     else:
         a = _ops.reshape(weight, (c,) + (1,) * (input.ndim - 2))
     return _ops.where(input > 0, input, input * a)
+
+
+# Attention and RMS norm live in their own files (chainrule/nn/_attention_functional.py,
+# chainrule/nn/_mha_functional.py).
+from chainrule.nn._attention_functional import (  # noqa: E402, I001
+    _canonical_mask as _canonical_mask,
+    _none_or_dtype as _none_or_dtype,
+    rms_norm,
+    scaled_dot_product_attention,
+)
+from chainrule.nn._mha_functional import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", "rms_norm"]
