@@ -290,10 +290,12 @@ def rms_norm(
         else tuple(int(s) for s in normalized_shape)
     )
     k = len(shape)
-    if k > input.ndim or tuple(input.shape[input.ndim - k :]) != shape:
+    if k > input.ndim:
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.ndim}")
+    if tuple(input.shape[input.ndim - k :]) != shape:
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
-            f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
+            f"[*{', '.join(str(s) for s in shape)}], but got input of size"
             f"{list(input.shape)}"
         )
     if eps is None:
