@@ -284,7 +284,41 @@ def _erf_impl(xp: Any, x: Any, complement: bool) -> Any:
     return out
 
 
+# erf(x) ~ x P(x^2) / Q(x^2) on |x| <= 3.92 (erf rounds to +-1 in float32 beyond): a rational
+# least-squares fit of relative error, 2e-8 in exact arithmetic, under 7 ulp evaluated in
+# float32. Coefficients in increasing powers.
+_ERF32_P = (1.1283791611132858, 0.18871110809502806, 0.052530383808090914,
+            0.0036950946585477392, 0.0002836793592115097, 2.067754501816621e-06)
+_ERF32_Q = (1.0, 0.5005738700467448, 0.11341381383336988, 0.014826950703898372,
+            0.001146193861268777, 3.8212681119864644e-05)
+
+
+def _erf32(xp: Any, x: Any) -> Any:
+    """erf of a float32 array in float32 arithmetic, branch-free: about 25 array passes, where
+    the float64 piecewise form costs ~50x more (masked gathers, float64 exp)."""
+    xc = xp.clip(x, -3.92, 3.92)
+    s = xc * xc
+    p = s * _ERF32_P[-1]
+    for c in _ERF32_P[-2:0:-1]:
+        p += c
+        p *= s
+    p += _ERF32_P[0]
+    q = s * _ERF32_Q[-1]
+    for c in _ERF32_Q[-2:0:-1]:
+        q += c
+        q *= s
+    q += 1.0
+    p *= xc
+    p /= q
+    return p
+
+
 def _erf_fwd(xp: Any, x: Any, complement: bool = False) -> Any:
+    if not complement and x.dtype == xp.float32:
+        out = _erf32(xp, x)
+        if xp.isnan(out).any():  # clip keeps NaN; keep it
+            return xp.where(xp.isnan(x), x, out)
+        return out
     return _cast(_erf_impl(xp, x.astype(xp.float64, copy=False), complement), x)
 
 
