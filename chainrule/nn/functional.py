@@ -363,7 +363,15 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """x W^T + b."""
+    """x W^T + b. An input with more than two dims is flattened to (-1, in_features) around
+    one matrix product, as PyTorch does: the weight's gradient is then one GEMM, not a batch
+    of GEMMs summed over the batch."""
+    if input.ndim > 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
+        lead = tuple(input.shape[:-1])
+        out = _ops.matmul(_ops.reshape(input, (-1, input.shape[-1])), _ops.t(weight))
+        if bias is not None:
+            out = out + bias
+        return _ops.reshape(out, lead + (weight.shape[0],))
     out = _ops.matmul(input, _ops.t(weight) if weight.ndim == 2 else weight)
     return out + bias if bias is not None else out
 
