@@ -135,6 +135,8 @@ def _mask_bias(
         return _new_tensor(np.where(keep, 0.0, -np.inf).astype(dtype)), None
     if attn_mask is None:
         return None, None
+    if attn_mask.ndim == 0:  # one value for every (query, key) pair
+        attn_mask = _ops.reshape(attn_mask, (1, 1))
     m = attn_mask._data
     if m.dtype.kind == "b":
         bias = _new_tensor(np.where(m, 0.0, -np.inf).astype(dtype))
@@ -142,7 +144,7 @@ def _mask_bias(
     else:
         bias = attn_mask
         dead = np.all(np.isneginf(m), axis=-1, keepdims=True) if m.shape[-1] else None
-    if dead is None or m.ndim < 1 or not dead.any():
+    if dead is None or not dead.any():
         return bias, None
     # Rows with no position left: a finite bias there keeps the softmax free of NaN (also in
     # backward), and the keep factor then zeroes them.
