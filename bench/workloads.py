@@ -224,6 +224,81 @@ def srgan_step(m: Any) -> tuple[Step, Check]:
     return step, check
 
 
+def _gpt_block_classes(m: Any) -> Any:
+    """nanoGPT's Block (model.py), written against ``m``: pre-norm causal self-attention with
+    F.scaled_dot_product_attention(is_causal=True), then a 4x GELU MLP, dropout 0."""
+    nn, F = m.nn, m.nn.functional
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, n_embd: int, n_head: int) -> None:
+            super().__init__()
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+            self.c_proj = nn.Linear(n_embd, n_embd)
+            self.n_head, self.n_embd = n_head, n_embd
+
+        def forward(self, x: Any) -> Any:
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+            k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0,
+                                               is_causal=True)
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
+            return self.c_proj(y)
+
+    class MLP(nn.Module):
+        def __init__(self, n_embd: int) -> None:
+            super().__init__()
+            self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+            self.gelu = nn.GELU()
+            self.c_proj = nn.Linear(4 * n_embd, n_embd)
+
+        def forward(self, x: Any) -> Any:
+            return self.c_proj(self.gelu(self.c_fc(x)))
+
+    class Block(nn.Module):
+        def __init__(self, n_embd: int, n_head: int) -> None:
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(n_embd)
+            self.attn = CausalSelfAttention(n_embd, n_head)
+            self.ln_2 = nn.LayerNorm(n_embd)
+            self.mlp = MLP(n_embd)
+
+        def forward(self, x: Any) -> Any:
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    return Block
+
+
+def gpt_blocks(m: Any) -> tuple[Step, Check]:
+    """4 nanoGPT Blocks (d_model 128, 4 heads, causal SDPA), context 64, batch 8, MSE to a
+    fixed target, forward + backward + AdamW."""
+    Block = _gpt_block_classes(m)
+    model = m.nn.Sequential(*[Block(128, 4) for _ in range(4)])
+    _init_like(m, model, 7)
+    rng = np.random.default_rng(8)
+    x = m.from_numpy(rng.standard_normal((8, 64, 128)).astype(np.float32))
+    y = m.from_numpy(rng.standard_normal((8, 64, 128)).astype(np.float32))
+    opt = m.optim.AdamW(model.parameters(), lr=1e-3)
+    F = m.nn.functional
+
+    def step() -> Any:
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def check() -> float:
+        step()
+        with m.no_grad():
+            return float(F.mse_loss(model(x), y).item())
+
+    return step, check
+
+
 def lstm_lm_step(m: Any) -> tuple[Step, Check]:
     """Word-level LSTM language model step (the PyTorch word_language_model example's shape):
     Embedding 10k -> 256, 2-layer LSTM hidden 256, sequence 35, batch 20, Linear 256 -> 10k,
@@ -281,6 +356,7 @@ WORKLOADS: dict[str, Workload] = {
     # Peak resident memory of a process doing 20 MLP steps (the unit MB means: report RSS).
     "mlp_rss_20": Workload(mlp_step, unit="MB", repeats=20, warmup=0),
     "lstm_lm_step": Workload(lstm_lm_step, unit="ms", repeats=30, warmup=2),
+    "gpt_blocks": Workload(gpt_blocks, unit="ms", repeats=30, warmup=2),
 }
 
 

@@ -363,11 +363,10 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """x W^T + b."""
-    if input.ndim > 2 and weight.ndim == 2:
-        # Fold the leading dims into one: a single 2-D product (whose weight gradient is one
-        # GEMM) instead of a batched matmul whose weight gradient is a (*, out, in) stack
-        # summed afterwards.
+    """x W^T + b. An input with more than two dims is flattened to (-1, in_features) around
+    one matrix product, as PyTorch does: the weight's gradient is then one GEMM, not a batch
+    of GEMMs summed over the batch."""
+    if input.ndim > 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
         lead = tuple(input.shape[:-1])
         out = _ops.matmul(_ops.reshape(input, (-1, input.shape[-1])), _ops.t(weight))
         if bias is not None:
@@ -1022,3 +1021,16 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     else:
         a = _ops.reshape(weight, (c,) + (1,) * (input.ndim - 2))
     return _ops.where(input > 0, input, input * a)
+
+
+# Attention and RMS norm live in their own files (chainrule/nn/_attention_functional.py,
+# chainrule/nn/_mha_functional.py).
+from chainrule.nn._attention_functional import (  # noqa: E402, I001
+    _canonical_mask as _canonical_mask,
+    _none_or_dtype as _none_or_dtype,
+    rms_norm,
+    scaled_dot_product_attention,
+)
+from chainrule.nn._mha_functional import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", "rms_norm"]

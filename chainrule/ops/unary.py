@@ -284,7 +284,57 @@ def _erf_impl(xp: Any, x: Any, complement: bool) -> Any:
     return out
 
 
+# erf(x) ~ x P(x^2) / Q(x^2) on |x| <= 3.92 (erf rounds to +-1 in float32 beyond): a rational
+# least-squares fit of relative error, 2e-8 in exact arithmetic, under 7 ulp evaluated in
+# float32. Coefficients in increasing powers.
+_ERF32_P = (1.1283791611132858, 0.18871110809502806, 0.052530383808090914,
+            0.0036950946585477392, 0.0002836793592115097, 2.067754501816621e-06)
+_ERF32_Q = (1.0, 0.5005738700467448, 0.11341381383336988, 0.014826950703898372,
+            0.001146193861268777, 3.8212681119864644e-05)
+
+
+_CHUNK = 65536  # elements: 256 KB of float32, so that a chain of passes stays in L2 cache
+
+
+def _by_chunks(xp: Any, f: Any, x: Any) -> Any:
+    """``f(x)`` for an elementwise ``f`` made of many array passes, run over L2-sized slices of
+    a large array (3-5x faster than whole-array passes that stream through memory)."""
+    if x.size <= 2 * _CHUNK:
+        return f(x)
+    flat = x.reshape(-1)
+    out = xp.empty(flat.shape, x.dtype)
+    for i in range(0, flat.size, _CHUNK):
+        out[i:i + _CHUNK] = f(flat[i:i + _CHUNK])
+    return out.reshape(x.shape)
+
+
+def _erf32(xp: Any, x: Any) -> Any:
+    """erf of a float32 array in float32 arithmetic, branch-free: about 25 array passes, where
+    the float64 piecewise form costs ~50x more (masked gathers, float64 exp)."""
+    return _by_chunks(xp, lambda c: _erf32_chunk(xp, c), x)
+
+
+def _erf32_chunk(xp: Any, x: Any) -> Any:
+    xc = xp.clip(x, -3.92, 3.92)
+    s = xc * xc
+    p = s * _ERF32_P[-1]
+    for c in _ERF32_P[-2:0:-1]:
+        p += c
+        p *= s
+    p += _ERF32_P[0]
+    q = s * _ERF32_Q[-1]
+    for c in _ERF32_Q[-2:0:-1]:
+        q += c
+        q *= s
+    q += 1.0
+    p *= xc
+    p /= q
+    return p
+
+
 def _erf_fwd(xp: Any, x: Any, complement: bool = False) -> Any:
+    if not complement and x.dtype == xp.float32:
+        return _erf32(xp, x)  # NaN stays NaN (clip keeps it), +-inf gives +-1
     return _cast(_erf_impl(xp, x.astype(xp.float64, copy=False), complement), x)
 
 
@@ -480,6 +530,8 @@ def _gelu_fwd(xp: Any, x: Any, *, approximate: str = "none") -> Any:
         k = math.sqrt(2.0 / math.pi)
         inner = k * (x + 0.044715 * x * x * x)
         return _cast(0.5 * x * (1 + xp.tanh(inner)), x)
+    if x.dtype == xp.float32:
+        return _by_chunks(xp, lambda c: 0.5 * c * (1 + _erf32_chunk(xp, c * _SQRT1_2)), x)
     return _cast(0.5 * x * (1 + _erf_fwd(xp, x * _SQRT1_2)), x)
 
 
@@ -490,12 +542,54 @@ def _gelu_vjp(ctx: Any, g: Any) -> Any:
         x2 = x * x
         t = ns.tanh(k * (x + 0.044715 * x2 * x))
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (k * (1 + 3 * 0.044715 * x2)))
-    cdf = 0.5 * (1 + ns.erf(x * _SQRT1_2))
-    pdf = ns.exp(-0.5 * x * x) * _INV_SQRT_2PI
-    return g * (cdf + x * pdf)
+    return ns.gelu_backward(g, x)
 
 
 _gelu = OpDef("gelu", _gelu_fwd, ("x",), saves=("x",), promote="float", vjps=(_gelu_vjp,))
+
+
+def _gelu_backward_fwd(xp: Any, g: Any, x: Any) -> Any:
+    """g (Phi(x) + x phi(x)): the exact GELU's derivative times g, one fused pass per L2-sized
+    chunk for float32 (a dozen whole-array passes otherwise)."""
+    if x.dtype == xp.float32 and g.dtype == xp.float32 and g.shape == x.shape:
+        def f(gx: Any) -> Any:
+            gc, xc = gx[0], gx[1]
+            d = xp.exp(-0.5 * xc * xc) * _INV_SQRT_2PI
+            d *= xc
+            d += 0.5 * (1 + _erf32_chunk(xp, xc * _SQRT1_2))
+            d *= gc
+            return d
+        return _by_chunks_pair(xp, f, g, x)
+    cdf = 0.5 * (1 + _erf_fwd(xp, x * _SQRT1_2))
+    pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    return _cast(g * (cdf + x * pdf), x)
+
+
+def _by_chunks_pair(xp: Any, f: Any, a: Any, b: Any) -> Any:
+    """``_by_chunks`` for an elementwise function of two same-shaped arrays."""
+    if a.size <= 2 * _CHUNK:
+        return f((a, b))
+    fa, fb = a.reshape(-1), b.reshape(-1)
+    out = xp.empty(fa.shape, a.dtype)
+    for i in range(0, fa.size, _CHUNK):
+        out[i:i + _CHUNK] = f((fa[i:i + _CHUNK], fb[i:i + _CHUNK]))
+    return out.reshape(a.shape)
+
+
+def _gelu_backward_vjp_g(ctx: Any, gg: Any) -> Any:
+    x = ctx.x
+    return gg * (0.5 * (1 + ns.erf(x * _SQRT1_2)) + x * ns.exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+def _gelu_backward_vjp_x(ctx: Any, gg: Any) -> Any:
+    # d/dx [Phi(x) + x phi(x)] = 2 phi(x) - x^2 phi(x) = phi(x) (2 - x^2).
+    x = ctx.x
+    return gg * ctx.g * (ns.exp(-0.5 * x * x) * _INV_SQRT_2PI) * (2 - x * x)
+
+
+_gelu_backward = OpDef("gelu_backward", _gelu_backward_fwd, ("g", "x"), saves=("g", "x"),
+                       promote="float", node_name="GeluBackwardBackward0",
+                       vjps=(_gelu_backward_vjp_g, _gelu_backward_vjp_x))
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:

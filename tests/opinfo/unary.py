@@ -95,7 +95,8 @@ OPS = [
            ref=lambda x: np.maximum(x, 0) + np.minimum(0, 2 * np.expm1(np.minimum(x, 0) / 2)),
            samples=_NEAR0),
     OpInfo("gelu", lambda m, x: _act(m, "gelu")(x),
-           ref=lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), samples=elementwise()),
+           ref=lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), samples=elementwise(),
+           covers=("gelu", "gelu_backward")),  # gelu's VJP is gelu_backward: gradgradcheck
     OpInfo("gelu_tanh", lambda m, x: _act(m, "gelu")(x, approximate="tanh"), covers=(),
            ref=lambda x: 0.5 * x * (1 + np.tanh(_K * (x + 0.044715 * x ** 3))),
            samples=elementwise()),

@@ -33,3 +33,16 @@ __all__ = [
     "BCEWithLogitsLoss", "KLDivLoss",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]
+
+from chainrule.nn.modules.attention import MultiheadAttention  # noqa: E402, I001
+from chainrule.nn.modules.normalization import RMSNorm  # noqa: E402
+from chainrule.nn.modules.transformer import (  # noqa: E402
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += ["MultiheadAttention", "RMSNorm", "Transformer", "TransformerEncoder",
+            "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]

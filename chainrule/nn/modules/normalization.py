@@ -174,3 +174,39 @@ class GroupNorm(Module):
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+class RMSNorm(Module):
+    """``y = x / sqrt(mean(x^2) + eps) * weight`` over the last ``len(normalized_shape)`` dims
+    (Zhang and Sennrich, 2019); ``eps=None`` means ``finfo(x.dtype).eps``. ``weight`` starts at
+    ones; there is no bias."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(
+        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True,
+        device: Any = None, dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        add_weight_and_bias(self, self.normalized_shape, None, dtype,
+                            weight=elementwise_affine, bias=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+__all__ += ["RMSNorm"]

@@ -1,0 +1,307 @@
+"""Attention maths of ``chainrule.nn.functional``: ``scaled_dot_product_attention``, ``rms_norm``
+and the mask helpers the transformer layers share (``multi_head_attention_forward`` is in
+``_mha_functional.py``).
+
+Everything is composed from registered ops (matmul, softmax, add, dropout, cat, pad...), so
+gradients of every order come for free. Masks become additive float biases (0 where a position
+takes part, -inf where it does not) built as constant arrays, so a boolean or causal mask costs
+one broadcast add forward and nothing extra backward.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+
+import chainrule.nn.functional as _F
+from chainrule import ops as _ops
+from chainrule._dtype import to_dtype
+from chainrule._tensor import Tensor, _new_tensor
+
+__all__ = ["scaled_dot_product_attention", "rms_norm"]
+
+_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "bfloat16": "c10::BFloat16",
+}
+_SCALAR = {
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def _cname(t: Tensor) -> str:
+    n = t._data.dtype.name
+    return _NAMES.get(n, n)
+
+
+# Scaled dot-product attention -----------------------------------------------------------------
+
+
+def _check_sdpa(
+    query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, is_causal: bool
+) -> None:
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"scaled_dot_product_attention(): argument '{name}' must be Tensor, "
+                f"not {type(t).__name__}"
+            )
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got "
+            f"query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead."
+        )
+    dq, dk, dv = query._data.dtype, key._data.dtype, value._data.dtype
+    if not (dq == dk == dv):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead."
+        )
+    if dq.kind != "f":
+        raise RuntimeError(f"expected scalar type Float but found {_SCALAR.get(dq.name, dq.name)}")
+    if attn_mask is not None:
+        md = attn_mask._data.dtype
+        if not (md.kind == "b" or md == np.float32 or md == dq):
+            raise RuntimeError(
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
+                "instead."
+            )
+        if is_causal:
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be "
+                "set when is_causal=True"
+            )
+
+
+def _repeat_heads(x: Tensor, heads: int) -> Tensor:
+    """Repeat each of x's heads (dim -3) ``heads // x.size(-3)`` times in place order, as
+    ``repeat_interleave(r, dim=-3)``: (..., Hk, S, E) -> (..., Hk r, S, E)."""
+    hk = x.shape[-3]
+    r = heads // hk
+    if r == 1:
+        return x
+    shape = tuple(x.shape)
+    big = _ops.expand(_ops.unsqueeze(x, -3), shape[:-2] + (r,) + shape[-2:])
+    return _ops.reshape(big, shape[:-3] + (hk * r,) + shape[-2:])
+
+
+def _bmm_batch(a: Tensor, b: Tensor) -> int:
+    try:
+        lead = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    except ValueError:
+        lead = tuple(a.shape[:-2])
+    return int(np.prod(lead, dtype=np.int64))
+
+
+def _check_batch(a: Tensor, b: Tensor) -> None:
+    """Batch dims (all but the last two) must broadcast; PyTorch's message otherwise."""
+    sa, sb = tuple(a.shape[:-2]), tuple(b.shape[:-2])
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    for i in range(n - 1, -1, -1):
+        if sa[i] != sb[i] and sa[i] != 1 and sb[i] != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({sa[i]}) must match the size of tensor b "
+                f"({sb[i]}) at non-singleton dimension {i}"
+            )
+
+
+def _mask_bias(
+    attn_mask: Tensor | None, is_causal: bool, L: int, S: int, dtype: Any
+) -> tuple[Tensor | None, Tensor | None]:
+    """The additive bias for the scores and, when some row may be masked out entirely, a 0/1
+    keep factor (shape (..., L, 1)) that zeroes those rows after the softmax (PyTorch returns
+    zeros there, not the NaN a plain softmax gives)."""
+    if is_causal:
+        keep = np.tri(L, S, dtype=bool)
+        return _new_tensor(np.where(keep, 0.0, -np.inf).astype(dtype)), None
+    if attn_mask is None:
+        return None, None
+    if attn_mask.ndim == 0:  # one value for every (query, key) pair
+        attn_mask = _ops.reshape(attn_mask, (1, 1))
+    m = attn_mask._data
+    if m.dtype.kind == "b":
+        bias = _new_tensor(np.where(m, 0.0, -np.inf).astype(dtype))
+        dead = ~np.any(m, axis=-1, keepdims=True) if m.shape[-1] else None
+    else:
+        bias = attn_mask
+        dead = np.all(np.isneginf(m), axis=-1, keepdims=True) if m.shape[-1] else None
+    if dead is None or not dead.any():
+        return bias, None
+    # Rows with no position left: a finite bias there keeps the softmax free of NaN (also in
+    # backward), and the keep factor then zeroes them.
+    bias = _ops.masked_fill(bias, _new_tensor(dead), 0.0)
+    return bias, _new_tensor((~dead).astype(dtype))
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(q k^T * scale + bias) v over the last two dims, batch dims broadcast.
+
+    Shapes: query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev). ``scale``
+    defaults to 1 / sqrt(E). ``attn_mask`` broadcasts to (..., L, S): a bool mask is True where
+    a query may attend (False positions get -inf), a float mask is added to the scores (and gets
+    a gradient when it requires one). ``is_causal`` masks key j > query i (the top-left aligned
+    lower triangle of an L x S matrix) and excludes ``attn_mask``. A row with every position
+    masked gives zeros (and zero gradients), as PyTorch's. ``dropout_p > 0`` applies dropout to
+    the attention weights (always: there is no training flag). ``enable_gqa`` repeats key and
+    value heads (dim -3) to the query's head count (grouped-query attention; the counts must
+    divide it).
+
+    Differs from torch: the dropout mask comes from chainrule's generator, not PyTorch's.
+    """
+    _check_sdpa(query, key, value, attn_mask, is_causal)
+    if enable_gqa:
+        hq = query.shape[-3] if query.ndim >= 3 else None
+        hk = key.shape[-3] if key.ndim >= 3 else None
+        hv = value.shape[-3] if value.ndim >= 3 else None
+        if hq is None or hk is None or hv is None:
+            nd = min(query.ndim, key.ndim, value.ndim)
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-{nd}, {nd - 1}], but got -3)"
+            )
+        if hk == 0 or hv == 0 or hq % hk or hq % hv:
+            raise RuntimeError(
+                "Number of heads in key and value must divide the number of heads in "
+            )
+        key, value = _repeat_heads(key, hq), _repeat_heads(value, hq)
+    _check_batch(query, key)
+    _check_batch(query, value)
+    E, S = query.shape[-1], key.shape[-2]
+    if key.shape[-1] != E:
+        b = _bmm_batch(query, key)
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {E}] but got: [{b}, {key.shape[-1]}]."
+        )
+    if value.shape[-2] != S:
+        b = _bmm_batch(query, value)
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b}, {S}] but got: [{b}, {value.shape[-2]}]."
+        )
+    L = query.shape[-2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(E) if E else math.inf
+    bias, keep = _mask_bias(attn_mask, is_causal, L, S, query._data.dtype)
+    kt = _ops.transpose(key, -2, -1)
+    # Scale whichever operand is smaller: q (L x E) or the scores (L x S).
+    if E <= S:
+        scores = _ops.matmul(query * float(scale), kt)
+    else:
+        scores = _ops.matmul(query, kt) * float(scale)
+    if bias is not None:
+        scores = scores + bias
+    attn = _ops.softmax(scores, -1)
+    if keep is not None:
+        attn = attn * keep
+    if dropout_p > 0.0:
+        if dropout_p > 1.0:
+            raise RuntimeError(
+                f"dropout probability has to be between 0 and 1, but got {dropout_p}"
+            )
+        attn = _F.dropout(attn, dropout_p, True)
+    return _ops.matmul(attn, value)
+
+
+# Masks ----------------------------------------------------------------------------------------
+
+
+def _none_or_dtype(input: Tensor | None) -> Any:
+    """The dtype of ``input``, or None (the ``other_type`` argument of ``_canonical_mask``)."""
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(
+    mask: Tensor | None,
+    mask_name: str,
+    other_type: Any,
+    other_name: str,
+    target_type: Any,
+    check_other: bool = True,
+) -> Tensor | None:
+    """A bool or float mask as a float mask of ``target_type``: True (masked out) becomes -inf,
+    False 0; a float mask is returned as is. Warns, as PyTorch does, when the two masks of one
+    call have different types."""
+    if mask is None:
+        return None
+    kind = mask._data.dtype.kind
+    if kind not in "bf":
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+            "same type for both instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if kind == "b":
+        dt = _np_dtype(target_type)
+        return _new_tensor(np.where(mask._data, -np.inf, 0.0).astype(dt))
+    return mask
+
+
+def _np_dtype(dtype: Any) -> np.dtype:
+    return to_dtype(dtype).np
+
+
+# RMS normalization ----------------------------------------------------------------------------
+
+
+def rms_norm(
+    input: Tensor, normalized_shape: Any, weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing ``normalized_shape`` dims.
+
+    ``eps=None`` means ``finfo(input.dtype).eps``. Composed from ops, so it has every
+    derivative.
+    """
+    shape = (
+        (normalized_shape,)
+        if isinstance(normalized_shape, numbers.Integral)
+        else tuple(int(s) for s in normalized_shape)
+    )
+    k = len(shape)
+    if k > input.ndim:
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.ndim}")
+    if tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in shape)}], but got input of size"
+            f"{list(input.shape)}"
+        )
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    y = input * _ops.rsqrt(_ops.mean(input * input, dims, keepdim=True) + eps)
+    return y * weight if weight is not None else y
