@@ -25,11 +25,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from chainrule import ops as _ops
-from chainrule._tensor import Tensor, _new_tensor
+from chainrule._tensor import Tensor, _new_tensor, _type_name
 from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.ops import conv as _conv
 from chainrule.ops import nn as _nnops
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops.linalg import check_addmm_dtype
 
 __all__ = [
     "softmax", "log_softmax", "softmin", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
@@ -130,17 +131,29 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     cdim = 0 if input.ndim == 1 else 1
-    if input.ndim >= 2 and target.shape[0] != input.shape[0]:
+    tb = target.shape[0] if target.ndim else 0
+    if input.ndim >= 2 and tb != input.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0]}).")
+                         f"batch_size ({tb}).")
     c = input.shape[cdim]
     t = _data(target)
     expected = tuple(input.shape[:cdim]) + tuple(input.shape[cdim + 1:])
+    if input.ndim == 1 and t.ndim == 1 and t.shape != (1,):
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{t.shape[0]}")
+    if input.ndim == 4 and t.ndim != 3:  # torch's 2-d (spatial) kernel has its own texts
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {t.ndim}")
+    if input.ndim == 4 and t.shape != expected:
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+                           f"{list(t.shape)}")
+    if input.ndim == 1 and t.ndim == 1:
+        t = t.reshape(())
     if t.shape != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}"
                            if input.ndim > 2 else
                            "0D or 1D target tensor expected, multi-target not supported")
-    if t.dtype.kind not in "iu":
+    if t.dtype not in (np.int64, np.uint8):  # torch takes no other integer width
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
                            f"{_legacy(t.dtype)}")
     keep = t != ignore_index
@@ -184,6 +197,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim == 0 and target._data.dtype.kind != "f":
+        # torch takes a 0-d input for a class-probability one; its text.
+        raise RuntimeError("Expected floating point type for target with class probabilities, "
+                           f"got {_legacy(target._data.dtype)}")
     cdim = 0 if input.ndim == 1 else 1
     c = input.shape[cdim]
     logp = _nnops.log_softmax(input, cdim)
@@ -292,6 +309,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             f"Using a target size ({_size(target)}) that is different to the input size "
             f"({_size(input)}) is deprecated. Please ensure they have the same size.")
     _weight_no_grad("binary_cross_entropy", weight)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_legacy(target._data.dtype)} but expected "
+                           f"{_legacy(input._data.dtype)}")
     xa = _data(input)
     if np.any((xa < 0) | (xa > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -364,6 +384,14 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x W^T + b."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
+    if bias is not None and weight.ndim == 2:
+        # torch computes this as addmm(b, x, W^T): its dtype rule and texts.
+        check_addmm_dtype(bias, input, weight)
     out = _ops.matmul(input, _ops.t(weight) if weight.ndim == 2 else weight)
     return out + bias if bias is not None else out
 
@@ -562,9 +590,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
         else _pair(stride)
     p = _pair(padding)
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
-                           f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+    _conv.check_pool2d(tuple(input.shape), k, s, p, (1, 1), ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     h, w = input.shape[-2:]
@@ -578,7 +604,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         div = np.outer(realh, realw)
     oh, ow = len(mh), len(mw)
     lead = tuple(input.shape[:-2])
-    planes = _ops.reshape(input, (-1, 1, h, w))
+    planes = _ops.reshape(input, (int(np.prod(lead)), 1, h, w))  # not -1: N may be 0
     extra = [max(0, (o - 1) * st + kk - (n + 2 * pp))
              for o, st, kk, n, pp in ((oh, s[0], k[0], h, p[0]), (ow, s[1], k[1], w, p[1]))]
     ones = _const(np.ones((1, 1, k[0], k[1])), input)
@@ -716,9 +742,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     interpolation matrix per axis, applied with matmul (so the VJP is its transpose)."""
     nd = input.ndim - 2
     if nd < 1:
-        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                          f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
-                         f"trilinear | area | nearest-exact (got {mode})")
+                         f"trilinear | lanczos | area | nearest-exact (got {mode})")
     lin = {"linear": 1, "bilinear": 2}
     if mode in lin and lin[mode] != nd:
         raise NotImplementedError(
@@ -775,13 +801,21 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     biased variance and updates the running stats in place (unbiased variance, ``momentum``);
     evaluation uses the running stats."""
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_norm_dtypes(input, running_mean, running_var, weight, bias)
     shape = [1] * input.ndim
     if input.ndim > 1:
         shape[1] = c
     dims = tuple(i for i in range(input.ndim) if i != 1)
     if training:
         count = input._data.size // max(c, 1)
-        if count <= 1:
+        if count == 0:
+            # An empty batch: an empty output (torch); the running stats are left alone.
+            return _affine(input * 0.0, weight, bias, shape)
+        if count == 1:
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {_size(input)}")
         y, var = _normalize_over(input, dims, eps)
@@ -802,6 +836,15 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         rv = _ops.reshape(running_var, shape)
         y = (input - rm) * (rv + eps) ** -0.5
     return _affine(y, weight, bias, shape)
+
+
+def _check_norm_dtypes(input: Tensor, *params: Tensor | None) -> None:
+    """Normalisation parameters share the input's dtype: no silent promotion (torch's CPU
+    texts: a float32 input names the parameter's expected type)."""
+    if any(p is not None and p.dtype != input.dtype for p in params):
+        if input._data.dtype == np.float32:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: Any) -> Tensor:
@@ -825,6 +868,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
             f"Given normalized_shape={list(ns_)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in ns_)}], but got input of size"
             f"{list(input.shape)}")
+    _check_norm_dtypes(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
     y, _ = _normalize_over(input, dims, eps)
     return _affine(y, weight, bias, None)
@@ -838,7 +882,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    x = _ops.reshape(input, (n, num_groups, -1))
+    _check_norm_dtypes(input, weight, bias)
+    x = _ops.reshape(input, (n, num_groups, int(np.prod(input.shape[1:])) // num_groups))
     y, _ = _normalize_over(x, (2,), eps)
     y = _ops.reshape(y, tuple(input.shape))
     shape = [1] * input.ndim
@@ -865,7 +910,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if input._data.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
-                           f"{input.dtype} instead (while checking arguments for embedding)")
+                           f"chainrule.{_type_name(input._data.dtype)} instead (while checking "
+                           "arguments for embedding)")
     out = weight[input]
     if padding_idx is not None and weight.requires_grad:
         is_pad = _new_tensor(np.expand_dims(_data(input) == padding_idx, -1))

@@ -352,6 +352,9 @@ def _conv2d(xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilat
     wp = x.shape[3] + padding[1][0] + padding[1][1]
     ho = _out_size(hp, kh, stride[0], dilation[0])
     wo = _out_size(wp, kw, stride[1], dilation[1])
+    if n == 0:
+        # An empty batch (valid input, as in torch); the kernels' reshapes need n > 0.
+        return _empty_batch(xp, (0, o, ho, wo), x.dtype, b)
     if _phase_plan(stride, dilation, groups, ho * wo):
         out = _conv_phased(xp, x, w, ho, wo, stride, padding)
         if b is not None:
@@ -369,6 +372,13 @@ def _conv2d(xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilat
     out = _crop_cols(xp, xp.matmul(w.reshape(groups, o // groups, -1), cols), n, ho, wo, wr)
     if b is not None:
         out += b.reshape(1, o, 1, 1)
+    return out
+
+
+def _empty_batch(xp: Any, shape: tuple[int, ...], dtype: Any, b: Any) -> Any:
+    out = xp.zeros(shape, dtype=dtype)
+    if b is not None:
+        out += b.reshape(1, -1, 1, 1)
     return out
 
 
@@ -398,6 +408,8 @@ def _conv_transpose2d(xp: Any, y: Any, w: Any, b: Any, *, stride: Any, padding: 
     n, o, ho, wo = y.shape
     _, cg, kh, kw = w.shape
     c = cg * groups
+    if n == 0:
+        return _empty_batch(xp, (0, c) + tuple(out_hw), y.dtype, b)
     if stride == (1, 1):
         out = _transpose_stride1(xp, y, w, padding, dilation, groups, out_hw)
         if b is not None:
@@ -470,6 +482,8 @@ def _conv2d_weight(xp: Any, x: Any, g: Any, *, stride: Any, padding: Any, dilati
     xpad[n, c, s*h + d*i, s*w + d*j]."""
     n, o, ho, wo = g.shape
     kh, kw = kernel
+    if n == 0:
+        return xp.zeros((o, x.shape[1] // groups, kh, kw), dtype=x.dtype)
     if stride == (1, 1) and groups == 1:
         if x.shape[1] * kh * kw <= SAMPLE_COLS_MAX_K:
             return _weight_sample_cols(xp, x, g, kh, kw, padding, dilation)
@@ -546,6 +560,30 @@ def _check_conv(input: Any, weight: Any, groups: int, transposed: bool, nd: int)
                            f"at dimension 0, but got weight of size {_shape_str(weight)} instead")
 
 
+def _check_conv_dtypes(input: Any, weight: Any, bias: Any, transposed: bool) -> None:
+    """One dtype for input, weight and (for conv2d) bias, as torch: no promotion."""
+    from chainrule.ops.linalg import _c_name, _type_name
+
+    if bias is not None and not transposed and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_c_name(input)}) and bias type ({_c_name(bias)}) "
+                           "should be the same")
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_type_name(input)} but found "
+                           f"{_type_name(weight)}")
+
+
+def _check_bias(weight: Any, bias: Any, groups: int, transposed: bool) -> None:
+    """The bias is one value per output channel (torch's text, not NumPy's reshape error)."""
+    if bias is None:
+        return
+    n = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias.ndim != 1 or bias.shape[0] != n:
+        head = "Given transposed=1, weight" if transposed else "Given weight"
+        raise RuntimeError(f"{head} of size {_shape_str(weight)}, expected bias to be "
+                           f"1-dimensional with {n} elements, but got bias of size "
+                           f"{_shape_str(bias)} instead")
+
+
 def _conv_padding(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
                   stride: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
     if isinstance(padding, str):
@@ -581,7 +619,9 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     """2-d cross-correlation, as ``torch.nn.functional.conv2d`` (batched or unbatched input;
     ``padding`` int, pair, 'same' or 'valid')."""
     x, unbatched = _batched(input, 2)
+    _check_conv_dtypes(input, weight, bias, False)
     _check_conv(x, weight, groups, False, 2)
+    _check_bias(weight, bias, groups, False)
     st, dl = _pair(stride), _pair(dilation)
     if min(st) <= 0:
         raise RuntimeError("non-positive stride is not supported")
@@ -609,6 +649,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
            dilation: Any = 1, groups: int = 1) -> Any:
     """1-d cross-correlation, computed as conv2d on a height-1 image."""
     x, unbatched = _batched(input, 1)
+    _check_conv_dtypes(input, weight, bias, False)
     if weight.ndim != 3 or x.ndim != 3:
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
                            f"input of size: {list(input.shape)}")
@@ -622,6 +663,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     x4 = _shape.unsqueeze(x, 2)
     w4 = _shape.unsqueeze(weight, 2)
     _check_conv(x4, w4, groups, False, 2)
+    _check_bias(weight, bias, groups, False)
     _check_size(x4, w4, pad, (1, d), 2)
     out = apply_op(_conv2d, (x4, w4, bias),
                    {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)})
@@ -635,7 +677,9 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     """2-d transposed convolution (the gradient of conv2d in its input), as PyTorch:
     H_out = (H_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
     x, unbatched = _batched(input, 2)
+    _check_conv_dtypes(input, weight, bias, True)
     _check_conv(x, weight, groups, True, 2)
+    _check_bias(weight, bias, groups, True)
     st, dl, pd, op = _pair(stride), _pair(dilation), _pair(padding), _pair(output_padding)
     for i in range(2):
         if op[i] >= st[i] and op[i] >= dl[i]:
@@ -662,6 +706,44 @@ def pool_out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> in
     if ceil_mode and (o - 1) * s >= n + p:
         o -= 1
     return o
+
+
+def check_pool2d(shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
+                 padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool
+                 ) -> tuple[int, int]:
+    """PyTorch's pooling argument checks, in its order and with its texts, for a 3-d or 4-d
+    ``shape``; returns the output size. An empty batch is valid, an empty plane is not, and a
+    window that fits nowhere (output size 0) is an error rather than an empty result."""
+    if any(n == 0 for n in shape[-3:]):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{list(shape)}")
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    if sh == 0 or sw == 0:
+        raise RuntimeError("stride should not be zero")
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
+    if sh < 0 or sw < 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {sh} dW: {sw}")
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError("dilation should be greater than zero, but got dilationH: "
+                           f"{dh} dilationW: {dw}")
+    for pp in (ph, pw):
+        if pp < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
+    for pp, kk, dd in ((ph, kh, dh), (pw, kw, dw)):
+        if pp > (dd * (kk - 1) + 1) // 2:
+            raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
+    if ph > kh // 2 or pw > kw // 2:
+        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
+    c, h, w = shape[-3:]
+    ho = pool_out_size(h, kh, sh, ph, dh, ceil_mode)
+    wo = pool_out_size(w, kw, sw, pw, dw, ceil_mode)
+    if ho < 1 or wo < 1:
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{ho}x{wo}). Output size is too small")
+    return ho, wo
 
 
 def max_pool2d_indices(xa: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
@@ -756,11 +838,7 @@ def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, pa
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
         else _pair(stride)
     p, d = _pair(padding), _pair(dilation)
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise RuntimeError("pad should be at most half of effective kernel size, but got "
-                           f"pad={p[0] if p[0] > k[0] // 2 else p[1]}, "
-                           f"kernel_size={k[0] if p[0] > k[0] // 2 else k[1]} and "
-                           f"dilation={d[0] if p[0] > k[0] // 2 else d[1]}")
+    check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
     idx = max_pool2d_indices(np.asarray(x._data), k, s, p, d, ceil_mode)
     n, c, h, w = x.shape
     ho, wo = idx.shape[2:]

@@ -583,6 +583,7 @@ class Module:
     def _check_state(
         self, state_dict: Mapping[str, Any], prefix: str, missing: list[str],
         unexpected: list[str], errors: list[str], plan: list[tuple[Module, str, Tensor, Tensor]],
+        assign: bool = False,
     ) -> None:
         """Collect this module's copy plan and problems without changing anything."""
         local = {k: v for k, v in self._parameters.items() if v is not None}
@@ -608,6 +609,19 @@ class Module:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {src.shape} from "
                     f"checkpoint, the shape in current model is {param.shape}."
+                )
+                continue
+            if (
+                assign and isinstance(param, Parameter) and param.requires_grad
+                and not src.is_floating_point()
+            ):
+                # torch's text; checked here, before anything is replaced, so that a bad
+                # entry never leaves the module half assigned.
+                errors.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f"are {param.shape} and whose dimensions in the checkpoint are {src.shape}, "
+                    "an exception occurred : ('Only Tensors of floating point and complex dtype "
+                    "can require gradients',)."
                 )
                 continue
             plan.append((self, name, param, src))
@@ -642,7 +656,7 @@ class Module:
         # Walk _modules without de-duplication, as state_dict() does: a module shared under two
         # names is loaded under both.
         def walk(m: Module, prefix: str) -> None:
-            m._check_state(state_dict, prefix, missing, unexpected, errors, plan)
+            m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
             for name, child in m._modules.items():
                 if child is not None:
                     walk(child, prefix + name + ".")
