@@ -54,6 +54,26 @@ def _data(t: Any) -> np.ndarray:
     return np.asarray(t._data)
 
 
+def _arg_type(x: Any) -> str:
+    t = type(x)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _tensor_args(fn: str, *args: tuple[str, int, Any, bool]) -> None:
+    """torch's TypeError for a non-Tensor argument (a list or a NumPy array passed by mistake),
+    instead of an AttributeError from deep inside; ``(name, position, value, optional)``."""
+    for name, pos, x, optional in args:
+        if not isinstance(x, Tensor) and not (optional and x is None):
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{_arg_type(x)}")
+
+
+def _not_implemented_for_ints(kernel: str, input: Tensor) -> None:
+    if input._data.dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_legacy(input._data.dtype)}'")
+
+
 # Softmax family -------------------------------------------------------------------------------
 
 
@@ -128,6 +148,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     whose VJP scatters g back. The class weights are constants (PyTorch gives them no grad).
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensor_args("nll_loss_nd", ("input", 1, input, False), ("target", 2, target, False),
+                 ("weight", 3, weight, True))
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     cdim = 0 if input.ndim == 1 else 1
@@ -195,6 +217,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     -sum(target * logp * w) (class-probability targets), with PyTorch's label smoothing:
     (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (normalized like nll)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensor_args("cross_entropy_loss", ("input", 1, input, False), ("target", 2, target, False),
+                 ("weight", 3, weight, True))
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.ndim == 0 and target._data.dtype.kind != "f":
@@ -207,6 +231,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     wshape = [1] * input.ndim
     wshape[cdim] = c
     if target._data.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+        if weight is not None and tuple(weight.shape) != (c,):
+            raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                               f"{c} classes or no classes but got weight tensor of shape: "
+                               f"{list(weight.shape)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target
@@ -384,6 +412,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x W^T + b."""
+    _tensor_args("linear", ("input", 1, input, False), ("weight", 2, weight, False),
+                 ("bias", 3, bias, True))
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -536,6 +566,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Max over windows; with ``return_indices`` also the flat (h * W + w) argmax indices.
     VJP: g scattered to each window's argmax."""
+    _tensor_args("max_pool2d", ("input", 1, input, False))
     out, idx = _conv.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
                                              ceil_mode)
     return (out, idx) if return_indices else out
@@ -584,12 +615,13 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                divisor_override: int | None = None) -> Tensor:
     """Mean over windows: the window sums are a conv2d of each (n, c) plane with a ones kernel
     (zero padding, extra zeros on the right for ``ceil_mode``), then scaled by 1 / divisor."""
+    _tensor_args("avg_pool2d", ("input", 1, input, False))
     if input.ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    k = _pair(kernel_size)
+    k = _conv.pool_pair("avg_pool2d", "kernel_size", kernel_size, 2)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
-        else _pair(stride)
-    p = _pair(padding)
+        else _conv.pool_pair("avg_pool2d", "stride", stride, 3)
+    p = _conv.pool_pair("avg_pool2d", "padding", padding, 4)
     _conv.check_pool2d(tuple(input.shape), k, s, p, (1, 1), ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -627,10 +659,25 @@ def _out_pair(output_size: Any, h: int, w: int) -> tuple[int, int]:
     return int(output_size), int(output_size)
 
 
+def _check_adaptive(fn: str, input: Tensor, colon: str) -> None:
+    _tensor_args(fn, ("input", 1, input, False))
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got{colon} {list(input.shape)}")
+    for d in range(input.ndim - 3, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
+
+
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Mean over the windows [floor(i n / o), ceil((i + 1) n / o)) per axis (separable)."""
+    _check_adaptive("adaptive_avg_pool2d", input, "")
     h, w = input.shape[-2:]
     oh, ow = _out_pair(output_size, h, w)
+    if oh < 0 or ow < 0:
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {{{oh}, {ow}}}")
     mats = []
     for n, o in ((h, oh), (w, ow)):
         st, en = _adaptive_bounds(n, o)
@@ -644,9 +691,22 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max over the adaptive windows; the argmax is found on arrays (windows padded to the
     largest size with -inf), then gathered, so the VJP scatters to it."""
+    _check_adaptive("adaptive_max_pool2d", input, ":")
     x = input if input.ndim == 4 else _ops.unsqueeze(input, 0)
     n, c, h, w = x.shape
     oh, ow = _out_pair(output_size, h, w)
+    if oh < 0 or ow < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(oh, ow)}: "
+                           f"{list(x.shape[:2]) + [oh, ow]}" if input.ndim == 4 else
+                           f"Trying to create tensor with negative dimension {min(oh, ow)}: "
+                           f"{[c, oh, ow]}")
+    if oh == 0 or ow == 0:
+        # An empty output size: nothing to pick, an empty result (as torch).
+        out = _ops.reshape(_ops.reshape(x, (n, c, h * w))[:, :, :0], (n, c, oh, ow))
+        ind = _new_tensor(np.zeros((n, c, oh, ow), dtype=np.int64))
+        if input.ndim == 3:
+            out, ind = _ops.squeeze(out, 0), _ops.squeeze(ind, 0)
+        return (out, ind) if return_indices else out
     xa = _data(x)
     sh, eh = _adaptive_bounds(h, oh)
     sw, ew = _adaptive_bounds(w, ow)
@@ -677,6 +737,9 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError("pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
@@ -692,6 +755,9 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError("pixel_unshuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
     *lead, c, h, w = input.shape
     if h % r or w % r:
         raise RuntimeError("pixel_unshuffle expects height to be divisible by downscale_factor, "
@@ -800,6 +866,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """(x - mean) / sqrt(var + eps) * w + b per channel (dim 1). Training uses the batch's
     biased variance and updates the running stats in place (unbiased variance, ``momentum``);
     evaluation uses the running stats."""
+    _not_implemented_for_ints("batch_norm", input)
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
@@ -868,6 +935,12 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
             f"Given normalized_shape={list(ns_)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in ns_)}], but got input of size"
             f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != tuple(int(s) for s in ns_):
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(ns_)}")
+    _not_implemented_for_ints("LayerNormKernelImpl", input)
     _check_norm_dtypes(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
     y, _ = _normalize_over(input, dims, eps)
@@ -877,11 +950,20 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over (channels of a group, spatial dims) per sample, then per-channel w, b."""
+    if input.ndim < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
     n, c = input.shape[0], input.shape[1]
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
+    _not_implemented_for_ints("GroupNormKernelImpl", input)
     _check_norm_dtypes(input, weight, bias)
     x = _ops.reshape(input, (n, num_groups, int(np.prod(input.shape[1:])) // num_groups))
     y, _ = _normalize_over(x, (2,), eps)
@@ -907,11 +989,16 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             if padding_idx < -weight.shape[0]:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.shape[0] + padding_idx
+    _tensor_args("embedding", ("weight", 1, weight, False), ("indices", 2, input, False))
     if input._data.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"chainrule.{_type_name(input._data.dtype)} instead (while checking "
                            "arguments for embedding)")
+    idx = _data(input)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        # torch's text; plain indexing would wrap a negative index around silently.
+        raise IndexError("index out of range in self")
     out = weight[input]
     if padding_idx is not None and weight.requires_grad:
         is_pad = _new_tensor(np.expand_dims(_data(input) == padding_idx, -1))

@@ -44,6 +44,7 @@ stride phases, im2col) that share padding and layout helpers.
 
 from __future__ import annotations
 
+import numbers
 import threading
 import warnings
 from typing import Any
@@ -528,6 +529,63 @@ def _pair(v: Any) -> tuple[int, int]:
     return int(v), int(v)
 
 
+def _arg_type(x: Any) -> str:
+    t = type(x)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _ints(fn: str, name: str, v: Any, pos: int | None = None) -> list[int]:
+    """``v`` (an int or a sequence of ints) as a list, or torch's TypeError (not int()'s
+    ValueError for a string, nor a silent truncation of a float)."""
+    items = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in items):
+        where = f" (position {pos})" if pos is not None else ""
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be tuple of ints, not "
+                        f"{_arg_type(v)}")
+    return [int(i) for i in items]
+
+
+def conv_pair(fn: str, name: str, v: Any, nd: int = 2) -> tuple[int, ...]:
+    """A conv's stride/padding/dilation: one value or one per spatial dim (torch's texts)."""
+    try:
+        items = _ints(fn, name, v)
+    except TypeError:
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got "
+                        f"{name}={_arg_type(v)}, but expected a tuple of ints for '{name}'"
+                        ) from None
+    if len(items) not in (1, nd):
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} "
+                           "values to match the convolution dimensions, but got "
+                           f"{name}={items}")
+    return tuple(items * nd if len(items) == 1 else items)
+
+
+def pool_pair(fn: str, name: str, v: Any, pos: int) -> tuple[int, int]:
+    """A pooling argument: one int or two (torch's texts for anything else)."""
+    items = _ints(fn, name, v, pos)
+    if len(items) not in (1, 2):
+        what = {"stride": "must either be omitted, a single int, or a tuple of two ints",
+                "dilation": "must be either a single int, or a tuple of two ints"}.get(
+                    name, "must either be a single int, or a tuple of two ints")
+        raise RuntimeError(f"{fn}: {name} {what}")
+    return (items[0], items[0]) if len(items) == 1 else (items[0], items[1])
+
+
+def _check_tensor_args(fn: str, input: Any, weight: Any, bias: Any) -> None:
+    from chainrule._tensor import Tensor
+
+    for name, x in (("input", input), ("weight", weight), ("bias", bias)):
+        if not isinstance(x, Tensor) and not (name == "bias" and x is None):
+            raise TypeError(f"{fn}() received an invalid combination of arguments - got "
+                            f"{name}={_arg_type(x)}, but expected Tensor for '{name}'")
+
+
+def _check_dilation(dl: tuple[int, ...]) -> None:
+    if any(d <= 0 for d in dl):
+        raise RuntimeError("dilation should be greater than zero" + (
+            f", but got {list(dl)}" if all(d == 0 for d in dl) else ""))
+
+
 def _shape_str(t: Any) -> str:
     return "[" + ", ".join(str(s) for s in t.shape) + "]"
 
@@ -601,7 +659,7 @@ def _conv_padding(padding: Any, kernel: tuple[int, int], dilation: tuple[int, in
                 total = d * (k - 1)
                 res.append((total // 2, total - total // 2))
             return res[0], res[1]
-        raise ValueError(f"Invalid padding string '{padding}'")
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
     ph, pw = _pair(padding)
     if ph < 0 or pw < 0:
         raise RuntimeError("negative padding is not supported")
@@ -618,11 +676,15 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
            dilation: Any = 1, groups: int = 1) -> Any:
     """2-d cross-correlation, as ``torch.nn.functional.conv2d`` (batched or unbatched input;
     ``padding`` int, pair, 'same' or 'valid')."""
+    _check_tensor_args("conv2d", input, weight, bias)
     x, unbatched = _batched(input, 2)
     _check_conv_dtypes(input, weight, bias, False)
     _check_conv(x, weight, groups, False, 2)
     _check_bias(weight, bias, groups, False)
-    st, dl = _pair(stride), _pair(dilation)
+    st, dl = conv_pair("conv2d", "stride", stride), conv_pair("conv2d", "dilation", dilation)
+    if not isinstance(padding, str):
+        padding = conv_pair("conv2d", "padding", padding)
+    _check_dilation(dl)
     if min(st) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     pad = _conv_padding(padding, tuple(weight.shape[2:]), dl, st)
@@ -648,17 +710,19 @@ def _check_size(x: Any, weight: Any, pad: Any, dl: Any, nd: int) -> None:
 def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Any:
     """1-d cross-correlation, computed as conv2d on a height-1 image."""
+    _check_tensor_args("conv1d", input, weight, bias)
     x, unbatched = _batched(input, 1)
     _check_conv_dtypes(input, weight, bias, False)
     if weight.ndim != 3 or x.ndim != 3:
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
                            f"input of size: {list(input.shape)}")
-    s = _pair(stride)[0]
-    d = _pair(dilation)[0]
+    s = conv_pair("conv1d", "stride", stride, 1)[0]
+    d = conv_pair("conv1d", "dilation", dilation, 1)[0]
+    _check_dilation((d,))
     if isinstance(padding, str):
         pad = _conv_padding(padding, (1, weight.shape[2]), (1, d), (1, s))
     else:
-        p = _pair(padding)[0]
+        p = conv_pair("conv1d", "padding", padding, 1)[0]
         pad = ((0, 0), (p, p))
     x4 = _shape.unsqueeze(x, 2)
     w4 = _shape.unsqueeze(weight, 2)
@@ -676,11 +740,15 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                      dilation: Any = 1) -> Any:
     """2-d transposed convolution (the gradient of conv2d in its input), as PyTorch:
     H_out = (H_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
+    _check_tensor_args("conv_transpose2d", input, weight, bias)
     x, unbatched = _batched(input, 2)
     _check_conv_dtypes(input, weight, bias, True)
     _check_conv(x, weight, groups, True, 2)
     _check_bias(weight, bias, groups, True)
-    st, dl, pd, op = _pair(stride), _pair(dilation), _pair(padding), _pair(output_padding)
+    st, dl, pd, op = (conv_pair("conv_transpose2d", n, v) for n, v in (
+        ("stride", stride), ("dilation", dilation), ("padding", padding),
+        ("output_padding", output_padding)))
+    _check_dilation(dl)
     for i in range(2):
         if op[i] >= st[i] and op[i] >= dl[i]:
             raise RuntimeError("output padding must be smaller than either stride or dilation, "
@@ -834,10 +902,11 @@ def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, pa
     x, unbatched = _batched(input, 2)
     if x.ndim != 4:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    k = _pair(kernel_size)
+    k = pool_pair("max_pool2d", "kernel_size", kernel_size, 2)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
-        else _pair(stride)
-    p, d = _pair(padding), _pair(dilation)
+        else pool_pair("max_pool2d", "stride", stride, 3)
+    p = pool_pair("max_pool2d", "padding", padding, 4)
+    d = pool_pair("max_pool2d", "dilation", dilation, 5)
     check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
     idx = max_pool2d_indices(np.asarray(x._data), k, s, p, d, ceil_mode)
     n, c, h, w = x.shape

@@ -64,8 +64,15 @@ class Optimizer:
     ``state`` (a dict from parameter to its per-parameter state).
 
     Differs from torch: ``load_state_dict`` also checks that every per-parameter state tensor
-    has its parameter's shape, and it copies the loaded tensors rather than sharing them; all
-    checks run before anything changes.
+    has its parameter's shape, that every group has the settings this optimizer needs and every
+    parameter state the keys its step reads, and it copies the loaded tensors rather than
+    sharing them; all checks run before anything changes. ``step()`` checks the same before
+    its first write, so a step that raises has changed nothing (torch may have updated some
+    parameters, or bumped a step counter, by then).
+
+    Subclasses name the per-parameter state their step reads by overriding
+    ``_state_keys(group)`` (and set ``_lazy_state = False`` if that state must exist before
+    the first step); the checks above use it.
     """
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:

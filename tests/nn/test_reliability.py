@@ -169,11 +169,95 @@ BAD_CALLS = {
     "GroupNorm-x64": lambda m: m.nn.GroupNorm(1, 3)(_t(m, 2, 3, 2, dtype=F64)),
     "LayerNorm-shape": lambda m: m.nn.LayerNorm(4)(_t(m, 2, 3)),
     "GroupNorm-divisible": lambda m: m.nn.GroupNorm(2, 4)(_t(m, 2, 3, 2)),
+    # conv and pooling arguments of the wrong length or value
+    "conv2d-stride-3": lambda m: _F(m).conv2d(
+        _t(m, 1, 2, 5, 5), _t(m, 3, 2, 3, 3), stride=(1, 1, 1)
+    ),
+    "conv2d-padding-3": lambda m: _F(m).conv2d(
+        _t(m, 1, 2, 5, 5), _t(m, 3, 2, 3, 3), padding=(1, 1, 1)
+    ),
+    "conv2d-dilation-0": lambda m: _F(m).conv2d(_t(m, 1, 2, 5, 5), _t(m, 3, 2, 3, 3), dilation=0),
+    "conv2d-dilation-neg": lambda m: _F(m).conv2d(
+        _t(m, 1, 2, 5, 5), _t(m, 3, 2, 3, 3), dilation=(1, -1)
+    ),
+    "conv2d-padding-string": lambda m: _F(m).conv2d(
+        _t(m, 1, 2, 5, 5), _t(m, 3, 2, 3, 3), padding="full"
+    ),
+    "conv1d-stride-2": lambda m: _F(m).conv1d(_t(m, 1, 2, 5), _t(m, 3, 2, 3), stride=(1, 1)),
+    "conv_transpose2d-output_padding-3": lambda m: _F(m).conv_transpose2d(
+        _t(m, 1, 2, 5, 5), _t(m, 2, 3, 3, 3), output_padding=(0, 0, 0)
+    ),
+    "max_pool2d-kernel-3": lambda m: _F(m).max_pool2d(_t(m, 1, 1, 4, 4), (2, 2, 2)),
+    "max_pool2d-stride-3": lambda m: _F(m).max_pool2d(_t(m, 1, 1, 4, 4), 2, stride=(1, 1, 1)),
+    "max_pool2d-padding-3": lambda m: _F(m).max_pool2d(_t(m, 1, 1, 4, 4), 2, padding=(1, 1, 1)),
+    "max_pool2d-dilation-3": lambda m: _F(m).max_pool2d(_t(m, 1, 1, 4, 4), 2, dilation=(1, 1, 1)),
+    "max_pool2d-kernel-float": lambda m: _F(m).max_pool2d(_t(m, 1, 1, 4, 4), 2.5),
+    "avg_pool2d-kernel-3": lambda m: _F(m).avg_pool2d(_t(m, 1, 1, 4, 4), (2, 2, 2)),
+    "avg_pool2d-stride-3": lambda m: _F(m).avg_pool2d(_t(m, 1, 1, 4, 4), 2, stride=(2, 2, 2)),
+    "adaptive_avg_pool2d-negative": lambda m: _F(m).adaptive_avg_pool2d(_t(m, 1, 1, 4, 4), -1),
+    "adaptive_avg_pool2d-2d-input": lambda m: _F(m).adaptive_avg_pool2d(_t(m, 4, 4), 2),
+    "adaptive_avg_pool2d-5d-input": lambda m: _F(m).adaptive_avg_pool2d(_t(m, 1, 1, 1, 4, 4), 2),
+    "adaptive_avg_pool2d-empty-plane": lambda m: _F(m).adaptive_avg_pool2d(_t(m, 1, 1, 0, 4), 2),
+    "adaptive_max_pool2d-2d-input": lambda m: _F(m).adaptive_max_pool2d(_t(m, 4, 4), 2),
+    "adaptive_max_pool2d-empty-plane": lambda m: _F(m).adaptive_max_pool2d(_t(m, 1, 1, 0, 4), 2),
+    "adaptive_max_pool2d-negative": lambda m: _F(m).adaptive_max_pool2d(_t(m, 1, 1, 4, 4), -1),
+    # norms: parameter shapes, ranks and integer inputs
+    "layer_norm-weight-shape": lambda m: _F(m).layer_norm(_t(m, 2, 3), (3,), _t(m, 4)),
+    "layer_norm-bias-shape": lambda m: _F(m).layer_norm(_t(m, 2, 3), (3,), None, _t(m, 4)),
+    "group_norm-weight-shape": lambda m: _F(m).group_norm(_t(m, 2, 4, 2), 2, _t(m, 3)),
+    "group_norm-1d": lambda m: _F(m).group_norm(_t(m, 4), 2),
+    "batch_norm-int": lambda m: _F(m).batch_norm(
+        _idx(m, np.ones((2, 3)), np.int64), _t(m, 3), _t(m, 3)
+    ),
+    "layer_norm-int": lambda m: _F(m).layer_norm(_idx(m, np.ones((2, 3)), np.int64), (3,)),
+    "group_norm-int": lambda m: _F(m).group_norm(_idx(m, np.ones((2, 3)), np.int64), 1),
+    "cross_entropy-probs-weight-shape": lambda m: _F(m).cross_entropy(
+        _t(m, 2, 3), _t(m, 2, 3), weight=_t(m, 4)
+    ),
+    "softmax-int-dim0": lambda m: _F(m).softmax(_idx(m, np.ones((2, 3)), np.int64), 0),
+    "log_softmax-int": lambda m: _F(m).log_softmax(_idx(m, np.ones((2, 3)), np.int64), 1),
+    "pixel_shuffle-2d": lambda m: _F(m).pixel_shuffle(_t(m, 4, 2), 2),
+    "pixel_unshuffle-2d": lambda m: _F(m).pixel_unshuffle(_t(m, 4, 2), 2),
+    "Embedding-negative-index": lambda m: m.nn.Embedding(5, 3)(_idx(m, [-1], np.int64)),
+    "Embedding-index-too-big": lambda m: m.nn.Embedding(5, 3)(_idx(m, [0, 5], np.int64)),
+    # non-Tensor arguments (was AttributeError: 'list' object has no attribute 'ndim')
+    "linear-list": lambda m: _F(m).linear([[1.0, 2.0, 3.0]], _t(m, 4, 3)),
+    "Linear-ndarray": lambda m: m.nn.Linear(3, 4)(np.ones((2, 3), np.float32)),
+    "Linear-None": lambda m: m.nn.Linear(3, 4)(None),
+    "linear-bias-list": lambda m: _F(m).linear(_t(m, 2, 3), _t(m, 4, 3), [1.0, 2.0, 3.0, 4.0]),
+    "Embedding-list": lambda m: m.nn.Embedding(5, 3)([1, 2]),
+    "cross_entropy-list-target": lambda m: _F(m).cross_entropy(_t(m, 2, 3), [0, 1]),
+    "cross_entropy-ndarray-input": lambda m: _F(m).cross_entropy(
+        np.ones((2, 3)), _idx(m, [0, 1], np.int64)
+    ),
+    "nll_loss-list-target": lambda m: _F(m).nll_loss(_t(m, 2, 3), [0, 1]),
+    "max_pool2d-ndarray": lambda m: _F(m).max_pool2d(np.ones((1, 1, 4, 4), np.float32), 2),
+    "avg_pool2d-ndarray": lambda m: _F(m).avg_pool2d(np.ones((1, 1, 4, 4), np.float32), 2),
     # other layers
     "interpolate-2d-input": lambda m: _F(m).interpolate(_t(m, 2, 3), scale_factor=2),
     "Embedding-float-indices": lambda m: m.nn.Embedding(5, 3)(_t(m, 2)),
     "softmax-dim": lambda m: _F(m).softmax(_t(m, 2, 3), dim=2),
 }
+
+
+# torch's text here is its long "invalid combination of arguments" listing; the type and its
+# head must match.
+PREFIX_ONLY = {
+    "Conv2d-ndarray": lambda m: m.nn.Conv2d(2, 3, 3)(np.ones((1, 2, 5, 5), np.float32)),
+    "conv2d-ndarray-weight": lambda m: _F(m).conv2d(_t(m, 1, 2, 5, 5), np.ones((3, 2, 3, 3))),
+    "conv2d-stride-str": lambda m: _F(m).conv2d(_t(m, 1, 2, 5, 5), _t(m, 3, 2, 3, 3), stride="a"),
+    "conv2d-stride-float": lambda m: _F(m).conv2d(_t(m, 1, 2, 5, 5), _t(m, 3, 2, 3, 3), stride=1.5),
+}
+
+
+@pytest.mark.parametrize("name", list(PREFIX_ONLY))
+def test_bad_argument_type_is_torchs_type_error(name):
+    want = _failure(torch, PREFIX_ONLY[name])
+    got = _failure(cr, PREFIX_ONLY[name])
+    assert want is not None and got is not None
+    assert got[0] is want[0] is TypeError
+    head = want[1].split(" - got")[0]
+    assert got[1].startswith(head + " - got"), got[1]
 
 
 def _failure(m, f):
@@ -384,3 +468,16 @@ def test_assign_int_buffer_and_float64_parameter_as_torch():
     assert str(got.running_mean.dtype) == "chainrule.int64"
     assert str(want.running_mean.dtype) == "torch.int64"
     assert got.weight.dtype == cr.float64 and got.weight.requires_grad
+
+
+def test_adaptive_max_pool2d_to_an_empty_size_as_torch():
+    shapes = []
+    for m in (cr, torch):
+        x = m.ones(1, 2, 4, 4, requires_grad=True)
+        out, idx = m.nn.functional.adaptive_max_pool2d(x, (0, 2), return_indices=True)
+        shapes.append((tuple(out.shape), tuple(idx.shape)))
+    assert shapes[0] == shapes[1] == ((1, 2, 0, 2), (1, 2, 0, 2))
+    # (torch's backward refuses the empty grad_output; chainrule's gives zeros.)
+    x = cr.ones(1, 2, 4, 4, requires_grad=True)
+    cr.nn.functional.adaptive_max_pool2d(x, (0, 2)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 2, 4, 4)))
