@@ -867,6 +867,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     biased variance and updates the running stats in place (unbiased variance, ``momentum``);
     evaluation uses the running stats."""
     _not_implemented_for_ints("batch_norm", input)
+    if momentum is not None and not isinstance(momentum, numbers.Real):
+        raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not "
+                        f"{_arg_type(momentum)}")
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):

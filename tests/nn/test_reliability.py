@@ -233,6 +233,7 @@ BAD_CALLS = {
     "nll_loss-list-target": lambda m: _F(m).nll_loss(_t(m, 2, 3), [0, 1]),
     "max_pool2d-ndarray": lambda m: _F(m).max_pool2d(np.ones((1, 1, 4, 4), np.float32), 2),
     "avg_pool2d-ndarray": lambda m: _F(m).avg_pool2d(np.ones((1, 1, 4, 4), np.float32), 2),
+    "BatchNorm2d-momentum-str": lambda m: m.nn.BatchNorm2d(2, momentum="a")(_t(m, 2, 2, 2, 2)),
     # other layers
     "interpolate-2d-input": lambda m: _F(m).interpolate(_t(m, 2, 3), scale_factor=2),
     "Embedding-float-indices": lambda m: m.nn.Embedding(5, 3)(_t(m, 2)),
@@ -481,3 +482,14 @@ def test_adaptive_max_pool2d_to_an_empty_size_as_torch():
     x = cr.ones(1, 2, 4, 4, requires_grad=True)
     cr.nn.functional.adaptive_max_pool2d(x, (0, 2)).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 2, 4, 4)))
+
+
+@pytest.mark.parametrize("where", ["float64", "foo", "cuda0"])
+def test_module_to_a_bad_device_string_is_a_runtime_error(where):
+    # torch's texts list its own device types; the type and "device string" are shared.
+    with pytest.raises(RuntimeError, match="device string"):
+        torch.nn.Linear(2, 3).to(where)
+    layer = cr.nn.Linear(2, 3)
+    with pytest.raises(RuntimeError, match="device string"):
+        layer.to(where)
+    assert layer.weight.dtype == cr.float32

@@ -511,6 +511,12 @@ class Module:
                 dt = a
             elif a is not None:
                 dev = a
+        if isinstance(dev, str):
+            # Parsed now, so that a typo (or a dtype name: to("float64")) is an error before
+            # any tensor moves, not a string handed to each tensor's .to().
+            from chainrule._device import device as _parse_device
+
+            _parse_device(dev)
         if dt is not None:
             dt = _dtype.to_dtype(dt)
             if not dt.is_floating_point:
