@@ -276,6 +276,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     """(x - t)**2, reduced."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "mse_loss")
+    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+        _not_implemented_for_ints("mse_cpu", input)
     d = input - target
     loss = d * d
     if weight is not None:
@@ -299,6 +301,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (plain L1 for beta == 0)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "smooth_l1_loss")
+    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+        _not_implemented_for_ints("smooth_l1_cpu", input)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = input - target
@@ -313,6 +317,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
                weight: Tensor | None = None) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _check_same_size(input, target, "huber_loss")
+    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+        _not_implemented_for_ints("huber_cpu", input)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = input - target

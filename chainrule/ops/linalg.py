@@ -532,6 +532,14 @@ def einsum(equation: str, *operands: Any) -> Any:
     if len(operands) > _EINSUM_MAX:
         raise NotImplementedError(f"einsum(): at most {_EINSUM_MAX} operands are supported")
     eq = _normalize_equation(equation, operands)
+    lhs, rhs = eq.split("->")
+    if len(operands) == 2 and operands[0]._data.dtype != operands[1]._data.dtype:
+        # torch contracts a pair that sums over a shared subscript with bmm, which refuses
+        # mixed dtypes (an elementwise or outer product is a broadcast multiply: promoted).
+        a, b = lhs.split(",")
+        if (set(a) & set(b)) - set(rhs):
+            raise RuntimeError(f"expected scalar type {_type_name(operands[0])} but found "
+                               f"{_type_name(operands[1])}")
     # size-1 dims that broadcast against a larger size: expand them first (NumPy won't).
     lhs, _ = eq.split("->")
     sizes: dict[str, int] = {}

@@ -234,6 +234,13 @@ BAD_CALLS = {
     "max_pool2d-ndarray": lambda m: _F(m).max_pool2d(np.ones((1, 1, 4, 4), np.float32), 2),
     "avg_pool2d-ndarray": lambda m: _F(m).avg_pool2d(np.ones((1, 1, 4, 4), np.float32), 2),
     "BatchNorm2d-momentum-str": lambda m: m.nn.BatchNorm2d(2, momentum="a")(_t(m, 2, 2, 2, 2)),
+    "mse_loss-int": lambda m: _F(m).mse_loss(_idx(m, [1, 2], np.int64), _idx(m, [1, 2], np.int64)),
+    "smooth_l1_loss-int": lambda m: _F(m).smooth_l1_loss(
+        _idx(m, [1, 2], np.int64), _idx(m, [1, 2], np.int64), reduction="sum"
+    ),
+    "huber_loss-int": lambda m: _F(m).huber_loss(
+        _idx(m, [1, 2], np.int64), _idx(m, [1, 2], np.int64), reduction="none"
+    ),
     # other layers
     "interpolate-2d-input": lambda m: _F(m).interpolate(_t(m, 2, 3), scale_factor=2),
     "Embedding-float-indices": lambda m: m.nn.Embedding(5, 3)(_t(m, 2)),

@@ -255,3 +255,22 @@ def test_same_dtype_products_still_work():
     a = cr.ones(2, 3, dtype=cr.float64)
     assert (a @ cr.ones(3, 2, dtype=cr.float64)).dtype == cr.float64
     assert (cr.ones(2, 3, dtype=cr.int64) @ cr.ones(3, 2, dtype=cr.int64)).tolist() == [[3, 3]] * 2
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("ij,jk->ik", ((2, 3), (3, 2))), ("i,i->", ((3,), (3,))), ("ij,j->i", ((2, 3), (3,))),
+    ("ij,ij->i", ((2, 3), (2, 3))), ("bij,bjk->bik", ((2, 2, 3), (2, 3, 2))),
+])
+@pytest.mark.parametrize("da,db", [("float32", "float64"), ("float64", "float32")])
+def test_einsum_contraction_with_mixed_dtypes_raises_as_torch(eq, shapes, da, db):
+    _errors(lambda m: m.einsum(eq, _t(m, shapes[0], da), _t(m, shapes[1], db)))
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("i,i->i", ((3,), (3,))), ("i,j->ij", ((3,), (2,))), ("ij,k->ijk", ((2, 3), (2,))),
+])
+def test_einsum_without_contraction_promotes_as_torch(eq, shapes):
+    got = cr.einsum(eq, _t(cr, shapes[0]), _t(cr, shapes[1], "float64"))
+    want = torch.einsum(eq, _t(torch, shapes[0]), _t(torch, shapes[1], "float64"))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "float64"
+    np.testing.assert_array_equal(_np(got), _np(want))
