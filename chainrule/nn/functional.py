@@ -25,11 +25,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from chainrule import ops as _ops
-from chainrule._tensor import Tensor, _new_tensor
+from chainrule._tensor import Tensor, _new_tensor, _type_name
 from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.ops import conv as _conv
 from chainrule.ops import nn as _nnops
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops.linalg import check_addmm_dtype
 
 __all__ = [
     "softmax", "log_softmax", "softmin", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
@@ -51,6 +52,26 @@ def _const(a: Any, like: Tensor) -> Tensor:
 
 def _data(t: Any) -> np.ndarray:
     return np.asarray(t._data)
+
+
+def _arg_type(x: Any) -> str:
+    t = type(x)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _tensor_args(fn: str, *args: tuple[str, int, Any, bool]) -> None:
+    """torch's TypeError for a non-Tensor argument (a list or a NumPy array passed by mistake),
+    instead of an AttributeError from deep inside; ``(name, position, value, optional)``."""
+    for name, pos, x, optional in args:
+        if not isinstance(x, Tensor) and not (optional and x is None):
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{_arg_type(x)}")
+
+
+def _not_implemented_for_ints(kernel: str, input: Tensor) -> None:
+    if input._data.dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_legacy(input._data.dtype)}'")
 
 
 # Softmax family -------------------------------------------------------------------------------
@@ -127,20 +148,34 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     whose VJP scatters g back. The class weights are constants (PyTorch gives them no grad).
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensor_args("nll_loss_nd", ("input", 1, input, False), ("target", 2, target, False),
+                 ("weight", 3, weight, True))
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     cdim = 0 if input.ndim == 1 else 1
-    if input.ndim >= 2 and target.shape[0] != input.shape[0]:
+    tb = target.shape[0] if target.ndim else 0
+    if input.ndim >= 2 and tb != input.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0]}).")
+                         f"batch_size ({tb}).")
     c = input.shape[cdim]
     t = _data(target)
     expected = tuple(input.shape[:cdim]) + tuple(input.shape[cdim + 1:])
+    if input.ndim == 1 and t.ndim == 1 and t.shape != (1,):
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{t.shape[0]}")
+    if input.ndim == 4 and t.ndim != 3:  # torch's 2-d (spatial) kernel has its own texts
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {t.ndim}")
+    if input.ndim == 4 and t.shape != expected:
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+                           f"{list(t.shape)}")
+    if input.ndim == 1 and t.ndim == 1:
+        t = t.reshape(())
     if t.shape != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}"
                            if input.ndim > 2 else
                            "0D or 1D target tensor expected, multi-target not supported")
-    if t.dtype.kind not in "iu":
+    if t.dtype not in (np.int64, np.uint8):  # torch takes no other integer width
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
                            f"{_legacy(t.dtype)}")
     keep = t != ignore_index
@@ -182,14 +217,24 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     -sum(target * logp * w) (class-probability targets), with PyTorch's label smoothing:
     (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (normalized like nll)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensor_args("cross_entropy_loss", ("input", 1, input, False), ("target", 2, target, False),
+                 ("weight", 3, weight, True))
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim == 0 and target._data.dtype.kind != "f":
+        # torch takes a 0-d input for a class-probability one; its text.
+        raise RuntimeError("Expected floating point type for target with class probabilities, "
+                           f"got {_legacy(target._data.dtype)}")
     cdim = 0 if input.ndim == 1 else 1
     c = input.shape[cdim]
     logp = _nnops.log_softmax(input, cdim)
     wshape = [1] * input.ndim
     wshape[cdim] = c
     if target._data.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+        if weight is not None and tuple(weight.shape) != (c,):
+            raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                               f"{c} classes or no classes but got weight tensor of shape: "
+                               f"{list(weight.shape)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target
@@ -231,6 +276,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     """(x - t)**2, reduced."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "mse_loss")
+    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+        _not_implemented_for_ints("mse_cpu", input)
     d = input - target
     loss = d * d
     if weight is not None:
@@ -254,6 +301,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (plain L1 for beta == 0)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "smooth_l1_loss")
+    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+        _not_implemented_for_ints("smooth_l1_cpu", input)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = input - target
@@ -268,6 +317,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
                weight: Tensor | None = None) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _check_same_size(input, target, "huber_loss")
+    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+        _not_implemented_for_ints("huber_cpu", input)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = input - target
@@ -292,6 +343,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             f"Using a target size ({_size(target)}) that is different to the input size "
             f"({_size(input)}) is deprecated. Please ensure they have the same size.")
     _weight_no_grad("binary_cross_entropy", weight)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_legacy(target._data.dtype)} but expected "
+                           f"{_legacy(input._data.dtype)}")
     xa = _data(input)
     if np.any((xa < 0) | (xa > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -366,6 +420,16 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x W^T + b. An input with more than two dims is flattened to (-1, in_features) around
     one matrix product, as PyTorch does: the weight's gradient is then one GEMM, not a batch
     of GEMMs summed over the batch."""
+    _tensor_args("linear", ("input", 1, input, False), ("weight", 2, weight, False),
+                 ("bias", 3, bias, True))
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
+    if bias is not None and weight.ndim == 2:
+        # torch computes this as addmm(b, x, W^T): its dtype rule and texts.
+        check_addmm_dtype(bias, input, weight)
     if input.ndim > 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
         lead = tuple(input.shape[:-1])
         out = _ops.matmul(_ops.reshape(input, (-1, input.shape[-1])), _ops.t(weight))
@@ -516,6 +580,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Max over windows; with ``return_indices`` also the flat (h * W + w) argmax indices.
     VJP: g scattered to each window's argmax."""
+    _tensor_args("max_pool2d", ("input", 1, input, False))
     out, idx = _conv.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
                                              ceil_mode)
     return (out, idx) if return_indices else out
@@ -564,15 +629,14 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                divisor_override: int | None = None) -> Tensor:
     """Mean over windows: the window sums are a conv2d of each (n, c) plane with a ones kernel
     (zero padding, extra zeros on the right for ``ceil_mode``), then scaled by 1 / divisor."""
+    _tensor_args("avg_pool2d", ("input", 1, input, False))
     if input.ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    k = _pair(kernel_size)
+    k = _conv.pool_pair("avg_pool2d", "kernel_size", kernel_size, 2)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
-        else _pair(stride)
-    p = _pair(padding)
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
-                           f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+        else _conv.pool_pair("avg_pool2d", "stride", stride, 3)
+    p = _conv.pool_pair("avg_pool2d", "padding", padding, 4)
+    _conv.check_pool2d(tuple(input.shape), k, s, p, (1, 1), ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     h, w = input.shape[-2:]
@@ -586,7 +650,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         div = np.outer(realh, realw)
     oh, ow = len(mh), len(mw)
     lead = tuple(input.shape[:-2])
-    planes = _ops.reshape(input, (-1, 1, h, w))
+    planes = _ops.reshape(input, (int(np.prod(lead)), 1, h, w))  # not -1: N may be 0
     extra = [max(0, (o - 1) * st + kk - (n + 2 * pp))
              for o, st, kk, n, pp in ((oh, s[0], k[0], h, p[0]), (ow, s[1], k[1], w, p[1]))]
     ones = _const(np.ones((1, 1, k[0], k[1])), input)
@@ -609,10 +673,25 @@ def _out_pair(output_size: Any, h: int, w: int) -> tuple[int, int]:
     return int(output_size), int(output_size)
 
 
+def _check_adaptive(fn: str, input: Tensor, colon: str) -> None:
+    _tensor_args(fn, ("input", 1, input, False))
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got{colon} {list(input.shape)}")
+    for d in range(input.ndim - 3, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
+
+
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Mean over the windows [floor(i n / o), ceil((i + 1) n / o)) per axis (separable)."""
+    _check_adaptive("adaptive_avg_pool2d", input, "")
     h, w = input.shape[-2:]
     oh, ow = _out_pair(output_size, h, w)
+    if oh < 0 or ow < 0:
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {{{oh}, {ow}}}")
     mats = []
     for n, o in ((h, oh), (w, ow)):
         st, en = _adaptive_bounds(n, o)
@@ -626,9 +705,22 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max over the adaptive windows; the argmax is found on arrays (windows padded to the
     largest size with -inf), then gathered, so the VJP scatters to it."""
+    _check_adaptive("adaptive_max_pool2d", input, ":")
     x = input if input.ndim == 4 else _ops.unsqueeze(input, 0)
     n, c, h, w = x.shape
     oh, ow = _out_pair(output_size, h, w)
+    if oh < 0 or ow < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(oh, ow)}: "
+                           f"{list(x.shape[:2]) + [oh, ow]}" if input.ndim == 4 else
+                           f"Trying to create tensor with negative dimension {min(oh, ow)}: "
+                           f"{[c, oh, ow]}")
+    if oh == 0 or ow == 0:
+        # An empty output size: nothing to pick, an empty result (as torch).
+        out = _ops.reshape(_ops.reshape(x, (n, c, h * w))[:, :, :0], (n, c, oh, ow))
+        ind = _new_tensor(np.zeros((n, c, oh, ow), dtype=np.int64))
+        if input.ndim == 3:
+            out, ind = _ops.squeeze(out, 0), _ops.squeeze(ind, 0)
+        return (out, ind) if return_indices else out
     xa = _data(x)
     sh, eh = _adaptive_bounds(h, oh)
     sw, ew = _adaptive_bounds(w, ow)
@@ -659,6 +751,9 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
     r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError("pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
@@ -674,6 +769,9 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
     r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError("pixel_unshuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
     *lead, c, h, w = input.shape
     if h % r or w % r:
         raise RuntimeError("pixel_unshuffle expects height to be divisible by downscale_factor, "
@@ -724,9 +822,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     interpolation matrix per axis, applied with matmul (so the VJP is its transpose)."""
     nd = input.ndim - 2
     if nd < 1:
-        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                          f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
-                         f"trilinear | area | nearest-exact (got {mode})")
+                         f"trilinear | lanczos | area | nearest-exact (got {mode})")
     lin = {"linear": 1, "bilinear": 2}
     if mode in lin and lin[mode] != nd:
         raise NotImplementedError(
@@ -782,14 +880,26 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """(x - mean) / sqrt(var + eps) * w + b per channel (dim 1). Training uses the batch's
     biased variance and updates the running stats in place (unbiased variance, ``momentum``);
     evaluation uses the running stats."""
+    _not_implemented_for_ints("batch_norm", input)
+    if momentum is not None and not isinstance(momentum, numbers.Real):
+        raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not "
+                        f"{_arg_type(momentum)}")
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_norm_dtypes(input, running_mean, running_var, weight, bias)
     shape = [1] * input.ndim
     if input.ndim > 1:
         shape[1] = c
     dims = tuple(i for i in range(input.ndim) if i != 1)
     if training:
         count = input._data.size // max(c, 1)
-        if count <= 1:
+        if count == 0:
+            # An empty batch: an empty output (torch); the running stats are left alone.
+            return _affine(input * 0.0, weight, bias, shape)
+        if count == 1:
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {_size(input)}")
         y, var = _normalize_over(input, dims, eps)
@@ -810,6 +920,15 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         rv = _ops.reshape(running_var, shape)
         y = (input - rm) * (rv + eps) ** -0.5
     return _affine(y, weight, bias, shape)
+
+
+def _check_norm_dtypes(input: Tensor, *params: Tensor | None) -> None:
+    """Normalisation parameters share the input's dtype: no silent promotion (torch's CPU
+    texts: a float32 input names the parameter's expected type)."""
+    if any(p is not None and p.dtype != input.dtype for p in params):
+        if input._data.dtype == np.float32:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: Any) -> Tensor:
@@ -833,6 +952,13 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
             f"Given normalized_shape={list(ns_)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in ns_)}], but got input of size"
             f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != tuple(int(s) for s in ns_):
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(ns_)}")
+    _not_implemented_for_ints("LayerNormKernelImpl", input)
+    _check_norm_dtypes(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
     y, _ = _normalize_over(input, dims, eps)
     return _affine(y, weight, bias, None)
@@ -841,12 +967,22 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over (channels of a group, spatial dims) per sample, then per-channel w, b."""
+    if input.ndim < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
     n, c = input.shape[0], input.shape[1]
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    x = _ops.reshape(input, (n, num_groups, -1))
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
+    _not_implemented_for_ints("GroupNormKernelImpl", input)
+    _check_norm_dtypes(input, weight, bias)
+    x = _ops.reshape(input, (n, num_groups, int(np.prod(input.shape[1:])) // num_groups))
     y, _ = _normalize_over(x, (2,), eps)
     y = _ops.reshape(y, tuple(input.shape))
     shape = [1] * input.ndim
@@ -870,10 +1006,16 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             if padding_idx < -weight.shape[0]:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.shape[0] + padding_idx
+    _tensor_args("embedding", ("weight", 1, weight, False), ("indices", 2, input, False))
     if input._data.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
-                           f"{input.dtype} instead (while checking arguments for embedding)")
+                           f"chainrule.{_type_name(input._data.dtype)} instead (while checking "
+                           "arguments for embedding)")
+    idx = _data(input)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        # torch's text; plain indexing would wrap a negative index around silently.
+        raise IndexError("index out of range in self")
     out = weight[input]
     if padding_idx is not None and weight.requires_grad:
         is_pad = _new_tensor(np.expand_dims(_data(input) == padding_idx, -1))

@@ -104,6 +104,33 @@ def _check_same_dtype(name: str, a: Any, b: Any, msg: str | None = None) -> None
                            f"{_type_name(a)} and {_type_name(b)}")
 
 
+def _check_matmul_dtype(a: Any, b: Any) -> None:
+    """matmul's operands share one dtype (no promotion, as in torch); the message is the one
+    of the kernel torch dispatches to for these ranks."""
+    da, db = a._data.dtype, b._data.dtype
+    if da == db:
+        return
+    na, nb = a._data.ndim, b._data.ndim
+    if nb == 1 and na >= 2:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_type_name(b)}, {_type_name(a)}, and {_type_name(b)}")
+    if nb == 2:
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{_c_name(a)} != {_c_name(b)}")
+    raise RuntimeError(f"expected scalar type {_type_name(a)} but found {_type_name(b)}")
+
+
+def check_addmm_dtype(input: Any, mat1: Any, mat2: Any) -> None:
+    """addmm's (and linear-with-bias's) dtype rule and torch's texts: input against mat2 first,
+    then mat1 against mat2."""
+    if input._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type_name(input)} "
+                           f"and {_type_name(mat2)}")
+    if mat1._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(mat1)} "
+                           f"and {_type_name(mat2)}")
+
+
 def matmul(input: Any, other: Any) -> Any:
     """Matrix product with broadcasting over batch dims (``@``)."""
     for x, nm in ((input, "input"), (other, "other")):
@@ -113,6 +140,10 @@ def matmul(input: Any, other: Any) -> Any:
                                f"{input._data.ndim}D and {other._data.ndim}D")
     ka = input._data.shape[-1]
     kb = other._data.shape[-2] if other._data.ndim > 1 else other._data.shape[0]
+    if input._data.ndim == 1 and other._data.ndim == 1:
+        # dot checks dtypes before sizes; the other kernels after.
+        _check_same_dtype("dot", input, other, "dot : expected both vectors to have same "
+                          f"dtype, but found {_type_name(input)} and {_type_name(other)}")
     if ka != kb:
         if input._data.ndim == 1 and other._data.ndim == 1:
             raise RuntimeError(
@@ -121,6 +152,7 @@ def matmul(input: Any, other: Any) -> Any:
         sa = _shape_str(input._data.shape if input._data.ndim > 1 else (1, ka))
         sb = _shape_str(other._data.shape if other._data.ndim > 1 else (kb, 1))
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+    _check_matmul_dtype(input, other)
     # The fixed-rank cases record PyTorch's node (MmBackward0, MvBackward0, DotBackward0).
     op = _RANK_OPS.get((input._data.ndim, other._data.ndim), _matmul)
     return apply_op(op, (input, other))
@@ -206,6 +238,7 @@ def _check_mv(input: Any, vec: Any) -> None:
 def mv(input: Any, vec: Any) -> Any:
     """Matrix-vector product, (n, m) @ (m,)."""
     _check_mv(input, vec)
+    _check_matmul_dtype(input, vec)
     return apply_op(_mv, (input, vec))
 
 
@@ -305,6 +338,7 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
     _require_tensor("addmm", input, "input")
     _check_mm(mat1, mat2)
+    check_addmm_dtype(input, mat1, mat2)
     shape = (mat1._data.shape[0], mat2._data.shape[1])
     return _addprod(_addmm, input, shape, mat1, mat2, beta, alpha)
 
@@ -313,6 +347,9 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> A
     """beta * input + alpha * (mat @ vec), input broadcast to the product's shape."""
     _require_tensor("addmv", input, "input")
     _check_mv(mat, vec)
+    if not input._data.dtype == mat._data.dtype == vec._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_type_name(input)}, {_type_name(mat)}, and {_type_name(vec)}")
     n = mat._data.shape[0]
     if input._data.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, 2, 1")
@@ -328,6 +365,11 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any =
     _require_tensor("baddbmm", batch1, "batch1")
     _require_tensor("baddbmm", batch2, "batch2")
     _check_bmm(batch1, batch2)
+    if input._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_c_name(input)}, "
+                           f"batch1: {_c_name(batch1)}, batch2: {_c_name(batch2)}")
+    _check_same_dtype("baddbmm", batch1, batch2, "expected scalar type "
+                      f"{_type_name(batch1)} but found {_type_name(batch2)}")
     shape = (batch1._data.shape[0], batch1._data.shape[1], batch2._data.shape[2])
     return _addprod(_baddbmm, input, shape, batch1, batch2, beta, alpha)
 
@@ -490,6 +532,14 @@ def einsum(equation: str, *operands: Any) -> Any:
     if len(operands) > _EINSUM_MAX:
         raise NotImplementedError(f"einsum(): at most {_EINSUM_MAX} operands are supported")
     eq = _normalize_equation(equation, operands)
+    lhs, rhs = eq.split("->")
+    if len(operands) == 2 and operands[0]._data.dtype != operands[1]._data.dtype:
+        # torch contracts a pair that sums over a shared subscript with bmm, which refuses
+        # mixed dtypes (an elementwise or outer product is a broadcast multiply: promoted).
+        a, b = lhs.split(",")
+        if (set(a) & set(b)) - set(rhs):
+            raise RuntimeError(f"expected scalar type {_type_name(operands[0])} but found "
+                               f"{_type_name(operands[1])}")
     # size-1 dims that broadcast against a larger size: expand them first (NumPy won't).
     lhs, _ = eq.split("->")
     sizes: dict[str, int] = {}

@@ -52,12 +52,15 @@ def _softmax_dim(input: Any, dim: int) -> Any:
     return None if input.ndim == 0 else (d,)
 
 
-def _cast(input: Any, dtype: Any) -> Any:
+def _cast(input: Any, dtype: Any, dim: Any = -1, name: str = "softmax") -> Any:
     if dtype is not None:
         input = input.to(dtype)
     if input._data.dtype.kind not in "fc":
-        raise RuntimeError(f'"softmax_lastdim_kernel_impl" not implemented for '
-                           f"'{_legacy(input._data.dtype)}'")
+        # torch's type and kernel name (the last-dim kernel or the general one).
+        last = input.ndim == 0 or wrap_dim(int(dim), input.ndim) == input.ndim - 1
+        kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_legacy(input._data.dtype)}'")
     return input
 
 
@@ -76,13 +79,13 @@ def implicit_dim(name: str, ndim: int) -> int:
 
 def softmax(input: Any, dim: int, dtype: Any = None) -> Any:
     """Softmax along ``dim``, numerically stable (the max is subtracted first)."""
-    input = _cast(input, dtype)
+    input = _cast(input, dtype, dim)
     return apply_op(_softmax, (input,), {"dim": _softmax_dim(input, dim)})
 
 
 def log_softmax(input: Any, dim: int, dtype: Any = None) -> Any:
     """log(softmax(x)) along ``dim``, computed as x - logsumexp(x) for stability."""
-    input = _cast(input, dtype)
+    input = _cast(input, dtype, dim, "log_softmax")
     return apply_op(_log_softmax, (input,), {"dim": _softmax_dim(input, dim)})
 
 

@@ -101,7 +101,11 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     shp = input._data.shape
     if s == e:
         return input
-    return reshape(input, shp[:s] + (-1,) + shp[e + 1 :])
+    # The merged size written out, not -1: -1 is ambiguous for a tensor with no elements.
+    merged = 1
+    for n in shp[s : e + 1]:
+        merged *= n
+    return reshape(input, shp[:s] + (merged,) + shp[e + 1 :])
 
 
 @defop(name="transpose", view=True)

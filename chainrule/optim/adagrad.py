@@ -62,6 +62,12 @@ class Adagrad(Optimizer):
                 init = group["initial_accumulator_value"]
                 state["sum"] = _state_tensor(p._backend.xp.full_like(p._data, init))
 
+    # Adagrad's state exists from construction: its step reads it unconditionally.
+    _lazy_state = False
+
+    def _state_keys(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("step", "sum")
+
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:

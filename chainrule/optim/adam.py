@@ -78,6 +78,10 @@ class Adam(Optimizer):
         check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
         super().__init__(params, defaults)
 
+    def _state_keys(self, group: dict[str, Any]) -> tuple[str, ...]:
+        keys = ("step", "exp_avg", "exp_avg_sq")
+        return keys + ("max_exp_avg_sq",) if group["amsgrad"] else keys
+
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:

@@ -17,11 +17,10 @@ import copy
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
-
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import enable_grad, no_grad
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "OptimizerStateKeyError", "required"]
 
 
 class _Required:
@@ -30,6 +29,23 @@ class _Required:
 
 
 required = _Required()
+
+# Settings that newer PyTorch versions added to optimizers: a loaded group that lacks one takes
+# the optimizer's default, as torch's ``__setstate__`` does. Any other missing setting is an
+# error at load time.
+_FILLED_ON_LOAD = frozenset({
+    "amsgrad", "maximize", "foreach", "capturable", "differentiable", "fused",
+    "decoupled_weight_decay", "nesterov", "centered",
+})
+
+
+class OptimizerStateKeyError(KeyError):
+    """A key an optimizer needs is missing from a state dict, a parameter group or a
+    parameter's state. A ``KeyError``, as PyTorch raises in these cases, but with a message
+    that says which key, where, and what nothing was changed."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def _typename(obj: Any) -> str:
@@ -48,8 +64,15 @@ class Optimizer:
     ``state`` (a dict from parameter to its per-parameter state).
 
     Differs from torch: ``load_state_dict`` also checks that every per-parameter state tensor
-    has its parameter's shape, and it copies the loaded tensors rather than sharing them; all
-    checks run before anything changes.
+    has its parameter's shape, that every group has the settings this optimizer needs and every
+    parameter state the keys its step reads, and it copies the loaded tensors rather than
+    sharing them; all checks run before anything changes. ``step()`` checks the same before
+    its first write, so a step that raises has changed nothing (torch may have updated some
+    parameters, or bumped a step counter, by then).
+
+    Subclasses name the per-parameter state their step reads by overriding
+    ``_state_keys(group)`` (and set ``_lazy_state = False`` if that state must exist before
+    the first step); the checks above use it.
     """
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
@@ -143,9 +166,51 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        # Everything a step reads is checked before the first write, so that a step that
+        # fails leaves every parameter and state entry as it was.
+        self._check_step()
         with no_grad():
             update()
         return loss
+
+    # Per-parameter state an optimizer's step reads: subclasses name it so that ``step`` and
+    # ``load_state_dict`` can check it up front. ``_lazy_state``: a parameter's state may be
+    # empty (it is made on its first step).
+    _lazy_state = True
+
+    def _state_keys(self, group: dict[str, Any]) -> tuple[str, ...]:
+        """The keys a (non-empty) per-parameter state must hold under ``group``'s settings."""
+        return ()
+
+    def _missing_state(self, group: dict[str, Any], state: Any) -> list[str]:
+        if not isinstance(state, dict):
+            return list(self._state_keys(group)) or ["<a dict>"]
+        if not state and self._lazy_state:
+            return []
+        return [k for k in self._state_keys(group) if k not in state]
+
+    def _check_step(self) -> None:
+        name = type(self).__name__
+        index = 0
+        for gi, group in enumerate(self.param_groups):
+            missing = [k for k in self.defaults if k not in group]
+            if missing:
+                raise OptimizerStateKeyError(
+                    f"{name}: parameter group {gi} has no {', '.join(map(repr, missing))}; "
+                    "no parameter was changed"
+                )
+            for p in group["params"]:
+                if p.grad is not None:
+                    lack = self._missing_state(group, self.state.get(p, {}))
+                    if lack:
+                        raise OptimizerStateKeyError(
+                            f"{name}: the state of parameter {index} (group {gi}) has no "
+                            f"{', '.join(map(repr, lack))}, which its settings need (was a "
+                            "setting such as 'amsgrad' switched on after the first step, or "
+                            "the state loaded from another optimizer?); no parameter was "
+                            "changed"
+                        )
+                index += 1
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         raise NotImplementedError
@@ -176,16 +241,48 @@ class Optimizer:
         The current parameters are kept; state tensors are cast to their parameter's dtype
         (``step`` is not cast).
 
+        A loaded group that lacks one of the settings PyTorch added over time (``maximize``,
+        ``foreach``, ``amsgrad``...) takes this optimizer's default, as in PyTorch.
+
+        Differs from torch: a group that lacks any other setting this optimizer needs (say an
+        SGD state dict loaded into Adam, which has no ``betas``), or a parameter state that
+        lacks a key the step reads, is refused here; PyTorch accepts the first and fails with
+        ``KeyError: 'betas'`` at the next ``step()``.
+
         Raises:
+            TypeError: ``state_dict`` is not a dict, or a group or state entry is not one.
+            OptimizerStateKeyError (a KeyError, as torch): the ``'state'`` or
+                ``'param_groups'`` key, a group's setting or a parameter state's entry is
+                missing.
             ValueError: the group count or a group's size differs, a state index names no
                 parameter, or a state tensor's shape differs from its parameter's.
         """
-        if not isinstance(state_dict, dict) or "param_groups" not in state_dict:
-            raise ValueError(
-                "optimizer state dict must be a dict with 'state' and 'param_groups' keys"
+        name = type(self).__name__
+        if not isinstance(state_dict, dict):
+            raise TypeError(
+                f"{name}.load_state_dict expects a dict with 'state' and 'param_groups' keys, "
+                f"got {_typename(state_dict)}"
             )
+        for key in ("state", "param_groups"):
+            if key not in state_dict:
+                raise OptimizerStateKeyError(
+                    f"{name}.load_state_dict: the state dict has no {key!r} key (an optimizer "
+                    "state dict has 'state' and 'param_groups'); nothing was loaded"
+                )
+        if not isinstance(state_dict["state"], dict):
+            raise TypeError(f"the state dict's 'state' must be a dict, got "
+                            f"{_typename(state_dict['state'])}")
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if not isinstance(saved_groups, (list, tuple)) or not all(
+            isinstance(s, dict) and isinstance(s.get("params"), (list, tuple))
+            for s in saved_groups
+        ):
+            raise TypeError(
+                "the state dict's 'param_groups' must be a list of dicts, each with a "
+                "'params' list"
+            )
+        saved_groups = list(saved_groups)
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
@@ -193,15 +290,37 @@ class Optimizer:
                 "loaded state dict contains a parameter group that doesn't match the size of "
                 "optimizer's group"
             )
+        for gi, s in enumerate(saved_groups):
+            for key in _FILLED_ON_LOAD.intersection(self.defaults):
+                s.setdefault(key, self.defaults[key])
+            missing = [k for k in self.defaults if k not in s]
+            if missing:
+                raise OptimizerStateKeyError(
+                    f"{name}.load_state_dict: loaded parameter group {gi} has no "
+                    f"{', '.join(map(repr, missing))} (was it saved by another optimizer?); "
+                    "nothing was loaded"
+                )
         id_map: dict[Any, Tensor] = {}
+        group_of: dict[Any, dict[str, Any]] = {}
         for g, s in zip(groups, saved_groups):
             id_map.update(zip(s["params"], g["params"]))
+            group_of.update((i, s) for i in s["params"])
         new_state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
-        for k, v in state_dict.get("state", {}).items():
+        for k, v in state_dict["state"].items():
             if k not in id_map:
                 raise ValueError(
                     f"loaded optimizer state has an entry for parameter index {k!r}, which "
                     "no parameter group lists"
+                )
+            if not isinstance(v, dict):
+                raise TypeError(f"loaded optimizer state for parameter {k!r} must be a dict, "
+                                f"got {_typename(v)}")
+            lack = self._missing_state(group_of[k], v)
+            if lack:
+                raise OptimizerStateKeyError(
+                    f"{name}.load_state_dict: the state of parameter {k!r} has no "
+                    f"{', '.join(map(repr, lack))} (was it saved by another optimizer?); "
+                    "nothing was loaded"
                 )
             param = id_map[k]
             new_state[param] = self._cast_state(param, v, k)

@@ -64,6 +64,12 @@ class RMSprop(Optimizer):
         check_flags(differentiable=differentiable, foreach=foreach)
         super().__init__(params, defaults)
 
+    def _state_keys(self, group: dict[str, Any]) -> tuple[str, ...]:
+        keys = ("step", "square_avg")
+        if group["momentum"] > 0:
+            keys += ("momentum_buffer",)
+        return keys + ("grad_avg",) if group["centered"] else keys
+
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:

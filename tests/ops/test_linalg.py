@@ -207,3 +207,70 @@ def test_svd_fields_names_and_errors():
     assert repr(cr.linalg.svd(cr.ones(2, 2))).startswith("torch.return_types.linalg_svd(\nU=")
     _errors(lambda m: m.linalg.svd(m.ones(3)))
     _errors(lambda m: m.linalg.svdvals(m.ones(3)))
+
+
+# Mixed dtypes (issue 12, defect 5): torch never promotes in a matrix product; it raises, with
+# the text of the kernel the ranks dispatch to. chainrule used to return a promoted result.
+def _t(m, shape, dtype="float32"):
+    return m.ones(*shape, dtype=getattr(m, dtype))
+
+
+_MIXED = [
+    ((2, 3), (3, 2)), ((3,), (3, 2)), ((2, 3), (3,)), ((3,), (3,)), ((2, 2, 3), (3, 2)),
+    ((2, 3), (2, 3, 2)), ((3,), (2, 3, 2)), ((2, 2, 3), (3,)), ((2, 2, 3), (2, 3, 2)),
+    ((1, 2, 2, 3), (2, 1, 3, 2)),
+]
+
+
+@pytest.mark.parametrize("sa,sb", _MIXED, ids=[f"{a}@{b}" for a, b in _MIXED])
+@pytest.mark.parametrize("da,db", [("float32", "float64"), ("float64", "float32"),
+                                   ("int64", "float32")])
+def test_matmul_mixed_dtypes_raise_as_torch(sa, sb, da, db):
+    _errors(lambda m: _t(m, sa, da) @ _t(m, sb, db))
+
+
+@pytest.mark.parametrize("f", [
+    lambda m: m.mm(_t(m, (2, 3)), _t(m, (3, 2), "float64")),
+    lambda m: m.bmm(_t(m, (2, 2, 3), "float64"), _t(m, (2, 3, 2))),
+    lambda m: m.mv(_t(m, (2, 3)), _t(m, (3,), "float64")),
+    lambda m: m.mv(_t(m, (2, 3), "float64"), _t(m, (3,))),
+    lambda m: m.dot(_t(m, (3,)), _t(m, (3,), "float64")),
+    lambda m: m.dot(_t(m, (3,)), _t(m, (4,), "float64")),  # dtype is checked before size
+    lambda m: m.addmm(_t(m, (2, 2), "float64"), _t(m, (2, 3)), _t(m, (3, 2))),
+    lambda m: m.addmm(_t(m, (2, 2)), _t(m, (2, 3), "float64"), _t(m, (3, 2))),
+    lambda m: m.addmm(_t(m, (2, 2)), _t(m, (2, 3)), _t(m, (3, 2), "float64")),
+    lambda m: m.addmv(_t(m, (2,), "float64"), _t(m, (2, 3)), _t(m, (3,))),
+    lambda m: m.addmv(_t(m, (2,)), _t(m, (2, 3)), _t(m, (3,), "float64")),
+    lambda m: m.baddbmm(_t(m, (2, 2, 2), "float64"), _t(m, (2, 2, 3)), _t(m, (2, 3, 2))),
+    lambda m: m.baddbmm(_t(m, (2, 2, 2)), _t(m, (2, 2, 3), "float64"), _t(m, (2, 3, 2))),
+    lambda m: m.baddbmm(_t(m, (2, 2, 2)), _t(m, (2, 2, 3)), _t(m, (2, 3, 2), "float64")),
+    # shapes are checked before dtypes in the other kernels
+    lambda m: _t(m, (2, 3)) @ _t(m, (4, 2), "float64"),
+])
+def test_product_family_mixed_dtypes_raise_as_torch(f):
+    _errors(f)
+
+
+def test_same_dtype_products_still_work():
+    a = cr.ones(2, 3, dtype=cr.float64)
+    assert (a @ cr.ones(3, 2, dtype=cr.float64)).dtype == cr.float64
+    assert (cr.ones(2, 3, dtype=cr.int64) @ cr.ones(3, 2, dtype=cr.int64)).tolist() == [[3, 3]] * 2
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("ij,jk->ik", ((2, 3), (3, 2))), ("i,i->", ((3,), (3,))), ("ij,j->i", ((2, 3), (3,))),
+    ("ij,ij->i", ((2, 3), (2, 3))), ("bij,bjk->bik", ((2, 2, 3), (2, 3, 2))),
+])
+@pytest.mark.parametrize("da,db", [("float32", "float64"), ("float64", "float32")])
+def test_einsum_contraction_with_mixed_dtypes_raises_as_torch(eq, shapes, da, db):
+    _errors(lambda m: m.einsum(eq, _t(m, shapes[0], da), _t(m, shapes[1], db)))
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("i,i->i", ((3,), (3,))), ("i,j->ij", ((3,), (2,))), ("ij,k->ijk", ((2, 3), (2,))),
+])
+def test_einsum_without_contraction_promotes_as_torch(eq, shapes):
+    got = cr.einsum(eq, _t(cr, shapes[0]), _t(cr, shapes[1], "float64"))
+    want = torch.einsum(eq, _t(torch, shapes[0]), _t(torch, shapes[1], "float64"))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "float64"
+    np.testing.assert_array_equal(_np(got), _np(want))

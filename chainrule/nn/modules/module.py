@@ -511,6 +511,12 @@ class Module:
                 dt = a
             elif a is not None:
                 dev = a
+        if isinstance(dev, str):
+            # Parsed now, so that a typo (or a dtype name: to("float64")) is an error before
+            # any tensor moves, not a string handed to each tensor's .to().
+            from chainrule._device import device as _parse_device
+
+            _parse_device(dev)
         if dt is not None:
             dt = _dtype.to_dtype(dt)
             if not dt.is_floating_point:
@@ -583,6 +589,7 @@ class Module:
     def _check_state(
         self, state_dict: Mapping[str, Any], prefix: str, missing: list[str],
         unexpected: list[str], errors: list[str], plan: list[tuple[Module, str, Tensor, Tensor]],
+        assign: bool = False,
     ) -> None:
         """Collect this module's copy plan and problems without changing anything."""
         local = {k: v for k, v in self._parameters.items() if v is not None}
@@ -608,6 +615,19 @@ class Module:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {src.shape} from "
                     f"checkpoint, the shape in current model is {param.shape}."
+                )
+                continue
+            if (
+                assign and isinstance(param, Parameter) and param.requires_grad
+                and not src.is_floating_point()
+            ):
+                # torch's text; checked here, before anything is replaced, so that a bad
+                # entry never leaves the module half assigned.
+                errors.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f"are {param.shape} and whose dimensions in the checkpoint are {src.shape}, "
+                    "an exception occurred : ('Only Tensors of floating point and complex dtype "
+                    "can require gradients',)."
                 )
                 continue
             plan.append((self, name, param, src))
@@ -642,7 +662,7 @@ class Module:
         # Walk _modules without de-duplication, as state_dict() does: a module shared under two
         # names is loaded under both.
         def walk(m: Module, prefix: str) -> None:
-            m._check_state(state_dict, prefix, missing, unexpected, errors, plan)
+            m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
             for name, child in m._modules.items():
                 if child is not None:
                     walk(child, prefix + name + ".")
