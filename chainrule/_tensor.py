@@ -30,7 +30,7 @@ from chainrule._methods.nn import NnMethods
 from chainrule._methods.reduction import ReductionMethods
 from chainrule._methods.shape import ShapeMethods
 from chainrule.autograd import grad_mode
-from chainrule.autograd.graph import AccumulateGrad, VersionCounter
+from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
 from chainrule.utils.hooks import RemovableHandle
 
@@ -174,8 +174,14 @@ class Tensor(
             from chainrule.autograd.graph import INFERENCE_SAVE_MSG
 
             raise RuntimeError(INFERENCE_SAVE_MSG)
-        acc = AccumulateGrad(self)
-        self._accum = weakref.ref(acc)
+        # Under a lock, so that forwards in two threads cannot make two nodes for one leaf,
+        # whose accumulations would not exclude each other (Note [accumulation lock]).
+        with _GRAD_LOCK:
+            ref = self._accum
+            acc = None if ref is None else ref()
+            if acc is None:
+                acc = AccumulateGrad(self)
+                self._accum = weakref.ref(acc)
         return acc
 
     # Autograd metadata -----------------------------------------------------------------------
@@ -271,10 +277,11 @@ class Tensor(
             if t is None:
                 return
             g = g.detach() if not _state.enabled else g
-            if t._grad is None:
-                t._grad = g.clone()
-            else:
-                t._grad = t._grad + g
+            with _GRAD_LOCK:  # backwards in other threads may add at once
+                if t._grad is None:
+                    t._grad = g.clone()
+                else:
+                    t._grad = t._grad + g
 
         hooks = self.grad_fn._get_hooks()
         hooks.retain[self._output_nr] = hook
@@ -547,7 +554,7 @@ class Tensor(
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
                 if self._data.size > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )

@@ -16,7 +16,14 @@ from heapq import heappop, heappush
 from typing import Any, Sequence
 
 from chainrule.autograd import grad_mode
-from chainrule.autograd.graph import AccumulateGrad, Node, OpNode, format_site, user_site
+from chainrule.autograd.graph import (
+    _GRAD_LOCK,
+    AccumulateGrad,
+    Node,
+    OpNode,
+    format_site,
+    user_site,
+)
 
 __all__ = ["run_backward"]
 
@@ -352,7 +359,8 @@ def run_backward(
         for t, g in zip(inputs, results):
             if t.grad_fn is not None and g is not None:
                 g = g if create_graph else g.detach()
-                t._grad = g if t._grad is None else t._grad + g
+                with _GRAD_LOCK:  # Note [accumulation lock] in graph.py
+                    t._grad = g if t._grad is None else t._grad + g
         return None
     for idx, g in enumerate(results):
         if g is None and not allow_unused:
