@@ -43,8 +43,10 @@ def _copy_fwd(xp: Any, x: Any, src: Any) -> Any:
     return xp.broadcast_to(src, x.shape).astype(x.dtype)
 
 
+# The old value is overwritten: it gets a zero gradient, as with fill (PyTorch: after
+# b = a.clone(); b.copy_(src), a.grad is zeros, not None).
 _copy = OpDef("copy", _copy_fwd, ("x", "src"), promote=None, node_name="CopyBackwards",
-              vjps=(None, lambda ctx, g: g))
+              vjps=(lambda ctx, g: g * 0, lambda ctx, g: g))
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:

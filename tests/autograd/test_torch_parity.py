@@ -1,0 +1,120 @@
+"""Gradients and errors that PyTorch defines, run under both libraries (issue 12: defects 4, 6,
+11, 12, 14 and the hook parts of 5 and 7)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule as cr
+
+NAN = float("nan")
+
+
+def _grads(m: Any, f: Callable[[Any, Any], Any], x0: list[Any]) -> Any:
+    """``a.grad`` (or the error) after ``f(m, a).backward()`` for a leaf ``a`` made from x0."""
+    a = m.tensor(x0, requires_grad=True)
+    try:
+        f(m, a).backward()
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return type(e).__name__, str(e)
+    return None if a.grad is None else a.grad.detach().numpy().tolist()
+
+
+def _same(got: Any, want: Any) -> None:
+    if isinstance(want, list):
+        assert isinstance(got, list), f"chainrule: {got}\nPyTorch:   {want}"
+        np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6, equal_nan=True)
+    else:
+        assert got == want, f"chainrule: {got}\nPyTorch:   {want}"
+
+
+# Defect 4: max()/min() over the whole tensor with NaNs -----------------------------------------
+EXTREME_CASES = [
+    [1.0, NAN, 3.0],  # one NaN: one-hot at it
+    [NAN, 1.0, NAN],  # two NaNs: split between them
+    [NAN, NAN, NAN],
+    [3.0, 3.0, 1.0],  # ties: split evenly
+    [1.0, 3.0, 3.0],
+    [[2.0, NAN], [NAN, 5.0]],
+]
+
+
+@pytest.mark.parametrize("x0", EXTREME_CASES, ids=str)
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin"])
+def test_full_reduction_gradient_with_nan_and_ties(name: str, x0: list[Any]) -> None:
+    def f(m: Any, a: Any) -> Any:
+        return getattr(a, name)() * 2.0
+
+    _same(_grads(cr, f, x0), _grads(torch, f, x0))
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_full_reduction_with_nan_gradgradcheck(name: str) -> None:
+    x = cr.tensor([1.0, NAN, 3.0], dtype=cr.float64, requires_grad=True)
+    (g,) = cr.autograd.grad(getattr(x, name)() * 3.0, x, create_graph=True)
+    np.testing.assert_array_equal(g.detach().numpy(), [0.0, 3.0, 0.0])
+
+
+# Defect 6: in-place overwrites give the overwritten value a zero gradient ----------------------
+def _copy(m: Any, b: Any) -> None:
+    b.copy_(m.zeros(3))
+
+
+def _copy_broadcast(m: Any, b: Any) -> None:
+    b.copy_(m.zeros(1))
+
+
+def _setitem_all(m: Any, b: Any) -> None:
+    b[:] = 5.0
+
+
+def _setitem_tensor(m: Any, b: Any) -> None:
+    b[...] = m.zeros(3)
+
+
+def _setitem_part(m: Any, b: Any) -> None:
+    b[0:2] = 1.0
+
+
+def _view_copy(m: Any, b: Any) -> None:
+    b.view(3).copy_(m.zeros(3))
+
+
+OVERWRITES = {
+    "copy_": _copy,
+    "copy_broadcast": _copy_broadcast,
+    "fill_": lambda m, b: b.fill_(2.0),
+    "fill_tensor": lambda m, b: b.fill_(m.tensor(2.0)),
+    "zero_": lambda m, b: b.zero_(),
+    "setitem_all": _setitem_all,
+    "setitem_tensor": _setitem_tensor,
+    "setitem_part": _setitem_part,
+    "view_copy_": _view_copy,
+    "view_fill_": lambda m, b: b.view(3).fill_(1.0),
+    "view_zero_": lambda m, b: b.view(3).zero_(),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERWRITES))
+def test_overwritten_clone_gives_zero_gradient(name: str) -> None:
+    def f(m: Any, a: Any) -> Any:
+        b = a.clone()
+        OVERWRITES[name](m, b)
+        return (b * m.tensor([1.0, 2.0, 3.0])).sum()
+
+    _same(_grads(cr, f, [1.0, 1.0, 1.0]), _grads(torch, f, [1.0, 1.0, 1.0]))
+
+
+def test_copy_into_clone_from_a_tensor_that_requires_grad() -> None:
+    for m in (cr, torch):
+        a = m.ones(3, requires_grad=True)
+        s = m.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        b = a.clone()
+        b.copy_(s * 2)
+        (b * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+        assert a.grad.tolist() == [0.0, 0.0, 0.0]
+        assert s.grad.tolist() == [2.0, 4.0, 6.0]
