@@ -118,3 +118,57 @@ def test_copy_into_clone_from_a_tensor_that_requires_grad() -> None:
         (b * m.tensor([1.0, 2.0, 3.0])).sum().backward()
         assert a.grad.tolist() == [0.0, 0.0, 0.0]
         assert s.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+# Defect 12: second order through piecewise ops whose VJP masks g ------------------------------
+def _relu_inplace(m: Any, a: Any) -> Any:
+    return (a * 1.0).relu_()
+
+
+PIECEWISE = {
+    "relu": lambda m, a: m.relu(a),
+    "relu_": _relu_inplace,
+    "leaky_relu": lambda m, a: m.nn.functional.leaky_relu(a, 0.1),
+    "hardtanh": lambda m, a: m.nn.functional.hardtanh(a),
+    "hardtanh_bounds": lambda m, a: m.nn.functional.hardtanh(a, -0.6, 1.0),
+    "relu6": lambda m, a: m.nn.functional.relu6(a * 4.0),
+    "ReLU_module": lambda m, a: m.nn.ReLU()(a),
+    "elu": lambda m, a: m.nn.functional.elu(a),
+    "hardswish": lambda m, a: m.nn.functional.hardswish(a),
+    "sign_times_x": lambda m, a: m.sign(a) * a,
+    # PyTorch's VJPs of these have no path to the input: the second backward raises there.
+    "clamp": lambda m, a: m.clamp(a, -1.0, 1.0),
+    "clamp_min": lambda m, a: m.clamp(a, min=0.0),
+    "max": lambda m, a: a.max(),
+    "amax": lambda m, a: a.amax(),
+    "max_dim": lambda m, a: a.max(0).values,
+    "maximum": lambda m, a: m.maximum(a, m.zeros(5)),
+    "where": lambda m, a: m.where(a > 0, a, m.zeros(5)),
+    "mul_by_mask": lambda m, a: a * (a > 0),
+}
+
+
+@pytest.mark.parametrize("name", list(PIECEWISE))
+def test_second_order_through_piecewise_op(name: str) -> None:
+    f = PIECEWISE[name]
+
+    def run(m: Any) -> Any:
+        a = m.tensor([-1.5, -0.5, 0.25, 0.5, 1.5], requires_grad=True)
+        (g,) = m.autograd.grad((f(m, a * 1.0) * 3.0).sum(), a, create_graph=True)
+        first = g.detach().numpy().tolist()
+        try:
+            g.sum().backward()
+        except RuntimeError as e:
+            return first, str(e)
+        return first, a.grad.numpy().tolist()
+
+    (got1, got2), (want1, want2) = run(cr), run(torch)
+    _same(got1, want1)
+    _same(got2, want2)
+
+
+@pytest.mark.parametrize("name", ["relu", "leaky_relu", "hardtanh"])
+def test_piecewise_vjp_at_nan_matches_torch(name: str) -> None:
+    f = PIECEWISE[name]
+    x0 = [NAN, -1.0, 0.0, 0.5, 2.0]
+    _same(_grads(cr, lambda m, a: f(m, a).sum(), x0), _grads(torch, lambda m, a: f(m, a).sum(), x0))
