@@ -172,3 +172,179 @@ def test_piecewise_vjp_at_nan_matches_torch(name: str) -> None:
     f = PIECEWISE[name]
     x0 = [NAN, -1.0, 0.0, 0.5, 2.0]
     _same(_grads(cr, lambda m, a: f(m, a).sum(), x0), _grads(torch, lambda m, a: f(m, a).sum(), x0))
+
+
+# Defect 14: PyTorch's error types and texts ----------------------------------------------------
+def _outcome(m: Any, f: Callable[[Any], Any]) -> tuple[str, str]:
+    try:
+        r = f(m)
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return type(e).__name__, str(e)
+    return "ok", repr(r) if isinstance(r, bool) else "a value"
+
+
+def _same_outcome(f: Callable[[Any], Any]) -> None:
+    got, want = _outcome(cr, f), _outcome(torch, f)
+    assert got == want, f"chainrule: {got}\nPyTorch:   {want}"
+
+
+OPERATORS = [
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "eq",
+    "ne",
+    "lt",
+    "ge",
+    "and_",
+    "or_",
+    "xor",
+]
+FOREIGN = {"str": "a", "None": None, "object": object()}
+
+
+@pytest.mark.parametrize("reflected", [False, True])
+@pytest.mark.parametrize("other", list(FOREIGN))
+@pytest.mark.parametrize("name", OPERATORS)
+def test_operator_with_a_foreign_operand(name: str, other: str, reflected: bool) -> None:
+    import operator
+
+    op, x = getattr(operator, name), FOREIGN[other]
+    _same_outcome(lambda m: op(x, m.ones(3)) if reflected else op(m.ones(3), x))
+
+
+def test_operators_with_numbers_and_arrays_still_work() -> None:
+    t = cr.tensor([1.0, 2.0])
+    assert (t + 1).tolist() == [2.0, 3.0] and (2 * t).tolist() == [2.0, 4.0]
+    assert (1 / t).tolist() == [1.0, 0.5] and (t / np.float32(2)).tolist() == [0.5, 1.0]
+    assert (t + np.ones(2)).tolist() == [2.0, 3.0]
+    assert (t == 1).tolist() == [True, False]
+    with pytest.raises(RuntimeError, match="must match the size"):
+        t + cr.ones(3)  # a real error of the op is not turned into NotImplemented
+
+
+INVERT = {
+    "float": lambda m: ~m.ones(2),
+    "bool": lambda m: ~m.ones(2, dtype=m.bool),
+    "int": lambda m: ~m.ones(2, dtype=m.int64),
+}
+
+
+@pytest.mark.parametrize("name", list(INVERT))
+def test_invert(name: str) -> None:
+    _same_outcome(lambda m: INVERT[name](m).tolist())
+
+
+TENSOR_DATA = {
+    "str": "abc",
+    "bytes": b"ab",
+    "str_list": ["a", "b"],
+    "mixed": [1, "a"],
+    "str_first": ["a", 1],
+    "nested": [[1], ["a"]],
+    "None": None,
+    "None_list": [None],
+    "object": object(),
+    "dict": {"a": 1},
+    "set": {1, 2},
+    "ragged": [[1, 2], [3]],
+}
+
+
+@pytest.mark.parametrize("name", list(TENSOR_DATA))
+def test_tensor_from_bad_data(name: str) -> None:
+    _same_outcome(lambda m: m.tensor(TENSOR_DATA[name]))
+
+
+@pytest.mark.parametrize(
+    ("dt", "grad_dt"),
+    [
+        ("float32", "float64"),
+        ("float32", "int64"),
+        ("float64", "float32"),
+        ("float32", "float16"),
+        ("float32", "bool"),
+    ],
+)
+def test_grad_assignment_of_another_dtype_names_both(dt: str, grad_dt: str) -> None:
+    def f(m: Any) -> None:
+        a = m.ones(3, dtype=getattr(m, dt), requires_grad=True)
+        a.grad = m.ones(3, dtype=getattr(m, grad_dt))
+
+    got, want = _outcome(cr, f), _outcome(torch, f)
+    # PyTorch's message goes on about its grad_dtype attribute, which chainrule does not have.
+    assert got[0] == want[0] == "RuntimeError"
+    assert want[1].startswith(got[1].split(". ")[0]), f"{got[1]}\n{want[1]}"
+
+
+# Defects 5 and 7, hook parts: what a hook returns is checked as in PyTorch -------------------
+def _tensor_hook(m: Any, ret: Callable[[Any], Any], leaf: bool) -> Any:
+    a = m.ones(3, requires_grad=True)
+    b = a * 2
+    (a if leaf else b).register_hook(ret)
+    b.sum().backward()
+    return a.grad.tolist()
+
+
+def _pre_hook(m: Any, ret: Callable[[Any], Any], acc: bool) -> Any:
+    a = m.ones(3, requires_grad=True)
+    b = a * 2
+    node = b.grad_fn.next_functions[0][0] if acc else b.grad_fn
+    node.register_prehook(lambda go: ret(go))
+    b.sum().backward()
+    return a.grad.tolist()
+
+
+def _post_hook(m: Any, ret: Callable[[Any], Any]) -> Any:
+    a = m.ones(3, requires_grad=True)
+    b = a * 2
+    b.grad_fn.register_hook(lambda gi, go: ret(gi))
+    b.sum().backward()
+    return a.grad.tolist()
+
+
+RETURNS = {
+    "float64": lambda g: g.double(),
+    "int64_tensor": lambda g: g.long(),
+    "int": lambda g: 1,
+    "float": lambda g: 1.5,
+    "list": lambda g: [1.0, 1.0, 1.0],
+    "same": lambda g: g * 3,
+}
+
+
+@pytest.mark.parametrize("ret", list(RETURNS))
+@pytest.mark.parametrize("where", ["leaf", "non_leaf", "node_pre", "acc_pre"])
+def test_hook_return_value_checked(where: str, ret: str) -> None:
+    r = RETURNS[ret]
+    if where in ("leaf", "non_leaf"):
+        _same_outcome(lambda m: _tensor_hook(m, r, where == "leaf"))
+    else:
+        _same_outcome(lambda m: _pre_hook(m, lambda go: (r(go[0]),), where == "acc_pre"))
+
+
+POST_RETURNS = {
+    "one_of_two": lambda gi: (gi[0].double(),),
+    "float64": lambda gi: (gi[0].double(), None),
+    "int": lambda gi: (1, None),
+    "not_a_tuple": lambda gi: gi[0],
+    "list": lambda gi: [gi[0], None],
+    "fills_a_none": lambda gi: (gi[0], gi[0]),
+    "same": lambda gi: (gi[0] * 3, None),
+}
+
+
+@pytest.mark.parametrize("ret", list(POST_RETURNS))
+def test_post_hook_return_value_checked(ret: str) -> None:
+    _same_outcome(lambda m: _post_hook(m, POST_RETURNS[ret]))
+
+
+@pytest.mark.parametrize("ret", ["not_a_tuple", "too_many"])
+def test_pre_hook_tuple_checked(ret: str) -> None:
+    r = {"not_a_tuple": lambda go: go[0], "too_many": lambda go: (go[0], go[0])}[ret]
+    _same_outcome(lambda m: _pre_hook(m, r, False))
