@@ -348,3 +348,79 @@ def test_post_hook_return_value_checked(ret: str) -> None:
 def test_pre_hook_tuple_checked(ret: str) -> None:
     r = {"not_a_tuple": lambda go: go[0], "too_many": lambda go: (go[0], go[0])}[ret]
     _same_outcome(lambda m: _pre_hook(m, r, False))
+
+
+# Defect 11: writing through expand() views ------------------------------------------------------
+def _expand_write(m: Any, write: Callable[[Any, Any], None]) -> Any:
+    """Write through ``b.expand(2, 3)``; b's values and a's gradient after a backward, or the
+    error."""
+    a = m.ones(3, requires_grad=True)
+    s = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = a * 1
+    e = b.expand(2, 3)
+    try:
+        write(m, e, s)
+        (b * m.tensor([1.0, 2.0, 3.0])).sum().backward()
+    except RuntimeError as ex:
+        return str(ex)
+    return (b.tolist(), e.tolist(), a.grad.tolist(), None if s.grad is None else s.grad.tolist())
+
+
+def _row(m: Any, e: Any, s: Any) -> None:
+    e[1] = 0.9
+
+
+def _row_tensor(m: Any, e: Any, s: Any) -> None:
+    e[0] = s * 2
+
+
+def _element(m: Any, e: Any, s: Any) -> None:
+    e[1, 1] = 7.0
+
+
+def _column(m: Any, e: Any, s: Any) -> None:
+    e[:, 0] = 5.0  # each element of this view is both rows: refused
+
+
+EXPAND_WRITES = {
+    "row": _row,
+    "row_from_tensor": _row_tensor,
+    "element": _element,
+    "column": _column,
+    "row_mul_": lambda m, e, s: e[1].mul_(2.0),
+    "row_copy_": lambda m, e, s: e[0].copy_(s),
+    "whole_add_": lambda m, e, s: e.add_(1.0),
+    "whole_copy_": lambda m, e, s: e.copy_(m.zeros(2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPAND_WRITES))
+def test_write_through_expand_view(name: str) -> None:
+    got = _expand_write(cr, EXPAND_WRITES[name])
+    want = _expand_write(torch, EXPAND_WRITES[name])
+    if isinstance(want, str):
+        assert got == want
+    else:
+        for g, w in zip(got, want):
+            _same(g, w)
+
+
+def test_write_through_expand_view_of_a_plain_tensor() -> None:
+    for m in (cr, torch):
+        x = m.ones(3)
+        x.expand(2, 3)[1] = 2.0
+        assert x.tolist() == [2.0, 2.0, 2.0]
+        a = m.ones(3, requires_grad=True)
+        with m.no_grad():
+            a.expand(2, 3)[1] = 0.5
+        assert a.tolist() == [0.5, 0.5, 0.5]
+
+
+def test_fill_of_an_overlapping_expand_view_raises_at_the_write() -> None:
+    # PyTorch's fill_ writes, and the backward then fails with this message; chainrule refuses
+    # the write itself with it (before anything is changed).
+    a = cr.ones(3, requires_grad=True)
+    b = a * 1
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        b.expand(2, 3).fill_(2.0)
+    assert b.tolist() == [1.0, 1.0, 1.0]
