@@ -3,6 +3,7 @@ inference (Python floats give the default dtype, ints int64, bools bool)."""
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -34,28 +35,61 @@ __all__ = [
 ]
 
 
+class _NotNumbers(Exception):
+    """Raised inside _to_array's recursion; the caller turns it into PyTorch's error."""
+
+
 def _to_array(data: Any) -> np.ndarray:
     """Nested sequences of numbers and tensors to a NumPy array (dtype as NumPy infers)."""
+    try:
+        return _to_array_rec(data)
+    except _NotNumbers:
+        raise _not_numbers(data) from None
+
+
+def _to_array_rec(data: Any) -> np.ndarray:
     if isinstance(data, Tensor):
         return np.asarray(data._backend.to_host(data._data))
     if isinstance(data, np.ndarray):
         return data
     if isinstance(data, (list, tuple)):
         if any(isinstance(e, (Tensor, list, tuple)) for e in data):
-            parts = [_to_array(e) for e in data]
+            parts = [_to_array_rec(e) for e in data]
             if parts and any(p.shape != parts[0].shape for p in parts):
+                odd = next(p for p in parts if p.shape != parts[0].shape)
                 raise ValueError(
                     f"expected sequence of length {parts[0].shape[0] if parts[0].ndim else 0} at "
-                    f"dim 1 (got {next(p.shape for p in parts if p.shape != parts[0].shape)})"
+                    f"dim 1 (got {odd.shape[0] if odd.ndim else 0})"
                 )
             return np.array(parts) if parts else np.zeros((0,))
     try:
         arr = np.asarray(data)
     except ValueError as e:
         raise ValueError(str(e)) from None
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if arr.dtype.kind in "OUS":
+        raise _NotNumbers
     return arr
+
+
+def _not_numbers(data: Any) -> Exception:
+    """PyTorch's error for data holding something other than numbers: a string where a
+    sequence's first element is expected reads as one more dimension; any other string, None
+    or object is named by its type."""
+    first = data
+    while isinstance(first, (list, tuple)) and len(first):
+        first = first[0]
+    if first is not data and isinstance(first, (str, bytes)):
+        return ValueError(f"too many dimensions '{type(first).__name__}'")
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(reversed(d))
+        elif not isinstance(d, (numbers.Number, np.generic, Tensor)):
+            if isinstance(d, (str, bytes)):
+                return TypeError(f"new(): invalid data type '{type(d).__name__}'")
+            return RuntimeError(f"Could not infer dtype of {type(d).__name__}")
+    return RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _infer(arr: np.ndarray, from_python: bool) -> np.dtype:

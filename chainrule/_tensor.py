@@ -12,6 +12,7 @@ saved for backward or aliased: every saved value writes it).
 
 from __future__ import annotations
 
+import numbers
 import warnings
 import weakref
 from collections import OrderedDict
@@ -32,7 +33,7 @@ from chainrule._methods.shape import ShapeMethods
 from chainrule._methods.composite import CompositeMethods
 from chainrule._methods.sorting import SortingMethods
 from chainrule.autograd import grad_mode
-from chainrule.autograd.graph import AccumulateGrad, VersionCounter
+from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
 from chainrule.utils.hooks import RemovableHandle
 
@@ -178,8 +179,14 @@ class Tensor(
             from chainrule.autograd.graph import INFERENCE_SAVE_MSG
 
             raise RuntimeError(INFERENCE_SAVE_MSG)
-        acc = AccumulateGrad(self)
-        self._accum = weakref.ref(acc)
+        # Under a lock, so that forwards in two threads cannot make two nodes for one leaf,
+        # whose accumulations would not exclude each other (Note [accumulation lock]).
+        with _GRAD_LOCK:
+            ref = self._accum
+            acc = None if ref is None else ref()
+            if acc is None:
+                acc = AccumulateGrad(self)
+                self._accum = weakref.ref(acc)
         return acc
 
     # Autograd metadata -----------------------------------------------------------------------
@@ -233,7 +240,12 @@ class Tensor(
                     f"{list(self.shape)}, got {list(value.shape)}"
                 )
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype "
+                    f"'{_CPP_NAMES.get(value._data.dtype.name, value._data.dtype.name)}' to a "
+                    f"tensor with grad_dtype '{_type_name(self._data.dtype)[:-6]}'. The gradient "
+                    "must match the tensor's dtype."
+                )
         self._grad = value
 
     @grad.deleter
@@ -275,10 +287,11 @@ class Tensor(
             if t is None:
                 return
             g = g.detach() if not _state.enabled else g
-            if t._grad is None:
-                t._grad = g.clone()
-            else:
-                t._grad = t._grad + g
+            with _GRAD_LOCK:  # backwards in other threads may add at once
+                if t._grad is None:
+                    t._grad = g.clone()
+                else:
+                    t._grad = t._grad + g
 
         hooks = self.grad_fn._get_hooks()
         hooks.retain[self._output_nr] = hook
@@ -572,7 +585,7 @@ class Tensor(
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
                 if self._data.size > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )
@@ -633,41 +646,109 @@ class Tensor(
         return t
 
     # Arithmetic operators ---------------------------------------------------------------------
+    #
+    # Note [foreign operands]
+    #     With an operand that is no tensor, number, array or sequence (a str, None, any other
+    #     object), an operator returns NotImplemented, so that Python tries the other operand's
+    #     reflected method and then raises its own TypeError ("unsupported operand type(s) for
+    #     +: 'Tensor' and 'str'"), as PyTorch does; == and != then fall back to identity. The
+    #     binary operators find out only when the op fails (a try block costs nothing on the
+    #     hot path), == and != before (NumPy compares anything elementwise).
     def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
+        try:
+            return _ops.add(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
+        try:
+            return _ops.add(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __sub__(self, other: Any) -> Tensor:
-        return _ops.sub(self, other)
+        try:
+            return _ops.sub(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _ops.rsub(self, other)
+        try:
+            return _ops.rsub(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __mul__(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
+        try:
+            return _ops.mul(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
+        try:
+            return _ops.mul(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _ops.div(self, other)
+        try:
+            return _ops.div(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.rdiv(self, other)
+        try:
+            return _ops.rdiv(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __pow__(self, other: Any) -> Tensor:
-        return _ops.pow(self, other)
+        try:
+            return _ops.pow(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _ops.rpow(self, other)
+        try:
+            return _ops.rpow(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(self, other)
+        try:
+            return _ops.matmul(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(other, self)
+        try:
+            return _ops.matmul(other, self)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __neg__(self) -> Tensor:
         return _ops.neg(self)
@@ -679,39 +760,82 @@ class Tensor(
         return _ops.abs(self)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if _foreign(other):  # Note [foreign operands]
+            return NotImplemented
         return _ops.eq(self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if _foreign(other):  # Note [foreign operands]
+            return NotImplemented
         return _ops.ne(self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return _ops.lt(self, other)
+        try:
+            return _ops.lt(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __le__(self, other: Any) -> Tensor:
-        return _ops.le(self, other)
+        try:
+            return _ops.le(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __gt__(self, other: Any) -> Tensor:
-        return _ops.gt(self, other)
+        try:
+            return _ops.gt(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __ge__(self, other: Any) -> Tensor:
-        return _ops.ge(self, other)
+        try:
+            return _ops.ge(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     def __and__(self, other: Any) -> Tensor:
-        return _ops.bitwise_and(self, other)
+        try:
+            return _ops.bitwise_and(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     __rand__ = __and__
 
     def __or__(self, other: Any) -> Tensor:
-        return _ops.bitwise_or(self, other)
+        try:
+            return _ops.bitwise_or(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     __ror__ = __or__
 
     def __xor__(self, other: Any) -> Tensor:
-        return _ops.bitwise_xor(self, other)
+        try:
+            return _ops.bitwise_xor(self, other)
+        except Exception:
+            if _foreign(other):  # Note [foreign operands]
+                return NotImplemented
+            raise
 
     __rxor__ = __xor__
 
     def __invert__(self) -> Tensor:
+        if self._data.dtype.kind not in "iub":
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+            )
         return _ops.bitwise_not(self)
 
     def __iadd__(self, other: Any) -> Tensor:
@@ -951,6 +1075,24 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
     return t
 
 
+# PyTorch's C++ names of dtypes, as its error messages print them.
+_CPP_NAMES = {
+    "float64": "double", "float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _foreign(other: Any) -> bool:
+    """Whether an operator's other operand is of a type no op takes (Note [foreign operands])."""
+    return not (
+        isinstance(other, (Tensor, numbers.Number, np.ndarray, np.generic, list, tuple))
+        or hasattr(other, "__array__")
+        or hasattr(other, "__cuda_array_interface__")
+    )
+
+
 from chainrule import ops as _ops  # noqa: E402  (see ARCHITECTURE.md section 2)
 
 _bind_methods(_ops)
@@ -973,7 +1115,37 @@ def _bind_direct_methods() -> None:
     }
     for name, fn in direct.items():
         if hasattr(fn, "op"):
-            setattr(Tensor, name, fn)
+            binop = name in ("__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
+                             "__rtruediv__")
+            setattr(Tensor, name, _operator(fn.op) if binop else fn)
+
+
+def _operator(op: Any) -> Callable[[Tensor, Any], Any]:
+    """A binary operator that is ``op``'s function (the same one call into apply_binary)
+    but for a foreign operand, where it returns NotImplemented (Note [foreign operands])."""
+    from chainrule.ops._registry import apply_binary
+
+    if op.aux or op.view or op.num_outputs != 1:  # as binary() would call it: apply_op
+        from chainrule.ops._registry import apply_op
+
+        def method(self: Tensor, other: Any) -> Any:
+            try:
+                return apply_op(op, (self, other))
+            except Exception:
+                if _foreign(other):
+                    return NotImplemented
+                raise
+    else:
+
+        def method(self: Tensor, other: Any) -> Any:
+            try:
+                return apply_binary(op, self, other)
+            except Exception:
+                if _foreign(other):
+                    return NotImplemented
+                raise
+
+    return method
 
 
 _bind_direct_methods()

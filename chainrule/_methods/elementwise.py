@@ -7,21 +7,43 @@ from typing import Any
 _ops: Any = None  # bound to chainrule.ops by _tensor.py
 
 
+def _not_implemented(other: Any) -> Any:
+    """NotImplemented for a foreign operand, else re-raise (Note [foreign operands] in
+    _tensor.py); called inside an ``except`` block."""
+    from chainrule._tensor import _foreign
+
+    if _foreign(other):
+        return NotImplemented
+    raise
+
+
 class ElementwiseMethods:
     __slots__ = ()
 
     # Operators not among the core dunders of _tensor.py.
     def __floordiv__(self, other: Any) -> Any:
-        return _ops.floor_divide(self, other)
+        try:
+            return _ops.floor_divide(self, other)
+        except Exception:
+            return _not_implemented(other)
 
     def __rfloordiv__(self, other: Any) -> Any:
-        return _ops.floor_divide(other, self)
+        try:
+            return _ops.floor_divide(other, self)
+        except Exception:
+            return _not_implemented(other)
 
     def __mod__(self, other: Any) -> Any:
-        return _ops.remainder(self, other)
+        try:
+            return _ops.remainder(self, other)
+        except Exception:
+            return _not_implemented(other)
 
     def __rmod__(self, other: Any) -> Any:
-        return _ops.remainder(other, self)
+        try:
+            return _ops.remainder(other, self)
+        except Exception:
+            return _not_implemented(other)
 
     # Unary functions.
     def expm1(self) -> Any:

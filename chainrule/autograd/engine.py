@@ -16,7 +16,14 @@ from heapq import heappop, heappush
 from typing import Any, Sequence
 
 from chainrule.autograd import grad_mode
-from chainrule.autograd.graph import AccumulateGrad, Node, OpNode, format_site, user_site
+from chainrule.autograd.graph import (
+    _GRAD_LOCK,
+    AccumulateGrad,
+    Node,
+    OpNode,
+    format_site,
+    user_site,
+)
 
 __all__ = ["run_backward"]
 
@@ -122,6 +129,37 @@ def _tensor_hook_where(node: Node, nr: int) -> str:
     return f"registered on output {nr} of {node.name()}{_origin(node)}"
 
 
+def _hook_name(fn: Any) -> str:
+    return getattr(fn, "__name__", None) or repr(fn)
+
+
+def _check_hook_value(fn: Any, before: Any, after: Any) -> None:
+    """PyTorch's checks of a gradient a hook returned, but for its size (checked by the
+    callers, whose messages say where the hook is): a Tensor, of the dtype it was given."""
+    from chainrule._tensor import Tensor, _type_name
+
+    if not isinstance(after, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(after).__name__}'")
+    bd, ad = before._data.dtype, after._data.dtype
+    if bd != ad:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has changed the type of value (was torch.{_type_name(bd)} "
+            f"got torch.{_type_name(ad)})"
+        )
+
+
+def _check_hook_tuple(fn: Any, r: Any, n: int) -> tuple[Any, ...]:
+    """A pre- or post-hook's result: a tuple of one gradient (or None) per slot, as in PyTorch."""
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+    if len(r) != n:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {len(r)}, "
+            f"but expected {n})"
+        )
+    return r
+
+
 def _run_tensor_hooks(
     hooks: Any, g: Any, create_graph: bool, node: Node | None = None, nr: int = 0
 ) -> Any:
@@ -129,6 +167,7 @@ def _run_tensor_hooks(
     for fn in list(hooks.values()):
         r = fn(t)
         if r is not None:
+            _check_hook_value(fn, t, r)
             if tuple(r.shape) != tuple(t.shape):
                 if node is None:
                     raise RuntimeError(
@@ -352,7 +391,8 @@ def run_backward(
         for t, g in zip(inputs, results):
             if t.grad_fn is not None and g is not None:
                 g = g if create_graph else g.detach()
-                t._grad = g if t._grad is None else t._grad + g
+                with _GRAD_LOCK:  # Note [accumulation lock] in graph.py
+                    t._grad = g if t._grad is None else t._grad + g
         return None
     for idx, g in enumerate(results):
         if g is None and not allow_unused:
@@ -480,8 +520,10 @@ def _pre_hooks(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
         for fn in list(nh.pre.values()):
             r = fn(gs)
             if r is not None:
-                r = tuple(r)
+                r = _check_hook_tuple(fn, r, len(gs))
                 for k, (a, b) in enumerate(zip(gs, r)):
+                    if a is not None and b is not None:
+                        _check_hook_value(fn, a, b)
                     if a is not None and b is not None and tuple(a.shape) != tuple(b.shape):
                         where = f"a pre-hook of {node.name()}{_origin(node)}, at output {k}"
                         raise _size_error(fn, a, b, where)
@@ -497,8 +539,12 @@ def _post_hooks(node: Node, outs: Any, buf: list[Any], create_graph: bool) -> An
     for fn in list(node._hooks.post.values()):
         r = fn(gin, gout)
         if r is not None:
-            r = tuple(r)
+            r = _check_hook_tuple(fn, r, len(gin))
             for k, (a, b) in enumerate(zip(gin, r)):
+                if a is None and b is not None:
+                    raise RuntimeError("can't replace a None gradient with a non-None value")
+                if a is not None and b is not None:
+                    _check_hook_value(fn, a, b)
                 if a is not None and b is not None and tuple(a.shape) != tuple(b.shape):
                     where = f"a post-hook of {node.name()}{_origin(node)}, at input {k}"
                     raise _size_error(fn, a, b, where)

@@ -10,7 +10,7 @@ import numpy as np
 from chainrule._tensor import Tensor
 from chainrule.ops import binary, unary
 from chainrule.ops._registry import OpDef, _state, apply_inplace, check_inplace, inplace_compute, ns
-from chainrule.ops.views import copy_into_view
+from chainrule.ops.views import copy_into_view, make_writable
 
 __all__ = [
     "fill_", "copy_", "add_", "sub_", "mul_", "div_", "pow_", "zero_",
@@ -43,8 +43,10 @@ def _copy_fwd(xp: Any, x: Any, src: Any) -> Any:
     return xp.broadcast_to(src, x.shape).astype(x.dtype)
 
 
+# The old value is overwritten: it gets a zero gradient, as with fill (PyTorch: after
+# b = a.clone(); b.copy_(src), a.grad is zeros, not None).
 _copy = OpDef("copy", _copy_fwd, ("x", "src"), promote=None, node_name="CopyBackwards",
-              vjps=(None, lambda ctx, g: g))
+              vjps=(lambda ctx, g: g * 0, lambda ctx, g: g))
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:
@@ -56,6 +58,7 @@ def copy_(self: Tensor, src: Any) -> Tensor:
         src = tensor(src, dtype=self.dtype)
     if self._requires_grad and not self._is_inference:
         check_inplace(self)  # PyTorch's leaf errors come before its shape errors
+    make_writable(self)  # a view through expand (Note [writing through expand] in views.py)
     if src._data.shape != self._data.shape:
         _check_copy_shape(self._data.shape, src._data)
     d, sd = self._data, src._data

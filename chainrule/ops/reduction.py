@@ -253,6 +253,20 @@ _max_all = _extreme_op("max", "max", "MaxBackward1")
 _min_all = _extreme_op("min", "min", "MinBackward1")
 
 
+def _evenly_all_vjp(ctx: Any, g: Any) -> Any:
+    """Gradient of full max/min: g split evenly among the elements equal to the result, or,
+    when the result is NaN, among the NaNs (PyTorch's rule: one-hot at a single NaN; amax and
+    amin, whose mask has no NaN case, give NaN everywhere there, as in PyTorch)."""
+    x, out = ctx.x, ctx.out
+    mask = ns.eq(x, out) | (ns.isnan(x) & ns.isnan(out))
+    count = ns.sum(mask, dim=None, keepdim=False)
+    return (ns.where(mask, g, 0.0) / count,)
+
+
+_max_all.vjp(_evenly_all_vjp)
+_min_all.vjp(_evenly_all_vjp)
+
+
 class _ReturnType(tuple):
     """A (values, indices) pair like ``torch.return_types.max``."""
 

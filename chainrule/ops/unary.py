@@ -178,10 +178,49 @@ def _relu_fwd(xp: Any, x: Any) -> Any:
     return xp.maximum(x, out, out=out)
 
 
+def _threshold_backward_fwd(xp: Any, g: Any, x: Any, *, lo: float, hi: float | None,
+                            slope: float, nan_passes: bool) -> Any:
+    """The VJP of relu, hardtanh and leaky_relu: g where lo < x (< hi), slope g elsewhere; a
+    NaN x passes g when ``nan_passes`` (PyTorch's threshold_backward and hardtanh_backward),
+    else gets slope g (leaky_relu_backward)."""
+    if nan_passes:
+        passes = ~(x <= lo) if hi is None else ~((x <= lo) | (x >= hi))
+    else:
+        passes = x > lo if hi is None else (x > lo) & (x < hi)
+    if slope == 0.0:
+        return g * passes
+    return xp.where(passes, g, g * slope)
+
+
+def _zero_grad(ctx: Any, g: Any) -> Any:
+    """Zeros of g's shape and kind (array or Tensor): the mask's own derivative."""
+    from chainrule._tensor import Tensor
+    from chainrule.backends import backend_of
+
+    if isinstance(g, Tensor):
+        d = g._data
+        return Tensor._wrap(backend_of(d).xp.zeros_like(d))
+    return backend_of(g).xp.zeros_like(g)
+
+
+# Note [connected masks]
+#     A VJP that multiplies g by a mask of x would leave the gradient without a path to x, so
+#     that under create_graph the gradient of relu(x) * 3 is a constant and differentiating it
+#     again raises "does not require grad". PyTorch's threshold_backward(g, x) is an op of x
+#     too, with derivative zero: this op is that, so the second derivative is zeros, as there.
+_threshold_backward = OpDef(
+    "threshold_backward", _threshold_backward_fwd, ("g", "x"), saves=("x",), promote=None,
+    node_name="ThresholdBackwardBackward0",
+    vjps=(lambda ctx, gg: ns.threshold_backward(gg, ctx.x, lo=ctx.lo, hi=ctx.hi,
+                                                slope=ctx.slope, nan_passes=ctx.nan_passes),
+          _zero_grad))
+
+
 # At x == 0 the subgradient is 0; a NaN passes g (PyTorch's threshold_backward: 0 where
-# out <= 0, else g).
+# out <= 0, else g). Note [connected masks].
 relu = unary("relu", _relu_fwd, saves="out",
-             vjp=lambda ctx, g: g * ~(ctx.out <= 0), promote=None,
+             vjp=lambda ctx, g: ns.threshold_backward(g, ctx.out, lo=0.0, hi=None, slope=0.0,
+                                                             nan_passes=True), promote=None,
              doc="max(x, 0). VJP: g where x > 0 or x is NaN, else 0 (0 at x == 0, as PyTorch).")
 
 
@@ -414,8 +453,9 @@ def _hardtanh_fwd(xp: Any, x: Any, *, min_val: float = -1.0, max_val: float = 1.
 
 
 def _hardtanh_vjp(ctx: Any, g: Any) -> Any:
-    x = ctx.x
-    return g * ((x > ctx.min_val) & (x < ctx.max_val))
+    # A NaN passes g, as in PyTorch's hardtanh_backward; Note [connected masks].
+    return ns.threshold_backward(g, ctx.x, lo=ctx.min_val, hi=ctx.max_val, slope=0.0,
+                                 nan_passes=True)
 
 
 _hardtanh = OpDef("hardtanh", _hardtanh_fwd, ("x",), saves=("x",), promote=None,
@@ -444,7 +484,9 @@ def _leaky_fwd(xp: Any, x: Any, *, negative_slope: float = 0.01) -> Any:
 
 _leaky_relu = OpDef(
     "leaky_relu", _leaky_fwd, ("x",), saves=("x",), promote=None,
-    vjps=(lambda ctx, g: ns.where(ctx.x > 0, g, g * ctx.negative_slope),),
+    # Note [connected masks]
+    vjps=(lambda ctx, g: ns.threshold_backward(g, ctx.x, lo=0.0, hi=None,
+                                               slope=ctx.negative_slope, nan_passes=False),),
 )
 
 

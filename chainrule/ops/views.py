@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode
 from chainrule.ops._registry import (
@@ -29,14 +31,61 @@ from chainrule.ops._registry import (
     rebase_history,
 )
 
-__all__ = ["inplace_on_view", "copy_into_view", "apply_chain", "refresh_views", "forget_view"]
+__all__ = ["inplace_on_view", "copy_into_view", "apply_chain", "refresh_views", "forget_view",
+           "writable", "make_writable"]
 
 
 def _region(xp: Any, a: Any, chain: tuple[Any, ...]) -> Any:
-    """The view of array ``a`` that ``chain`` selects (shares memory with ``a``)."""
+    """The view of array ``a`` that ``chain`` selects (shares memory with ``a``), writable
+    where it can be written (Note [writing through expand])."""
+    root = a
     for op, params in chain:
         a = op.forward(xp, a, **(params or {}))
-    return a
+    return writable(a, root)
+
+
+OVERLAP_MSG = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+class _Alias:
+    """An ``__array_interface__`` over memory of ``root``, which it keeps alive."""
+
+    def __init__(self, interface: dict[str, Any], root: Any) -> None:
+        self.__array_interface__ = interface
+        self.root = root
+
+
+def writable(a: Any, root: Any) -> Any:
+    """``a``, a view of the NumPy array ``root``, made writable if it is read-only only because
+    an ``expand`` (a broadcast, read-only in NumPy) lies on its chain.
+
+    Note [writing through expand]
+        ``b.expand(2, 3)[1] = v`` writes each element of b once, which PyTorch allows: only a
+        written-to view whose own elements overlap (a stride 0 over a dimension longer than 1)
+        is refused, with PyTorch's message. NumPy makes every view of a broadcast read-only, so
+        a view without such an overlap, of a writable root, gets a writable alias of the same
+        memory instead; anything else is left read-only, for the write to refuse.
+    """
+    if type(a) is not np.ndarray or a.flags.writeable:
+        return a
+    if any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+        raise RuntimeError(OVERLAP_MSG)
+    if type(root) is not np.ndarray or not root.flags.writeable \
+            or not np.may_share_memory(a, root):
+        return a
+    iface = dict(a.__array_interface__)
+    iface["data"] = (iface["data"][0], False)  # (address, read-only flag)
+    return np.asarray(_Alias(iface, root))
+
+
+def make_writable(view: Tensor) -> None:
+    """Give a view about to be written its writable alias (Note [writing through expand])."""
+    base = view._base
+    if base is not None:
+        view._data = writable(view._data, base._data)
 
 
 def apply_chain(g: Any, chain: tuple[Any, ...]) -> Any:
@@ -81,6 +130,7 @@ def inplace_on_view(
     base = view._base
     assert base is not None
     chain = view._view_chain
+    make_writable(view)
     result = compute(history_alias(view, copy_self))
     _write_into(view, result._data)
     view._bump_version()

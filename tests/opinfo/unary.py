@@ -75,7 +75,8 @@ OPS = [
     OpInfo("softplus_beta", lambda m, x: _act(m, "softplus")(x, beta=2.0, threshold=3.0),
            ref=lambda x: _softplus(x, 2.0, 3.0), covers=(),
            samples=elementwise(low=-4, high=4, avoid=(1.5,))),
-    OpInfo("relu", lambda m, x: m.relu(x), ref=lambda x: np.maximum(x, 0), samples=_NEAR0),
+    OpInfo("relu", lambda m, x: m.relu(x), ref=lambda x: np.maximum(x, 0), samples=_NEAR0,
+           covers=("relu", "threshold_backward")),  # its VJP, run by the gradgradcheck
     OpInfo("relu6", lambda m, x: _act(m, "relu6")(x), ref=lambda x: np.clip(x, 0, 6),
            samples=elementwise(low=-3, high=8, avoid=(0.0, 6.0)), covers=()),
     OpInfo("hardtanh", lambda m, x: _act(m, "hardtanh")(x),
