@@ -924,7 +924,12 @@ def apply_inplace(
     Increments ``self``'s version. When the op is recorded, ``self``'s history is rebased: its
     ``grad_fn`` becomes the new node, whose first edge leads to the old history.
     """
-    saves_self = any(kind == 0 and idx == 0 for kind, idx in op.save_spec)
+    # Whether the node will keep self (Note [saved only when needed]): only then must the op
+    # see a copy of it, since the write overwrites it.
+    saves_self = False
+    for (kind, idx), users in zip(op.save_spec, op.save_users):
+        if kind == 0 and idx == 0:
+            saves_self = users is None or any(_may_need(op, i, self, others) for i in users)
     # A unary op that saves only its output (exp_, relu_, sigmoid_...) keeps self's storage as
     # that output, as PyTorch saves ``result``: a later in-place change to self is then caught.
     # Other ops keep their own copies, as PyTorch saves a clone of the original self.
@@ -938,6 +943,13 @@ def apply_inplace(
         self, lambda a: apply_op(op, (a,) + others), others, saves_self, op.differentiable,
         alias_out,
     )
+
+
+def _may_need(op: OpDef, i: int, self: Tensor, others: tuple[Any, ...]) -> bool:
+    """Whether input ``i`` of ``op`` applied to ``(self, *others)`` would need a gradient."""
+    x = self if i == 0 else others[i - 1] if i - 1 < len(others) else None
+    return i < len(op.grad_mask) and op.grad_mask[i] and isinstance(x, Tensor) \
+        and x._requires_grad
 
 
 def inplace_compute(

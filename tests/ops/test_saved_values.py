@@ -271,3 +271,17 @@ def test_generated_and_generic_record_agree() -> None:
         ref = _record(op, (a, b), out, None, None).grad_fn.saved
         assert [s is None for s in gen] == [s is None for s in ref]
         assert [s is None for s in gen] == [not ra, not rb]
+
+
+def test_inplace_op_copies_self_only_when_kept() -> None:
+    x = cr.ones(1000, requires_grad=True)
+    c = cr.full((1000,), 2.0)
+    y = x * 1.0  # keeps nothing
+    y.mul_(c)  # self's gradient reads c; nothing reads the old self: no copy is kept
+    assert saved_bytes(y) == c._data.nbytes
+    b = cr.full((1000,), 3.0, requires_grad=True)
+    y.mul_(b)  # b's gradient reads the old self: a copy of it is kept, with b
+    assert saved_bytes(y) == c._data.nbytes + 2 * b._data.nbytes
+    y.sum().backward()
+    np.testing.assert_array_equal(_np(x.grad), np.full(1000, 6.0))
+    np.testing.assert_array_equal(_np(b.grad), np.full(1000, 2.0))
