@@ -649,10 +649,10 @@ def _make_node_apply(op: Any) -> Callable[..., Any] | None:
         grad="grads[0]" if op.num_outputs == 1 else "tuple(grads)",
         call=call,
         release="".join(_RELEASE_TEMPLATE.format(i=i) for i in range(len(names))))
-    # Named inside the package, so that user_site() skips its frames as it skips ours.
-    exec(compile(src, _os.path.join(_PKG_DIR, "autograd", f"<apply of {op.name}>"), "exec"),
-         env)
-    return env["node_apply"]
+    # Named inside the package (user_site() skips its frames), its lines in linecache.
+    from chainrule.autograd._codegen import compile_generated
+
+    return compile_generated(src, f"apply of {op.name}", env)["node_apply"]
 
 
 class OpNode(Node):

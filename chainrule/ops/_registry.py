@@ -20,16 +20,16 @@ view handling), kept in one module on purpose.
 from __future__ import annotations
 
 import inspect
-import os as _os
 import re
 from weakref import ref as _weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from chainrule import _dtype
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode
+from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
     _make_node_apply,
@@ -79,7 +79,10 @@ class OpDef:
         forward: ``forward(xp, *arrays, **params) -> array`` (or a tuple for several outputs).
         vjps: one VJP per input, ``vjp(ctx, g) -> grad`` (``None`` for non-differentiable
             inputs), or ``joint_vjp(ctx, g) -> tuple`` computing all at once.
-        saves: names of inputs, ``"out"`` (or ``"out0"``, ``"out1"``...) to keep for backward.
+        saves: names of inputs, ``"out"`` (or ``"out0"``, ``"out1"``...) to keep for backward:
+            all of them, in declaration order (see Note [saved only when needed]).
+        save_users: per saved value, the indices of the inputs whose VJPs read it (it is
+            saved only when one of them requires grad), or None (saved whenever recorded).
         aux: the forward returns ``(outputs, dict)``; the dict's arrays are kept for backward
             as constants (indices, masks) and are readable on ``ctx`` by their keys.
         promote: ``"same"`` (inputs promoted to a common dtype), ``"float"`` (like ``same``,
@@ -93,6 +96,8 @@ class OpDef:
         "joint_vjp",
         "saves",
         "save_spec",
+        "save_users",
+        "save_keep",
         "save_names",
         "view",
         "differentiable",
@@ -118,7 +123,7 @@ class OpDef:
         name: str,
         forward: Callable[..., Any],
         input_names: Sequence[str],
-        saves: Sequence[str] = (),
+        saves: Sequence[str] | Mapping[str, str | Sequence[str]] = (),
         vjps: Sequence[Callable[..., Any] | None] | None = None,
         view: bool = False,
         differentiable: bool = True,
@@ -133,7 +138,7 @@ class OpDef:
         self.name = name
         self.forward = forward
         self.input_names = tuple(input_names)
-        self.saves = tuple(saves)
+        self.saves, self.save_users = _save_users(name, self.input_names, saves)
         spec = []
         for s in self.saves:
             if s in self.input_names:
@@ -145,6 +150,9 @@ class OpDef:
             else:
                 raise ValueError(f"op {name}: saves entry {s!r} is neither an input nor 'out'")
         self.save_spec = tuple(spec)
+        # needs_input_grad -> which saved values to keep, for the generic _record; filled by
+        # _keep_for on first use of each mask (Note [saved only when needed]).
+        self.save_keep: dict[tuple[bool, ...], tuple[bool, ...]] = {}
         self.save_names = self.saves
         self.vjps = tuple(vjps) if vjps is not None else (None,) * len(self.input_names)
         self.joint_vjp: Callable[..., Any] | None = None
@@ -180,6 +188,49 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
+
+
+# Note [saved only when needed]
+#     An op declares what each input's VJP reads: ``saves={"a": "b", "b": "a"}`` for mul (the
+#     gradient of a needs b, that of b needs a); a plain sequence means every VJP reads all of
+#     it. A value is kept only when the VJP of some input that requires grad reads it (PyTorch's
+#     rule), so ``(w * 2.0).sum()`` does not keep w, and changing w in place before the
+#     backward is no error, as in PyTorch; it also keeps less memory alive. A value not kept
+#     is None in ``node.saved`` and on the ctx, where no VJP that runs reads it. (PyTorch's
+#     generated code keeps a value read by the VJPs of several inputs whenever it builds the
+#     node; here it is kept only when one of those inputs requires grad, which differs only
+#     for ops of three or more inputs, and only by keeping less.) Nothing is decided per call:
+#     the generated record tests the inputs' flags it already has, one ``if`` per guarded value
+#     (Note [generated record]); the generic one looks the mask up in ``op.save_keep``.
+
+
+def _save_users(
+    name: str, inputs: tuple[str, ...], saves: Sequence[str] | Mapping[str, Any]
+) -> tuple[tuple[str, ...], tuple[tuple[int, ...] | None, ...]]:
+    """The saved names and, per name, the inputs whose VJPs read it, from an op's ``saves=``
+    (Note [saved only when needed])."""
+    if not isinstance(saves, Mapping):
+        names = tuple(saves)
+        return names, (None,) * len(names)
+    users: dict[str, list[int]] = {}
+    for inp, needed in saves.items():
+        if inp not in inputs:
+            raise ValueError(f"op {name}: saves key {inp!r} is not an input")
+        for v in (needed,) if isinstance(needed, str) else needed:
+            users.setdefault(v, []).append(inputs.index(inp))
+    return tuple(users), tuple(tuple(u) for u in users.values())
+
+
+def _keep_for(op: OpDef, needs: tuple[bool, ...]) -> tuple[bool, ...]:
+    """Which of ``op``'s saved values to keep when ``needs`` are its inputs' needs_input_grad
+    (cached in ``op.save_keep``). An op taking *inputs keeps all of them."""
+    if len(needs) != len(op.input_names):
+        keep = (True,) * len(op.save_users)
+    else:
+        keep = tuple(u is None or any(needs[i] for i in u) for u in op.save_users)
+    if len(op.save_keep) < 64:
+        op.save_keep[needs] = keep
+    return keep
 
 
 def _make_ns_fn(op: OpDef) -> Callable[..., Any]:
@@ -623,7 +674,14 @@ def _record(
     spec = op.save_spec
     if spec:
         saved = []
-        for kind, idx in spec:
+        needs = node.needs_input_grad
+        keep = op.save_keep.get(needs)
+        if keep is None:
+            keep = _keep_for(op, needs)
+        for (kind, idx), kept in zip(spec, keep):
+            if not kept:
+                saved.append(None)  # Note [saved only when needed]
+                continue
             src = outs[idx] if kind else inputs[idx]
             if isinstance(src, Tensor):
                 vc = src._vc
@@ -739,6 +797,22 @@ _SAVE_TEMPLATE = """    src = {src}
 """
 
 
+def _guarded(code: str, j: int, users: tuple[int, ...] | None, mask: tuple[bool, ...]) -> str:
+    """``code`` (which saves value ``j``) run only when an input among ``users`` requires
+    grad, else the value is None (Note [saved only when needed]). Unguarded when those are all
+    the inputs that can need a gradient (the record runs only when one of them does)."""
+    if users is None:
+        return code
+    users = tuple(i for i in users if mask[i])
+    if not users:
+        return f"    s{j} = None\n"
+    if len(users) == sum(mask):
+        return code
+    test = " or ".join(f"n{i}" for i in users)
+    body = "".join("    " + ln + "\n" for ln in code.splitlines())
+    return f"    if {test}:\n{body}    else:\n        s{j} = None\n"
+
+
 def _first_record(op: OpDef, inputs: tuple[Any, ...], out: Any, params: Any, aux: Any) -> Any:
     """``op.record`` before the op's first recorded use: write it and the op's node_apply
     (Note [generated apply] in autograd/graph.py), then record."""
@@ -760,10 +834,11 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
         edge_tuple, meta_tuple, needs = "e0,", "m0,", "NEEDS_ONE if n0 else (False,)"
     else:
         edge_tuple, meta_tuple, needs = "e0, e1", "m0, m1", "NEEDS_TWO[n0 + n0 + n1]"
-    saves = "".join(
-        _SAVE_OUT_TEMPLATE.format(j=j) if kind else _SAVE_TEMPLATE.format(j=j, src=f"x{idx}",
-                                                                          is_out=False)
-        for j, (kind, idx) in enumerate(op.save_spec))
+    saves = ""
+    for j, ((kind, idx), users) in enumerate(zip(op.save_spec, op.save_users)):
+        code = (_SAVE_OUT_TEMPLATE.format(j=j) if kind
+                else _SAVE_TEMPLATE.format(j=j, src=f"x{idx}", is_out=False))
+        saves += _guarded(code, j, users, op.grad_mask)
     if op.save_spec:
         names = ", ".join(f"s{j}" for j in range(len(op.save_spec)))
         saves += (f"    saved = ({names},)\n    if hooks_any[0] and hooks_state.stack:\n"
@@ -783,9 +858,8 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
         "anomaly": _anomaly_enabled, "note_site": _note_site, "fast": op.node_apply,
         "set_version": _set_version,
     }
-    # Named inside the package, so that user_site() skips its frames as it skips ours.
-    exec(compile(src, _os.path.join(_HERE, f"<record of {op.name}>"), "exec"), env)
-    return env["record"]
+    # Named inside the package (user_site() skips its frames), its lines in linecache.
+    return compile_generated(src, f"record of {op.name}", env)["record"]
 
 
 # VersionCounter.__init__'s one store, for the generated records.
@@ -801,7 +875,6 @@ def _note_site(node: OpNode) -> None:
         record_trace(node, 3)
 
 
-_HERE = _os.path.dirname(__file__)
 _anomaly_enabled = [False]
 _NO_EDGE = (None, 0)
 _NEEDS_ONE = (True,)
@@ -851,7 +924,12 @@ def apply_inplace(
     Increments ``self``'s version. When the op is recorded, ``self``'s history is rebased: its
     ``grad_fn`` becomes the new node, whose first edge leads to the old history.
     """
-    saves_self = any(kind == 0 and idx == 0 for kind, idx in op.save_spec)
+    # Whether the node will keep self (Note [saved only when needed]): only then must the op
+    # see a copy of it, since the write overwrites it.
+    saves_self = False
+    for (kind, idx), users in zip(op.save_spec, op.save_users):
+        if kind == 0 and idx == 0:
+            saves_self = users is None or any(_may_need(op, i, self, others) for i in users)
     # A unary op that saves only its output (exp_, relu_, sigmoid_...) keeps self's storage as
     # that output, as PyTorch saves ``result``: a later in-place change to self is then caught.
     # Other ops keep their own copies, as PyTorch saves a clone of the original self.
@@ -865,6 +943,13 @@ def apply_inplace(
         self, lambda a: apply_op(op, (a,) + others), others, saves_self, op.differentiable,
         alias_out,
     )
+
+
+def _may_need(op: OpDef, i: int, self: Tensor, others: tuple[Any, ...]) -> bool:
+    """Whether input ``i`` of ``op`` applied to ``(self, *others)`` would need a gradient."""
+    x = self if i == 0 else others[i - 1] if i - 1 < len(others) else None
+    return i < len(op.grad_mask) and op.grad_mask[i] and isinstance(x, Tensor) \
+        and x._requires_grad
 
 
 def inplace_compute(
@@ -1022,7 +1107,7 @@ def unary(
     name: str,
     forward: Callable[..., Any],
     *,
-    saves: str | Sequence[str] = (),
+    saves: str | Sequence[str] | Mapping[str, str | Sequence[str]] = (),
     vjp: Callable[..., Any] | None = None,
     promote: str | None = "float",
     **flags: Any,
@@ -1060,7 +1145,7 @@ def binary(
     name: str,
     forward: Callable[..., Any],
     *,
-    saves: str | Sequence[str] = (),
+    saves: str | Sequence[str] | Mapping[str, str | Sequence[str]] = (),
     vjp: Sequence[Callable[..., Any] | None] = (None, None),
     promote: str | None = "same",
     np_forward: Callable[..., Any] | None = None,
@@ -1109,7 +1194,7 @@ def _xp_function(fname: str) -> Callable[..., Any]:
 
 def defop(
     *,
-    saves: str | Sequence[str] = (),
+    saves: str | Sequence[str] | Mapping[str, str | Sequence[str]] = (),
     name: str | None = None,
     promote: str | None = None,
     **flags: Any,
@@ -1143,5 +1228,8 @@ def defop(
     return deco
 
 
-def _tuple(s: str | Sequence[str]) -> tuple[str, ...]:
+def _tuple(s: str | Sequence[str] | Mapping[str, Any]) -> Any:
+    """A ``saves=`` argument as OpDef takes it: a tuple, or the mapping of per-input needs."""
+    if isinstance(s, Mapping):
+        return s
     return (s,) if isinstance(s, str) else tuple(s)

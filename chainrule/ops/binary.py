@@ -135,14 +135,18 @@ _sub = binary("sub", _sub_fwd, np_forward=np.subtract, vjp=(lambda ctx, g: g, la
 _rsub = binary("rsub", _rsub_fwd,
                vjp=(lambda ctx, g: -g, lambda ctx, g: g), node_name="RsubBackward1",
                doc="b - a (for ``scalar - tensor``). VJP: -g, g.")
-mul = binary("mul", _mul_fwd, np_forward=np.multiply, saves=("a", "b"),
+mul = binary("mul", _mul_fwd, np_forward=np.multiply, saves={"a": "b", "b": "a"},
              vjp=(lambda ctx, g: g * ctx.b, lambda ctx, g: g * ctx.a),
              doc="a * b. VJP: g b, g a.")
-_div = binary("div", _div_fwd, np_forward=np.true_divide, saves=("b", "out"), promote="float",
-              vjp=(lambda ctx, g: g / ctx.b, lambda ctx, g: -g * ctx.out / ctx.b),
+# The divisor's VJP reads the dividend, not the output, as PyTorch's (which saves no output,
+# so that ``y = x / 2; y += 1`` is no error before a backward).
+_div = binary("div", _div_fwd, np_forward=np.true_divide, saves={"a": "b", "b": ("a", "b")},
+              promote="float",
+              vjp=(lambda ctx, g: g / ctx.b, lambda ctx, g: -g * ((ctx.a / ctx.b) / ctx.b)),
               doc="a / b (true division). VJP: g / b, -g a / b**2.")
-_rdiv = binary("rdiv", _checked(lambda xp, a, b: b / a), saves=("a", "out"), promote="float",
-               vjp=(lambda ctx, g: -g * ctx.out / ctx.a, None), node_name="DivBackward0",
+_rdiv = binary("rdiv", _checked(lambda xp, a, b: b / a), saves={"a": ("a", "b")},
+               promote="float", vjp=(lambda ctx, g: -g * ((ctx.b / ctx.a) / ctx.a), None),
+               node_name="DivBackward0",
                doc="b / a (for ``scalar / tensor``). VJP: -g b / a**2.")
 
 
@@ -182,7 +186,8 @@ def _pow_fwd(xp: Any, a: Any, b: Any) -> Any:
         raise RuntimeError(str(e)) from None
 
 
-_pow = binary("pow", _pow_fwd, saves=("a", "b", "out"), vjp=(_pow_base_vjp, _pow_exp_vjp),
+_pow = binary("pow", _pow_fwd, saves={"a": ("a", "b"), "b": ("a", "b", "out")},
+              vjp=(_pow_base_vjp, _pow_exp_vjp),
               node_name="PowBackward1",
               doc="a ** b. VJP: g b a**(b-1) (0 where b == 0); g a**b log(a) (0 where a == 0, "
                   "b >= 0).")
@@ -256,7 +261,7 @@ def _fmod_fwd(xp: Any, a: Any, b: Any) -> Any:
 
 
 _remainder = binary(
-    "remainder", _remainder_fwd, saves=("a", "b"),
+    "remainder", _remainder_fwd, saves={"b": ("a", "b")},
     vjp=(lambda ctx, g: g,
          lambda ctx, g: -g * ns.div_rounded(ctx.a, ctx.b, rounding_mode="floor")),
     node_name="RemainderBackward1",
@@ -265,7 +270,7 @@ _remainder_scalar = binary("remainder_scalar", _remainder_fwd, vjp=(lambda ctx, 
                            node_name="RemainderBackward0",
                            doc="a % b for a Python number b. VJP: g.")
 _fmod = binary(
-    "fmod", _fmod_fwd, saves=("a", "b"),
+    "fmod", _fmod_fwd, saves={"b": ("a", "b")},
     vjp=(lambda ctx, g: g,
          lambda ctx, g: -g * ns.div_rounded(ctx.a, ctx.b, rounding_mode="trunc")),
     node_name="FmodBackward1",
@@ -515,7 +520,8 @@ def _lerp_vjp(ctx: Any, g: Any) -> Any:
 _lerp_s = OpDef("lerp_scalar", _lerp_fwd_s, ("a", "b"), promote="same",
                 node_name="LerpBackward0")
 _lerp_s.vjp(_lerp_s_vjp)
-_lerp = OpDef("lerp", _lerp_fwd, ("a", "b", "w"), saves=("a", "b", "w"), promote="same",
+_lerp = OpDef("lerp", _lerp_fwd, ("a", "b", "w"), saves={"a": "w", "b": "w", "w": ("a", "b")},
+              promote="same",
               node_name="LerpBackward1")
 _lerp.vjp(_lerp_vjp)
 

@@ -29,7 +29,7 @@ def _mT(x: Any) -> Any:
 # matmul --------------------------------------------------------------------------------------
 
 
-@defop(name="matmul", saves=("a", "b"), promote="same")
+@defop(name="matmul", saves={"a": "b", "b": "a"}, promote="same")
 def _matmul(xp: Any, a: Any, b: Any) -> Any:
     """a @ b with NumPy's batch broadcasting and 1-D promotion rules (as torch.matmul).
     VJP: g @ b^T and a^T @ g, with 1-D operands unsqueezed first and squeezed after."""
@@ -38,32 +38,50 @@ def _matmul(xp: Any, a: Any, b: Any) -> Any:
 
 @_matmul.vjp
 def _matmul_vjp(ctx: Any, g: Any) -> Any:
+    # The gradient of a reads only b, that of b only a: an operand whose partner needs no
+    # gradient was not saved (Note [saved only when needed]), and its rank comes from the
+    # shape recorded for it (it requires grad, so the node has its shape).
     a, b = ctx.a, ctx.b
     need_a, need_b = ctx.needs_input_grad
-    if a.ndim == 1 and b.ndim == 1:
+    if not (need_a or need_b):
+        return None, None
+    shapes = ctx.input_shapes
+    a_nd = a.ndim if a is not None else len(shapes[0])
+    b_nd = b.ndim if b is not None else len(shapes[1])
+    if a_nd == 1 and b_nd == 1:
         return (g * b if need_a else None, g * a if need_b else None)
-    a2 = ns.unsqueeze(a, dim=0) if a.ndim == 1 else a
-    b2 = ns.unsqueeze(b, dim=b.ndim) if b.ndim == 1 else b
     g2 = g
-    if a.ndim == 1:
+    if a_nd == 1:
         g2 = ns.unsqueeze(g2, dim=g2.ndim - 1)
-    if b.ndim == 1:
+    if b_nd == 1:
         g2 = ns.unsqueeze(g2, dim=g2.ndim)
     ga = gb = None
     if need_a:
+        b2 = ns.unsqueeze(b, dim=b_nd) if b_nd == 1 else b
         ga = ns.matmul(g2, _mT(b2))
-        if a.ndim == 1:
+        if a_nd == 1:
             ga = ns.squeeze(ga, dim=(ga.ndim - 2,))
     if need_b:
-        if a2.ndim == 2 and b2.ndim == 2 and _is_transposed(b2):
+        a2 = ns.unsqueeze(a, dim=0) if a_nd == 1 else a
+        if a2.ndim == 2 and b_nd == 2 and _b_transposed(ctx, b):
             # b is a transposed weight (linear's W.t()): (g^T a)^T gives the gradient in the
             # weight's own memory order, so accumulating it needs no copy.
             gb = _mT(ns.matmul(_mT(g2), a2))
         else:
             gb = ns.matmul(_mT(a2), g2)
-        if b.ndim == 1:
+        if b_nd == 1:
             gb = ns.squeeze(gb, dim=(gb.ndim - 1,))
     return ga, gb
+
+
+def _b_transposed(ctx: Any, b: Any) -> bool:
+    """Whether the second operand is laid out column-major (linear's ``W.t()``). Without b
+    itself (not saved when a needs no gradient), whether it is the output of a transpose:
+    only the gradient's memory order depends on it, never its values."""
+    if b is not None:
+        return _is_transposed(b)
+    node = ctx.b_node if type(ctx) is _Ctx2 else ctx._node.next_functions[1][0]
+    return node is not None and getattr(getattr(node, "op", None), "name", None) == "t"
 
 
 def _is_transposed(x: Any) -> bool:
@@ -169,7 +187,7 @@ def _product_fwd(xp: Any, a: Any, b: Any) -> Any:
 
 def _product_op(name: str, node: str) -> OpDef:
     """A fixed-rank product whose forward is ``xp.matmul``; the VJP is matmul's."""
-    op = OpDef(name, _product_fwd, ("a", "b"), saves=("a", "b"),
+    op = OpDef(name, _product_fwd, ("a", "b"), saves={"a": "b", "b": "a"},
                promote="same", node_name=node)
     op.vjp(_matmul_vjp)
     return op
@@ -289,7 +307,8 @@ def _addprod_fwd(xp: Any, x: Any, a: Any, b: Any, *, beta: Any, alpha: Any) -> A
 
 def _addprod_vjp(ctx: Any, g: Any) -> Any:
     need_x, need_a, need_b = ctx.needs_input_grad
-    inner = _Ctx2(ctx.a, ctx.b, (need_a, need_b))
+    inner = _Ctx2(ctx.a, ctx.b, (need_a, need_b), ctx.input_shapes[1:],
+                  ctx._node.next_functions[2][0])
     ga, gb = _matmul_vjp(inner, g if ctx.alpha == 1 else g * ctx.alpha)
     gx = None
     if need_x:
@@ -298,16 +317,19 @@ def _addprod_vjp(ctx: Any, g: Any) -> Any:
 
 
 class _Ctx2:
-    """The two-operand context ``_matmul_vjp`` reads."""
+    """The two-operand context ``_matmul_vjp`` reads: the operands (None where not saved),
+    their needs, their recorded shapes and the node that made b."""
 
-    __slots__ = ("a", "b", "needs_input_grad")
+    __slots__ = ("a", "b", "needs_input_grad", "input_shapes", "b_node")
 
-    def __init__(self, a: Any, b: Any, needs: tuple[bool, bool]) -> None:
+    def __init__(self, a: Any, b: Any, needs: tuple[bool, bool], shapes: tuple[Any, ...],
+                 b_node: Any) -> None:
         self.a, self.b, self.needs_input_grad = a, b, needs
+        self.input_shapes, self.b_node = shapes, b_node
 
 
 def _addprod_op(name: str, node: str) -> OpDef:
-    op = OpDef(name, _addprod_fwd, ("x", "a", "b"), saves=("a", "b"), promote="same",
+    op = OpDef(name, _addprod_fwd, ("x", "a", "b"), saves={"a": "b", "b": "a"}, promote="same",
                node_name=node)
     op.vjp(_addprod_vjp)
     return op
@@ -392,7 +414,9 @@ def _einsum_vjp(ctx: Any, g: Any) -> Any:
     an identity factor."""
     lhs, out = ctx.equation.split("->")
     subs = lhs.split(",")
-    xs = [getattr(ctx, f"x{i}") for i in range(len(subs))]
+    # Operand i's gradient reads the others only: operands no needed gradient reads were not
+    # saved (Note [saved only when needed]).
+    xs = [getattr(ctx, f"x{i}", None) for i in range(len(subs))]
     grads = []
     for i, s in enumerate(subs):
         if not ctx.needs_input_grad[i]:
@@ -422,7 +446,8 @@ def _einsum_vjp(ctx: Any, g: Any) -> Any:
 _EINSUM_OPS = {}
 for _n in range(1, _EINSUM_MAX + 1):
     _op = OpDef("einsum" if _n == 2 else f"einsum{_n}", _einsum_fwd,
-                tuple(f"x{i}" for i in range(_n)), saves=tuple(f"x{i}" for i in range(_n)),
+                tuple(f"x{i}" for i in range(_n)),
+                saves={f"x{i}": tuple(f"x{j}" for j in range(_n) if j != i) for i in range(_n)},
                 promote="same", node_name="EinsumBackward0")
     _op.vjp(_einsum_vjp)
     _EINSUM_OPS[_n] = _op

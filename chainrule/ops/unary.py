@@ -503,12 +503,16 @@ def _elu_fwd(xp: Any, x: Any, *, alpha: float = 1.0, scale: float = 1.0,
 
 
 def _elu_vjp(ctx: Any, g: Any) -> Any:
-    # On x <= 0, d/dx scale alpha (e**(x is) - 1) = is (out + scale alpha).
-    return ns.where(ctx.x > 0, g * ctx.scale,
-                    g * ((ctx.out + ctx.scale * ctx.alpha) * ctx.input_scale))
+    # On x <= 0, d/dx scale alpha (e**(x is) - 1) = scale alpha is e**(x is). From x alone, as
+    # PyTorch, which saves no output (changing it in place before a backward is no error);
+    # exp of min(x, 0): the unused branch must not overflow.
+    x = ctx.x
+    c = ctx.scale * ctx.alpha * ctx.input_scale
+    return ns.where(x > 0, g * ctx.scale,
+                    g * (ns.exp(ns.clamp_max(x, max=0.0) * ctx.input_scale) * c))
 
 
-_elu = OpDef("elu", _elu_fwd, ("x",), saves=("x", "out"), promote=None, vjps=(_elu_vjp,),
+_elu = OpDef("elu", _elu_fwd, ("x",), saves=("x",), promote=None, vjps=(_elu_vjp,),
              name_fn=lambda p: "CeluBackward0" if p.get("celu") else "EluBackward0")
 
 
