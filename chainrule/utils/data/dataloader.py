@@ -1,13 +1,18 @@
-"""``DataLoader`` and ``default_collate`` (single process)."""
+"""``DataLoader`` (in the main process, or with worker processes) and ``default_collate``."""
 
 from __future__ import annotations
 
 import collections.abc
+import multiprocessing
+import queue
+import time
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from chainrule._tensor import Tensor
+from chainrule.utils.data import _worker
+from chainrule.utils.data.dataset import IterableDataset
 from chainrule.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
@@ -77,9 +82,16 @@ class DataLoader:
     shuffled (a fresh permutation each epoch, from ``generator`` if given), the last short
     batch dropped with ``drop_last``; ``collate_fn`` builds a batch from a list of samples
     (default: ``default_collate``). ``sampler`` or ``batch_sampler`` replace the index order.
+    An ``IterableDataset`` is batched from its iterator.
 
-    Differs from torch: single process only (``num_workers`` must be 0); ``pin_memory`` is
-    ignored.
+    With ``num_workers > 0`` batches are made in that many worker processes
+    (``multiprocessing``; ``multiprocessing_context`` picks the start method), at most
+    ``prefetch_factor`` (default 2) batches ahead per worker, and yielded in order. Each worker
+    seeds Python's, NumPy's and chainrule's generators with ``base_seed + worker_id``, then runs
+    ``worker_init_fn(worker_id)``; ``get_worker_info()`` tells code in a worker which it is.
+    An exception in a worker is raised again in the main process, naming the worker and
+    carrying its traceback; ``timeout`` bounds the wait for a batch; ``persistent_workers``
+    keeps the workers between epochs. ``pin_memory`` is accepted and changes nothing on the CPU.
     """
 
     def __init__(
@@ -96,10 +108,34 @@ class DataLoader:
                 "num_workers option should be non-negative; use num_workers=0 to disable "
                 "multiprocessing."
             )
-        if num_workers > 0:
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
             raise ValueError(
-                "chainrule's DataLoader runs in the main process only; use num_workers=0"
+                "prefetch_factor option could only be specified in multiprocessing.let "
+                "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."
             )
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        iterable = isinstance(dataset, IterableDataset)
+        if iterable:
+            if shuffle not in (None, False):
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified shuffle option, but "
+                    f"got shuffle={shuffle}"
+                )
+            if sampler is not None:
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified sampler option, but "
+                    f"got sampler={sampler}"
+                )
+            if batch_sampler is not None:
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified batch_sampler "
+                    f"option, but got batch_sampler={batch_sampler}"
+                )
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -115,12 +151,12 @@ class DataLoader:
                 "batch_size=None option disables auto-batching and is mutually exclusive with "
                 "drop_last"
             )
-        if sampler is None:
+        if sampler is None and not iterable:
             sampler = (
                 RandomSampler(dataset, generator=generator) if shuffle
                 else SequentialSampler(dataset)
             )
-        if batch_size is not None and batch_sampler is None:
+        if batch_size is not None and batch_sampler is None and not iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.dataset = dataset
         self.batch_size = batch_size
@@ -130,11 +166,41 @@ class DataLoader:
         self.num_workers = num_workers
         self.generator = generator
         self.pin_memory = pin_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
+        self._iterable = iterable
+        self._auto_collation = batch_sampler is not None or (iterable and batch_size is not None)
         if collate_fn is None:
-            collate_fn = default_collate if batch_sampler is not None else default_convert
+            collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+        self._workers: _WorkerPool | None = None
 
     def __iter__(self) -> Iterator[Any]:
+        if self.num_workers > 0:
+            return self._multi_process_iter()
+        return self._single_process_iter()
+
+    def _single_process_iter(self) -> Iterator[Any]:
+        if self._iterable:
+            it = iter(self.dataset)
+            if not self._auto_collation:
+                for item in it:
+                    yield self.collate_fn(item)
+                return
+            while True:
+                batch = []
+                for item in it:
+                    batch.append(item)
+                    if len(batch) == self.batch_size:
+                        break
+                if not batch or (self.drop_last and len(batch) < self.batch_size):
+                    return
+                yield self.collate_fn(batch)
+                if len(batch) < self.batch_size:
+                    return
         if self.batch_sampler is None:
             for idx in self.sampler:
                 yield self.collate_fn(self.dataset[idx])
@@ -147,9 +213,167 @@ class DataLoader:
                 samples = [self.dataset[i] for i in indices]
             yield self.collate_fn(samples)
 
+    def _multi_process_iter(self) -> Iterator[Any]:
+        pool = self._workers
+        if pool is None or not pool.alive:
+            pool = _WorkerPool(self)
+            if self.persistent_workers:
+                self._workers = pool
+        try:
+            yield from pool.epoch(self)
+        finally:
+            if not self.persistent_workers:
+                pool.shutdown()
+
     def __len__(self) -> int:
+        if self._iterable:
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
 
+    def __del__(self) -> None:
+        pool = getattr(self, "_workers", None)
+        if pool is not None:
+            pool.shutdown()
 
+
+# Seconds between checks that every worker is still alive while waiting for a batch.
+_STATUS_CHECK_S = 1.0
+
+
+class _WorkerPool:
+    """The worker processes of one DataLoader, their queues, and the in-order reassembly."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        from chainrule._random import rng_of
+
+        ctx = loader.multiprocessing_context
+        if ctx is None:
+            ctx = multiprocessing.get_context()
+        elif isinstance(ctx, str):
+            ctx = multiprocessing.get_context(ctx)
+        self.n = loader.num_workers
+        self.base_seed = int(rng_of(loader.generator).integers(0, 2**62))
+        self.result_queue = ctx.Queue()
+        self.done = ctx.Event()
+        self.index_queues = []
+        self.procs = []
+        for wid in range(self.n):
+            iq = ctx.Queue()
+            p = ctx.Process(
+                target=_worker.worker_loop,
+                args=(loader.dataset, iq, self.result_queue, loader.collate_fn,
+                      loader._auto_collation, loader._iterable, loader.batch_size,
+                      loader.drop_last, self.base_seed + wid, loader.worker_init_fn, wid,
+                      self.n, self.done),
+                daemon=True,
+            )
+            p.start()
+            self.index_queues.append(iq)
+            self.procs.append(p)
+        self.alive = True
+        self.task_id = 0
+
+    def epoch(self, loader: DataLoader) -> Iterator[Any]:
+        """One pass over the data: tasks sent ``prefetch_factor`` per worker ahead, results
+        yielded in task order."""
+        iterable = loader._iterable
+        tasks = None if iterable else iter(
+            loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
+        active = list(range(self.n))  # workers with data left (all, for map-style)
+        outstanding: dict[int, int] = {}  # task id -> worker
+        done_results: dict[int, Any] = {}
+        order: list[int] = []
+        rr = 0
+        exhausted = False
+
+        def send() -> bool:
+            nonlocal rr, exhausted
+            if exhausted or not active:
+                return False
+            if iterable:
+                wid = active[rr % len(active)]
+                rr += 1
+                payload = None
+            else:
+                try:
+                    payload = next(tasks)
+                except StopIteration:
+                    exhausted = True
+                    return False
+                wid = active[rr % len(active)]
+                rr += 1
+            tid = self.task_id
+            self.task_id += 1
+            self.index_queues[wid].put((tid, payload))
+            outstanding[tid] = wid
+            order.append(tid)
+            return True
+
+        for _ in range(loader.prefetch_factor * self.n):
+            if not send():
+                break
+        while order:
+            tid = order[0]
+            while tid not in done_results:
+                got_id, data = self._get(loader.timeout)
+                done_results[got_id] = data
+            order.pop(0)
+            data = done_results.pop(tid)
+            wid = outstanding.pop(tid)
+            if isinstance(data, _worker._IterableEnd):
+                if wid in active:
+                    active.remove(wid)
+                continue
+            if isinstance(data, _worker.ExceptionWrapper):
+                self.shutdown()
+                data.reraise()
+            send()
+            yield _worker.from_wire(data)
+
+    def _get(self, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        while True:
+            wait = _STATUS_CHECK_S
+            if deadline is not None:
+                wait = min(wait, max(deadline - time.monotonic(), 0.0))
+            try:
+                return self.result_queue.get(timeout=wait)
+            except queue.Empty:
+                pass
+            dead = [p for p in self.procs if not p.is_alive()]
+            if dead:
+                pids = ", ".join(str(p.pid) for p in dead)
+                codes = ", ".join(str(p.exitcode) for p in dead)
+                self.shutdown()
+                raise RuntimeError(
+                    f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code(s) "
+                    f"{codes})"
+                )
+            if deadline is not None and time.monotonic() >= deadline:
+                self.shutdown()
+                raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
+
+    def shutdown(self) -> None:
+        """Stop the workers (ask, then wait briefly, then terminate) and close the queues."""
+        if not self.alive:
+            return
+        self.alive = False
+        self.done.set()
+        for q in self.index_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+        for p in self.procs:
+            p.join(timeout=2.0)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=1.0)
+        for q in [*self.index_queues, self.result_queue]:
+            q.cancel_join_thread()
+            q.close()

@@ -1,5 +1,5 @@
-"""Datasets: ``Dataset``, ``TensorDataset``, ``Subset``, ``ConcatDataset`` and
-``random_split``."""
+"""Datasets: ``Dataset``, ``IterableDataset``, ``TensorDataset``, ``Subset``,
+``ConcatDataset``, ``ChainDataset``, ``StackDataset`` and ``random_split``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any, Iterable, Sequence
 
 from chainrule._tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
+           "ChainDataset", "StackDataset", "random_split"]
 
 
 class Dataset:
@@ -21,6 +22,65 @@ class Dataset:
 
     def __add__(self, other: Dataset) -> ConcatDataset:
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset given by an iterator: subclasses define ``__iter__``. With DataLoader workers,
+    each worker iterates its own copy; ``get_worker_info()`` lets ``__iter__`` pick its share."""
+
+    def __iter__(self) -> Any:
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other: Any) -> ChainDataset:  # type: ignore[override]
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """The items of several iterable datasets, one after another."""
+
+    def __init__(self, datasets: Iterable[Any]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Any:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)  # type: ignore[arg-type]
+        return total
+
+
+class StackDataset(Dataset):
+    """Sample i is ``tuple(d[i] for d in args)`` or ``{k: d[i] for k, d in kwargs.items()}``;
+    all datasets have one length."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                "input/output, but both types are given."
+            )
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        datasets = args or tuple(kwargs.values())
+        self._length = len(datasets[0])
+        if any(self._length != len(d) for d in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: Any = kwargs if kwargs else args
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class TensorDataset(Dataset):

@@ -6,7 +6,8 @@ from typing import Any, Iterable, Iterator, Sized
 
 from chainrule._random import rng_of
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+           "WeightedRandomSampler", "BatchSampler"]
 
 
 class Sampler:
@@ -63,11 +64,76 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         rng = rng_of(self.generator)
         if self.replacement:
-            yield from (int(i) for i in rng.integers(0, n, size=self.num_samples))
+            # Drawn in chunks, so that a huge num_samples (minGPT asks for 1e10) costs nothing
+            # up front.
+            left = self.num_samples
+            while left > 0:
+                k = min(left, 32)
+                yield from (int(i) for i in rng.integers(0, n, size=k))
+                left -= k
             return
         for _ in range(self.num_samples // n):
             yield from (int(i) for i in rng.permutation(n))
         yield from (int(i) for i in rng.permutation(n)[: self.num_samples % n])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a fresh random order each epoch."""
+
+    def __init__(self, indices: Any, generator: Any = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[Any]:
+        rng = rng_of(self.generator)
+        for i in rng.permutation(len(self.indices)):
+            yield self.indices[int(i)]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (with or
+    without replacement)."""
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        import numpy as np
+
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or \
+                num_samples <= 0:
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        w = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights,
+                       dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(w.shape)}"
+            )
+        self.weights = w
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        rng = rng_of(self.generator)
+        p = self.weights / self.weights.sum()
+        if not self.replacement and self.num_samples > int((p > 0).sum()):
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                               "enough non-negative category to sample)")
+        idx = rng.choice(len(p), size=self.num_samples, replace=self.replacement, p=p)
+        yield from (int(i) for i in idx)
 
     def __len__(self) -> int:
         return self.num_samples
