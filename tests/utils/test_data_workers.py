@@ -11,8 +11,16 @@ import pytest
 
 import chainrule as cr
 from chainrule.utils.data import (
-    ChainDataset, DataLoader, Dataset, IterableDataset, RandomSampler, StackDataset,
-    SubsetRandomSampler, TensorDataset, WeightedRandomSampler, get_worker_info,
+    ChainDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    RandomSampler,
+    StackDataset,
+    SubsetRandomSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    get_worker_info,
 )
 
 torch = pytest.importorskip("torch")

@@ -5,11 +5,21 @@ from __future__ import annotations
 from chainrule.utils.data._worker import WorkerInfo, get_worker_info
 from chainrule.utils.data.dataloader import DataLoader, default_collate, default_convert
 from chainrule.utils.data.dataset import (
-    ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
     random_split,
 )
 from chainrule.utils.data.sampler import (
-    BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
     WeightedRandomSampler,
 )
 
