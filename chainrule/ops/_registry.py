@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from weakref import ref as _weakref
 from typing import Any, Callable, Mapping, Sequence
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -32,12 +32,12 @@ from chainrule.autograd import grad_mode
 from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
-    _make_node_apply,
     OpNode,
     SavedTensor,
     VersionCounter,
     _hooks_any,
     _hooks_state,
+    _make_node_apply,
     _next_seq,
     _record_sites,
     pack_saved,
@@ -218,7 +218,12 @@ def _save_users(
             raise ValueError(f"op {name}: saves key {inp!r} is not an input")
         for v in (needed,) if isinstance(needed, str) else needed:
             users.setdefault(v, []).append(inputs.index(inp))
-    return tuple(users), tuple(tuple(u) for u in users.values())
+
+    def place(v: str) -> tuple[int, str]:  # inputs in their order, then outputs
+        return (inputs.index(v), "") if v in inputs else (len(inputs), v)
+
+    names = tuple(sorted(users, key=place))
+    return names, tuple(tuple(users[v]) for v in names)
 
 
 def _keep_for(op: OpDef, needs: tuple[bool, ...]) -> tuple[bool, ...]:

@@ -4,6 +4,7 @@ tracebacks through it show its source lines."""
 from __future__ import annotations
 
 import linecache
+import re
 import traceback
 import uuid
 
@@ -29,9 +30,9 @@ def test_traceback_inside_a_generated_apply_shows_its_line() -> None:
     gen = [f for f in _frames(info.value) if "<chainrule generated apply of mul" in f.filename]
     assert gen, [f.filename for f in _frames(info.value)]
     assert gen[-1].name == "node_apply"
-    assert gen[-1].line == "v = s0.unpack(node, False)"
+    assert re.fullmatch(r"v = s\d\.unpack\(node, False\)", gen[-1].line)
     text = "".join(traceback.format_exception(info.value))
-    assert "v = s0.unpack(node, False)" in text
+    assert gen[-1].line in text
 
 
 def test_traceback_inside_a_generated_record_shows_its_line() -> None:
