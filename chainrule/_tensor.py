@@ -29,6 +29,7 @@ from chainrule._methods.linalg import LinalgMethods
 from chainrule._methods.nn import NnMethods
 from chainrule._methods.reduction import ReductionMethods
 from chainrule._methods.shape import ShapeMethods
+from chainrule._methods.special import SpecialMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -99,6 +100,7 @@ class Tensor(
     LinalgMethods,
     NnMethods,
     InplaceMethods,
+    SpecialMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

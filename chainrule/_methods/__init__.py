@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
+from chainrule._methods import special
 
-FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace)
+FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, special)
 
 
 def bind(ops: Any) -> None:
