@@ -133,7 +133,7 @@ def is_floating_point(input: Tensor) -> Any:
     return input.is_floating_point()
 
 
-_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special"}
+_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", "distributions"}
 
 from chainrule.ops.reduction import return_types  # noqa: E402
 
