@@ -75,8 +75,8 @@ def _transform_to_positive(constraint: Any) -> transforms.Transform:
 @transform_to.register(constraints.greater_than)
 @transform_to.register(constraints.greater_than_eq)
 def _transform_to_greater_than(constraint: Any) -> transforms.Transform:
-    if isinstance(constraint.lower_bound, (int, float)) and constraint.lower_bound == 0:
-        return transforms.ExpTransform()
+    # positive and nonnegative are instances of these classes too: as in PyTorch they get the
+    # composed transform (with a shift of 0)
     return transforms.ComposeTransform(
         [transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)])
 

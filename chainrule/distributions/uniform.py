@@ -18,11 +18,12 @@ __all__ = ["Uniform"]
 class Uniform(Distribution):
     """Uniform on the half-open interval [low, high): log p(x) = -log(high - low) inside."""
 
-    arg_constraints = {
-        "low": constraints.dependent(is_discrete=False, event_dim=0),
-        "high": constraints.dependent(is_discrete=False, event_dim=0),
-    }
     has_rsample = True
+
+    @property
+    def arg_constraints(self) -> dict[str, Any]:  # type: ignore[override]
+        # low < high, checked elementwise on each
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     @property
     def mean(self) -> Tensor:
@@ -47,8 +48,6 @@ class Uniform(Distribution):
         else:
             batch_shape = self.low.shape
         super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Uniform:
         return expand_params(self, Uniform, batch_shape, _instance, ("low", "high"))
