@@ -15,7 +15,9 @@ from chainrule.ops.reduction import amax, amin, vector_norm_impl
 from chainrule.ops._broadcast import wrap_dim
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matmul",
-           "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError"]
+           "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError", "cholesky", "solve_triangular"]
+
+from chainrule.ops.cholesky import cholesky, solve_triangular  # noqa: E402
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,

@@ -7,9 +7,9 @@ from __future__ import annotations
 from chainrule.ops._registry import REGISTRY, OpDef, apply_op, ns
 from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexing, inplace
 from chainrule.ops import nn, conv
-from chainrule.ops import special
+from chainrule.ops import special, cholesky
 
-FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, special)
+FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, special, cholesky)
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 
