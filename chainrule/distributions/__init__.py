@@ -21,6 +21,7 @@ from chainrule.distributions.categorical import Categorical
 from chainrule.distributions.cauchy import Cauchy
 from chainrule.distributions.chi2 import Chi2
 from chainrule.distributions.constraint_registry import biject_to, transform_to
+from chainrule.distributions.continuous_bernoulli import ContinuousBernoulli
 from chainrule.distributions.dirichlet import Dirichlet
 from chainrule.distributions.distribution import Distribution
 from chainrule.distributions.exp_family import ExponentialFamily
@@ -34,7 +35,10 @@ from chainrule.distributions.independent import Independent
 from chainrule.distributions.kl import kl_divergence, register_kl
 from chainrule.distributions.laplace import Laplace
 from chainrule.distributions.log_normal import LogNormal
+from chainrule.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from chainrule.distributions.mixture_same_family import MixtureSameFamily
 from chainrule.distributions.multinomial import Multinomial
+from chainrule.distributions.multivariate_normal import MultivariateNormal
 from chainrule.distributions.negative_binomial import NegativeBinomial
 from chainrule.distributions.normal import Normal
 from chainrule.distributions.one_hot_categorical import (
@@ -43,6 +47,11 @@ from chainrule.distributions.one_hot_categorical import (
 )
 from chainrule.distributions.pareto import Pareto
 from chainrule.distributions.poisson import Poisson
+from chainrule.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from chainrule.distributions.relaxed_categorical import (
+    ExpRelaxedCategorical,
+    RelaxedOneHotCategorical,
+)
 from chainrule.distributions.studentT import StudentT
 from chainrule.distributions.transformed_distribution import TransformedDistribution
 from chainrule.distributions.transforms import (
@@ -64,6 +73,7 @@ from chainrule.distributions.transforms import (
     identity_transform,
 )
 from chainrule.distributions.uniform import Uniform
+from chainrule.distributions.von_mises import VonMises
 from chainrule.distributions.weibull import Weibull
 
 __all__ = [
@@ -72,6 +82,9 @@ __all__ = [
     "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "Multinomial",
     "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
     "Pareto", "Poisson", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
+    "ContinuousBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily",
+    "MultivariateNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical",
+    "RelaxedOneHotCategorical", "VonMises",
     "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
     "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
     "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",

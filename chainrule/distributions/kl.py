@@ -27,13 +27,15 @@ from chainrule.distributions.gumbel import Gumbel
 from chainrule.distributions.half_normal import HalfNormal
 from chainrule.distributions.independent import Independent
 from chainrule.distributions.laplace import Laplace
+from chainrule.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from chainrule.distributions.normal import Normal
 from chainrule.distributions.one_hot_categorical import OneHotCategorical
 from chainrule.distributions.pareto import Pareto
 from chainrule.distributions.poisson import Poisson
 from chainrule.distributions.transformed_distribution import TransformedDistribution
 from chainrule.distributions.uniform import Uniform
-from chainrule.distributions.utils import _sum_rightmost, euler_constant
+from chainrule.distributions.utils import _sum_rightmost, broadcast_shapes, euler_constant
+from chainrule.linalg import solve_triangular
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -317,3 +319,20 @@ def _kl_normal_laplace(p: Any, q: Any) -> Tensor:
 def _kl_beta_uniform(p: Any, q: Any) -> Tensor:
     result = -p.entropy() + (q.high - q.low).log()
     return _inf_where((q.low > 0) | (q.high < 1), result)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p: Any, q: Any) -> Tensor:
+    # (tr(Sq^-1 Sp) + (mq - mp)^T Sq^-1 (mq - mp) - n) / 2 + log det Lq - log det Lp
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event "
+                         "shapes cannot be computed")
+    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = (Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                  - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    n = p.event_shape[0]
+    batch = tuple(broadcast_shapes(Lq.shape[:-2], Lp.shape[:-2]))
+    x = solve_triangular(Lq.expand(batch + (n, n)), Lp.expand(batch + (n, n)), upper=False)
+    term2 = x.pow(2).sum(-1).sum(-1)
+    term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)

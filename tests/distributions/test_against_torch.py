@@ -31,6 +31,20 @@ def _simplex(*shape: int) -> np.ndarray:
     return p / p.sum(-1, keepdims=True)
 
 
+def _spd(*batch: int, n: int = 3) -> np.ndarray:
+    m = R.normal(size=batch + (n, n))
+    return m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+
+
+def _tril(*batch: int, n: int = 3) -> np.ndarray:
+    m = np.tril(R.normal(size=batch + (n, n)), -1)
+    return m + np.eye(n) * R.uniform(0.5, 2, batch + (n, 1))
+
+
+def _cb_probs() -> np.ndarray:
+    return np.array([0.05, 0.3, 0.4995, 0.5003, 0.8])  # two inside the Taylor region
+
+
 # name, constructor(D, *params) with D the distributions module, float parameters, whether
 # parameters get gradients (False for integer-valued ones), extra kwargs
 SPECS: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
@@ -75,7 +89,32 @@ SPECS: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
     ("Transformed_stickbreaking", lambda D, a, b: D.TransformedDistribution(
         D.Independent(D.Normal(a, b), 1), D.transforms.StickBreakingTransform()),
      (_real(2, 3), _pos(2, 3, hi=1.0))),
+    ("MultivariateNormal_cov", lambda D, a, c: D.MultivariateNormal(a, covariance_matrix=c),
+     (_real(2, 3), _spd(2))),
+    ("MultivariateNormal_prec", lambda D, a, c: D.MultivariateNormal(a, precision_matrix=c),
+     (_real(3), _spd(2))),
+    ("MultivariateNormal_tril", lambda D, a, c: D.MultivariateNormal(a, scale_tril=c),
+     (_real(2, 3), _tril(1))),
+    ("LowRankMultivariateNormal", lambda D, a, w, d: D.LowRankMultivariateNormal(a, w, d),
+     (_real(2, 3), _real(2, 3, 2), _pos(2, 3))),
+    ("MixtureSameFamily", lambda D, p, a, b: D.MixtureSameFamily(D.Categorical(p),
+                                                                 D.Normal(a, b)),
+     (_simplex(2, 3), _real(2, 3), _pos(2, 3))),
+    ("MixtureSameFamily_event", lambda D, p, a, b: D.MixtureSameFamily(
+        D.Categorical(p), D.Independent(D.Normal(a, b), 1)), (_simplex(3), _real(3, 2),
+                                                              _pos(3, 2))),
+    ("RelaxedBernoulli", lambda D, t, p: D.RelaxedBernoulli(t, probs=p),
+     (np.array(0.7), _pos(3, lo=0.1, hi=0.9))),
+    ("RelaxedOneHotCategorical", lambda D, t, lg: D.RelaxedOneHotCategorical(t, logits=lg),
+     (np.array(0.6), _real(2, 3))),
+    ("VonMises", lambda D, a, k: D.VonMises(a, k), (_real(3), _pos(3, hi=8))),
+    ("ContinuousBernoulli", lambda D, p: D.ContinuousBernoulli(probs=p), (_cb_probs(),)),
+    ("ContinuousBernoulli_logits", lambda D, lg: D.ContinuousBernoulli(logits=lg), (_real(4),)),
 ]
+
+# PyTorch computes log I0 of VonMises by a polynomial approximation (about 1e-7 relative);
+# ours is SciPy's i0e.
+RTOL = {"VonMises": 1e-5}
 
 # Statistics that PyTorch does not define for a family raise NotImplementedError in both.
 STATS = ("mean", "mode", "variance", "stddev")
@@ -132,7 +171,7 @@ def test_shapes_and_statistics(spec: tuple[Any, ...]) -> None:
     for stat in STATS:
         r = _both(lambda d: getattr(d, stat), dc, dt)
         if r is not None:
-            _close(*r)
+            _close(*r, RTOL.get(spec[0], 1e-9))
     r = _both(lambda d: d.entropy(), dc, dt)
     if r is not None:
         # PyTorch's Multinomial entropy takes lgamma(n + 1) of an int64 tensor, in float32.
@@ -145,7 +184,8 @@ def test_log_prob_cdf_icdf_and_gradients(spec: tuple[Any, ...]) -> None:
     dt, pt = _make(spec, torch)
     v = _values(spec)
     lc, lt = dc.log_prob(cr.tensor(v)), dt.log_prob(torch.tensor(v))
-    _close(lc, lt)
+    rtol = RTOL.get(spec[0], 1e-9)
+    _close(lc, lt, rtol)
     g = np.random.default_rng(1).uniform(-1, 1, tuple(lt.shape))
     gc = cr.autograd.grad(lc, pc, cr.tensor(g), allow_unused=True)
     gt = torch.autograd.grad(lt, pt, torch.tensor(g), allow_unused=True)
@@ -153,7 +193,7 @@ def test_log_prob_cdf_icdf_and_gradients(spec: tuple[Any, ...]) -> None:
         if b is None:
             assert a is None or not np.any(_np(a))
         else:
-            _close(a, b)
+            _close(a, b, rtol)
     r = _both(lambda d: d.cdf((cr if d is dc else torch).tensor(v)), dc, dt)
     if r is not None:
         _close(*r)

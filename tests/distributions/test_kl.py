@@ -25,6 +25,15 @@ def _sx(*s: int) -> np.ndarray:
     return p / p.sum(-1, keepdims=True)
 
 
+def _spd(*b: int) -> np.ndarray:
+    m = R.normal(size=b + (3, 3))
+    return m @ np.swapaxes(m, -1, -2) + 3 * np.eye(3)
+
+
+def _tril(*b: int) -> np.ndarray:
+    return np.tril(R.normal(size=b + (3, 3)), -1) + 1.5 * np.eye(3)
+
+
 # (p constructor, p params, q constructor, q params) per registered pair
 PAIRS: dict[tuple[str, str], tuple[Callable[..., Any], tuple, Callable[..., Any], tuple]] = {
     ("Bernoulli", "Bernoulli"): (lambda D, a: D.Bernoulli(a), (P(3, lo=0.1, hi=0.9),),
@@ -68,6 +77,9 @@ PAIRS: dict[tuple[str, str], tuple[Callable[..., Any], tuple, Callable[..., Any]
     ("Independent", "Independent"): (
         lambda D, a, b: D.Independent(D.Normal(a, b), 1), (X(2, 3), P(2, 3)),
         lambda D, a, b: D.Independent(D.Normal(a, b), 1), (X(2, 3), P(2, 3))),
+    ("MultivariateNormal", "MultivariateNormal"): (
+        lambda D, a, c: D.MultivariateNormal(a, covariance_matrix=c), (X(2, 3), _spd(2)),
+        lambda D, a, c: D.MultivariateNormal(a, scale_tril=c), (X(3), _tril(1))),
     ("Uniform", "Normal"): (lambda D, a, b: D.Uniform(a, a + b), (X(3), P(3)),
                             lambda D, a, b: D.Normal(a, b), (X(3), P(3))),
     ("Exponential", "Normal"): (lambda D, a: D.Exponential(a), (P(3),),
