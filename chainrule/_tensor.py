@@ -30,6 +30,7 @@ from chainrule._methods.nn import NnMethods
 from chainrule._methods.reduction import ReductionMethods
 from chainrule._methods.shape import ShapeMethods
 from chainrule._methods.special import SpecialMethods
+from chainrule._methods.stochastic import StochasticMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -101,6 +102,7 @@ class Tensor(
     NnMethods,
     InplaceMethods,
     SpecialMethods,
+    StochasticMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

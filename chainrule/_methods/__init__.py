@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
-from chainrule._methods import special
+from chainrule._methods import special, stochastic
 
-FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, special)
+FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, special, stochastic)
 
 
 def bind(ops: Any) -> None:

@@ -30,7 +30,8 @@ def test_sample_shapes_and_moments(spec: tuple[Any, ...]) -> None:
     x = _np(dc.sample((N,)))
     assert x.dtype == np.float64 or x.dtype == np.int64
     assert bool(_np(dt.support.check(torch.tensor(x[:1000]))).all())
-    if spec[0] in HEAVY or spec[0] in CIRCULAR or spec[0].startswith("Transformed") or spec[0] == "LogNormal":
+    skip = HEAVY | CIRCULAR | {"LogNormal"}
+    if spec[0] in skip or spec[0].startswith("Transformed"):
         return
     try:
         mean, var = _np(dt.mean), _np(dt.variance)

@@ -115,3 +115,14 @@ def test_score_function_gradient_flows_to_the_parameters() -> None:
     t = torch.tensor([0.5, -0.2, 0.1], requires_grad=True)
     (-TD.Categorical(logits=t).log_prob(torch.tensor(action.item())) * 2.0).backward()
     assert cr.allclose(logits.grad, cr.tensor(t.grad.numpy()), atol=1e-6)
+
+
+def test_reinforce_raises_as_torch_with_a_hint() -> None:
+    with pytest.raises(RuntimeError) as t:
+        torch.ones(2).reinforce(1.0)
+    with pytest.raises(RuntimeError) as c:
+        cr.ones(2).reinforce(1.0)
+    cm = str(c.value)
+    assert cm.startswith(str(t.value))
+    assert "chainrule.distributions.Categorical(probs)" in cm.splitlines()[-1]
+    assert "-(m.log_prob(action) * reward).sum()" in cm
