@@ -34,6 +34,7 @@ from chainrule.distributions.half_normal import HalfNormal
 from chainrule.distributions.independent import Independent
 from chainrule.distributions.kl import kl_divergence, register_kl
 from chainrule.distributions.laplace import Laplace
+from chainrule.distributions.lkj_cholesky import LKJCholesky
 from chainrule.distributions.log_normal import LogNormal
 from chainrule.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from chainrule.distributions.mixture_same_family import MixtureSameFamily
@@ -84,7 +85,7 @@ __all__ = [
     "Pareto", "Poisson", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
     "ContinuousBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily",
     "MultivariateNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical",
-    "RelaxedOneHotCategorical", "VonMises",
+    "RelaxedOneHotCategorical", "VonMises", "LKJCholesky",
     "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
     "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
     "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",

@@ -109,6 +109,8 @@ SPECS: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
      (np.array(0.6), _real(2, 3))),
     ("VonMises", lambda D, a, k: D.VonMises(a, k), (_real(3), _pos(3, hi=8))),
     ("ContinuousBernoulli", lambda D, p: D.ContinuousBernoulli(probs=p), (_cb_probs(),)),
+    ("LKJCholesky", lambda D, c: D.LKJCholesky(3, c), (_pos(2),)),
+    ("LKJCholesky_4", lambda D, c: D.LKJCholesky(4, c), (np.array(0.7),)),
     ("ContinuousBernoulli_logits", lambda D, lg: D.ContinuousBernoulli(logits=lg), (_real(4),)),
 ]
 

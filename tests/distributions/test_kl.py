@@ -126,7 +126,8 @@ def test_kl_matches_torch(pair: tuple[str, str]) -> None:
         if y is None:
             assert x is None or not np.any(x.numpy())
         else:
-            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-8, atol=1e-10)
+            # gradients go through trigamma, where PyTorch is off by up to ~3e-10
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-8, atol=1e-9)
 
 
 def test_kl_infinite_where_the_support_is_not_covered() -> None:

@@ -14,6 +14,7 @@ import chainrule as cr
 from tests.distributions.test_against_torch import IDS, SPECS, _make, _np
 
 torch = pytest.importorskip("torch")
+TD_LKJ = torch.distributions.LKJCholesky
 
 N = 100_000
 HEAVY = {"Cauchy", "HalfCauchy"}  # no finite mean or variance
@@ -175,3 +176,21 @@ def test_straight_through_and_relaxed_gradients_flow() -> None:
     tp = torch.tensor(_np(p), requires_grad=True)
     (tg,) = torch.autograd.grad(((tp / tp.sum()) * torch.tensor(_np(w))).sum(), [tp])
     np.testing.assert_allclose(_np(g), tg.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dim,eta", [(3, 2.0), (4, 0.7)])
+def test_lkj_correlations_match_theory_and_torch(dim: int, eta: float) -> None:
+    # The first correlation of an LKJ(eta) matrix has (r + 1) / 2 ~ Beta(b, b), b = eta - 1 +
+    # dim / 2; every correlation is compared with PyTorch's samples (a two-sample KS test).
+    cr.manual_seed(0)
+    torch.manual_seed(0)
+    L = cr.distributions.LKJCholesky(dim, cr.tensor(eta, dtype=cr.float64)).sample((4000,))
+    Lt = TD_LKJ(dim, torch.tensor(eta, dtype=torch.float64)).sample((4000,))
+    C = (L @ L.transpose(-1, -2)).numpy()
+    Ct = (Lt @ Lt.mT).numpy()
+    np.testing.assert_allclose(np.diagonal(C, axis1=-2, axis2=-1), 1.0, atol=1e-12)
+    b = eta - 1 + dim / 2
+    assert scipy.stats.kstest((C[:, 1, 0] + 1) / 2, scipy.stats.beta(b, b).cdf).pvalue > 1e-4
+    for i in range(1, dim):
+        for j in range(i):
+            assert scipy.stats.ks_2samp(C[:, i, j], Ct[:, i, j]).pvalue > 1e-4, (i, j)
