@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from chainrule.ops import special as _s
+from chainrule.ops.binary import where as _where
 from chainrule.ops.nn import log_softmax as _log_softmax
 from chainrule.ops.nn import softmax as _softmax
 from chainrule.ops.reduction import logsumexp as _logsumexp
@@ -18,7 +19,6 @@ from chainrule.ops.special import (
     entr,
     erfcx,
     erfinv,
-    exp2,
     i0,
     i0e,
     i1,
@@ -27,7 +27,6 @@ from chainrule.ops.special import (
     logit,
     ndtri,
     polygamma,
-    sinc,
     xlog1py,
     xlogy,
 )
@@ -99,3 +98,15 @@ def log_softmax(input: Any, dim: int, *, dtype: Any = None) -> Any:
 def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:
     """``torch.special.logsumexp``: log sum exp over ``dim``."""
     return _logsumexp(input, dim, keepdim)
+
+
+def sinc(input: Any) -> Any:
+    """Normalized sinc sin(pi x) / (pi x), 1 at 0 (where its gradient is 0)."""
+    input = _s._float(input)
+    safe = _where(input == 0, input * 0 + 1, input * math.pi)
+    return _where(input == 0, input * 0 + 1, safe.sin() / safe)
+
+
+def exp2(input: Any) -> Any:
+    """2**x elementwise: exp(x log 2)."""
+    return (_s._float(input) * math.log(2.0)).exp()

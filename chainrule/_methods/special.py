@@ -39,9 +39,3 @@ class SpecialMethods:
 
     def logit(self, eps: float | None = None) -> Any:
         return _ops.logit(self, eps)
-
-    def sinc(self) -> Any:
-        return _ops.sinc(self)
-
-    def exp2(self) -> Any:
-        return _ops.exp2(self)

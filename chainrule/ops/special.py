@@ -28,8 +28,6 @@ __all__ = [
     "igammac",
     "mvlgamma",
     "logit",
-    "sinc",
-    "exp2",
 ]
 
 _SQRT_PI_2 = math.sqrt(math.pi) / 2
@@ -343,19 +341,6 @@ def logit(input: Any, eps: float | None = None) -> Any:
     input = _float(input)
     x = input if eps is None else input.clamp(eps, 1 - eps)
     return ns.log(x / (1 - x))
-
-
-def sinc(input: Any) -> Any:
-    """sin(pi x) / (pi x), 1 at 0."""
-    input = _float(input)
-    px = input * math.pi
-    safe = ns.where(input == 0, input * 0 + 1, px)
-    return ns.where(input == 0, input * 0 + 1, ns.sin(safe) / safe)
-
-
-def exp2(input: Any) -> Any:
-    """2**x elementwise."""
-    return ns.exp(_float(input) * math.log(2.0))
 
 
 # Implicit reparameterization gradients -----------------------------------------------------

@@ -9,7 +9,7 @@ with the KL term from ``kl_divergence(Normal, Normal)`` in closed form. Prints t
 ELBO (nats per digit) each epoch and writes a PNG of held-out digits, their reconstructions and
 samples from the prior.
 
-    python examples/vae/vae.py --epochs 40 --out vae_out
+    python examples/vae/vae.py --out vae_out
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def save_png(model: VAE, x_test: np.ndarray, path: pathlib.Path, n: int = 10) ->
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=40)
+    p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--latent", type=int, default=8)

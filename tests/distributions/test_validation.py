@@ -126,3 +126,21 @@ def test_reinforce_raises_as_torch_with_a_hint() -> None:
     assert cm.startswith(str(t.value))
     assert "chainrule.distributions.Categorical(probs)" in cm.splitlines()[-1]
     assert "-(m.log_prob(action) * reward).sum()" in cm
+
+
+@pytest.mark.parametrize("make", [
+    lambda: CD.Normal(cr.zeros(2), cr.ones(2)),
+    lambda: CD.Gamma(cr.ones(2), cr.ones(2)),
+    lambda: CD.Beta(cr.ones(2), cr.ones(2)),
+    lambda: CD.Dirichlet(cr.ones(2, 3)),
+    lambda: CD.Categorical(logits=cr.zeros(2, 3)),
+    lambda: CD.MultivariateNormal(cr.zeros(3), cr.eye(3)),
+    lambda: CD.Exponential(1.0),
+])
+def test_float32_parameters_give_float32_results(make: Callable[[], Any]) -> None:
+    d = make()
+    x = d.sample((4,))
+    assert x.dtype == (cr.int64 if isinstance(d, CD.Categorical) else cr.float32)
+    assert d.log_prob(x).dtype == cr.float32
+    if d.has_rsample:
+        assert d.rsample().dtype == cr.float32
