@@ -25,7 +25,7 @@ def vae():
 
 
 def test_vae_trains_and_writes_png(vae, tmp_path, capsys):
-    res = vae.main(["--epochs", "3", "--out", str(tmp_path)])
+    res = vae.main(["--epochs", "2", "--out", str(tmp_path)])
     h = res["history"]
     assert all(math.isfinite(r["test_elbo"]) for r in h)
     # an untrained decoder scores about 64 log(1/2) = -44.4 nats per digit
