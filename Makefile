@@ -37,3 +37,11 @@ bench: $(VENV)/.bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info srgan_out
+
+# The distributions examples: a VAE on scikit-learn's digits, REINFORCE on CartPole.
+.PHONY: vae reinforce
+vae: $(VENV)/.examples
+	$(BIN)/python examples/vae/vae.py --out vae_out
+
+reinforce: $(VENV)/.examples
+	$(BIN)/python examples/reinforce/reinforce.py --out reinforce_out

@@ -134,7 +134,7 @@ def is_floating_point(input: Tensor) -> Any:
 
 
 _LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", "accelerator",
-         "amp", "jit", "compiler", "hub"}
+         "amp", "jit", "compiler", "hub", "distributions"}
 
 from chainrule.ops.reduction import return_types  # noqa: E402
 

@@ -32,6 +32,8 @@ from chainrule._methods.reduction import ReductionMethods
 from chainrule._methods.shape import ShapeMethods
 from chainrule._methods.composite import CompositeMethods
 from chainrule._methods.sorting import SortingMethods
+from chainrule._methods.special import SpecialMethods
+from chainrule._methods.stochastic import StochasticMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -104,6 +106,8 @@ class Tensor(
     InplaceMethods,
     SortingMethods,
     CompositeMethods,
+    SpecialMethods,
+    StochasticMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from chainrule.ops.cholesky import cholesky, solve_triangular
 from chainrule.ops.linalg import LinAlgError, linalg_det, linalg_inv, linalg_slogdet, linalg_solve
 from chainrule.ops.linalg import linalg_svd, linalg_svdvals, matmul
 from chainrule.ops.reduction import amax, amin, vector_norm_impl
 from chainrule.ops._broadcast import wrap_dim
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matmul",
-           "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError"]
+           "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError", "cholesky", "solve_triangular"]
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,

@@ -8,9 +8,10 @@ from chainrule.ops._registry import REGISTRY, OpDef, apply_op, ns
 from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexing, inplace
 from chainrule.ops import nn, conv
 from chainrule.ops import composite, sorting, stacking
+from chainrule.ops import cholesky, special
 
 FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, sorting,
-            stacking, composite)
+            stacking, composite, special, cholesky)
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 

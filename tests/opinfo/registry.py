@@ -10,6 +10,9 @@ from tests.opinfo.core import OpInfo
 # Registered ops exercised through another row rather than a row of their own.
 INDIRECT: dict[str, str] = {
     "to_device": "needs a GPU backend; tested in tests/test_cuda.py",
+    # identity forwards carrying implicit reparameterization gradients (not finite differences)
+    "gamma_reparam": "tests/distributions/test_sampling.py (against SciPy and PyTorch)",
+    "dirichlet_reparam": "tests/distributions/test_sampling.py (against PyTorch)",
 }
 
 

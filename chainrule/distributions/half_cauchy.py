@@ -1,0 +1,65 @@
+"""The half-Cauchy distribution: |X| with X ~ Cauchy(0, scale)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import chainrule as _cr
+from chainrule._tensor import Tensor
+from chainrule.distributions import constraints
+from chainrule.distributions.cauchy import Cauchy
+from chainrule.distributions.transformed_distribution import TransformedDistribution
+from chainrule.distributions.transforms import AbsTransform
+
+__all__ = ["HalfCauchy"]
+
+
+class HalfCauchy(TransformedDistribution):
+    """|X| with X ~ Cauchy(0, scale): log p(x) = log Cauchy(x; 0, scale) + log 2 for x >= 0."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        base_dist = Cauchy(0, scale, validate_args=False)
+        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> HalfCauchy:
+        new = self._get_checked_instance(HalfCauchy, _instance)
+        return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.scale
+
+    @property
+    def mean(self) -> Tensor:
+        return _cr.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
+
+    @property
+    def mode(self) -> Tensor:
+        return _cr.zeros_like(self.scale)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        value = _cr.as_tensor(value, dtype=self.base_dist.scale.dtype)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return _cr.where(value >= 0, log_prob, _cr.full_like(log_prob, float("-inf")))
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Tensor) -> Tensor:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)

@@ -1,0 +1,112 @@
+"""``torch.special``: special functions, with PyTorch's names and gradients.
+
+The differentiable primitives are registered ops in chainrule/ops/special.py; the rest are
+compositions of ops (``ndtr``, ``multigammaln``, ``softmax``...).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from chainrule.ops import special as _s
+from chainrule.ops.binary import where as _where
+from chainrule.ops.nn import log_softmax as _log_softmax
+from chainrule.ops.nn import softmax as _softmax
+from chainrule.ops.reduction import logsumexp as _logsumexp
+from chainrule.ops.special import (
+    digamma,
+    entr,
+    erfcx,
+    erfinv,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    log_ndtr,
+    logit,
+    ndtri,
+    polygamma,
+    xlog1py,
+    xlogy,
+)
+from chainrule.ops.unary import erf, erfc, expm1, log1p, round, sigmoid
+
+__all__ = [
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+]
+
+gammaln = _s.lgamma
+psi = digamma
+expit = sigmoid
+gammainc = _s.igamma
+gammaincc = _s.igammac
+
+_SQRT1_2 = 1 / math.sqrt(2)
+
+
+def ndtr(input: Any) -> Any:
+    """The standard normal CDF, Phi(x) = erfc(-x / sqrt 2) / 2."""
+    return erfc(input * -_SQRT1_2) * 0.5
+
+
+def multigammaln(input: Any, p: int) -> Any:
+    """Multivariate log-gamma of dimension ``p`` (``torch.mvlgamma``)."""
+    return _s.mvlgamma(input, p)
+
+
+def softmax(input: Any, dim: int, *, dtype: Any = None) -> Any:
+    """``torch.special.softmax``: softmax over ``dim``."""
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Any, dim: int, *, dtype: Any = None) -> Any:
+    """``torch.special.log_softmax``: log of the softmax over ``dim``."""
+    return _log_softmax(input, dim, dtype=dtype)
+
+
+def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:
+    """``torch.special.logsumexp``: log sum exp over ``dim``."""
+    return _logsumexp(input, dim, keepdim)
+
+
+def sinc(input: Any) -> Any:
+    """Normalized sinc sin(pi x) / (pi x), 1 at 0 (where its gradient is 0)."""
+    input = _s._float(input)
+    safe = _where(input == 0, input * 0 + 1, input * math.pi)
+    return _where(input == 0, input * 0 + 1, safe.sin() / safe)
+
+
+def exp2(input: Any) -> Any:
+    """2**x elementwise: exp(x log 2)."""
+    return (_s._float(input) * math.log(2.0)).exp()
