@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from chainrule.ops import special as _s
-from chainrule.ops.binary import where as _where
+from chainrule.ops.composite import exp2, sinc  # one place per function: torch.sinc's
 from chainrule.ops.nn import log_softmax as _log_softmax
 from chainrule.ops.nn import softmax as _softmax
 from chainrule.ops.reduction import logsumexp as _logsumexp
@@ -100,13 +100,3 @@ def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:
     return _logsumexp(input, dim, keepdim)
 
 
-def sinc(input: Any) -> Any:
-    """Normalized sinc sin(pi x) / (pi x), 1 at 0 (where its gradient is 0)."""
-    input = _s._float(input)
-    safe = _where(input == 0, input * 0 + 1, input * math.pi)
-    return _where(input == 0, input * 0 + 1, safe.sin() / safe)
-
-
-def exp2(input: Any) -> Any:
-    """2**x elementwise: exp(x log 2)."""
-    return (_s._float(input) * math.log(2.0)).exp()
