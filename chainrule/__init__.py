@@ -146,6 +146,8 @@ _LAZY_ATTRS = {
     "seed": "chainrule._random", "save": "chainrule.serialization",
     "load": "chainrule.serialization",
     "compile": "chainrule.compiler", "autocast": "chainrule.amp",
+    **{n: "chainrule._sampling" for n in (
+        "multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo")},
     "set_default_device": "chainrule._device", "get_default_device": "chainrule._device",
     **{n: "chainrule._runtime" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",

@@ -34,6 +34,7 @@ from chainrule._methods.composite import CompositeMethods
 from chainrule._methods.sorting import SortingMethods
 from chainrule._methods.special import SpecialMethods
 from chainrule._methods.stochastic import StochasticMethods
+from chainrule._methods.sampling import SamplingMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -108,6 +109,7 @@ class Tensor(
     CompositeMethods,
     SpecialMethods,
     StochasticMethods,
+    SamplingMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

@@ -1,0 +1,205 @@
+"""Random sampling functions of torch's namespace and their in-place Tensor forms, and
+``finfo``/``iinfo``.
+
+Top level: ``multinomial``, ``bernoulli``, ``normal``, ``poisson``. In place (Tensor methods):
+``normal_``, ``uniform_``, ``bernoulli_``, ``exponential_``, ``random_``, ``geometric_``,
+``cauchy_``, ``log_normal_``. Samples come from chainrule's generators (NumPy's PCG64), so the
+numbers differ from PyTorch's for one seed; distributions, dtypes, shapes and errors are
+PyTorch's. The in-place forms write through ``copy_``, so leaf, version-counter and view rules
+are those of every in-place op. Sampling records no gradient (as in PyTorch, where these
+functions' derivatives are zero or undefined).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrule import _dtype
+from chainrule._tensor import Tensor, _new_tensor
+
+__all__ = ["multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo", "fill_sampled"]
+
+
+def rng(generator: Any) -> np.random.Generator:
+    from chainrule._random import rng_of
+
+    return rng_of(generator)
+
+
+def _np_dtype(t: Tensor) -> np.dtype:
+    return t._data.dtype
+
+
+def multinomial(
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None
+) -> Tensor:
+    """``num_samples`` category indices per row of the (1-d or 2-d) non-negative weights
+    ``input``, drawn with or without replacement (int64). Without replacement the draws are
+    sequential (the Gumbel-top-k construction, which has that distribution)."""
+    p = np.asarray(input.detach()._data, dtype=np.float64)
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "multinomial only supports floating-point dtypes for input, got: "
+            f"{str(input.dtype).split('.')[-1].capitalize()}"
+        )
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    rows = p.reshape(-1, p.shape[-1])
+    n = rows.shape[1]
+    if not replacement and num_samples > n:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if not np.isfinite(rows).all() or (rows < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    sums = rows.sum(1)
+    if (sums <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    gen = rng(generator)
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for r in range(rows.shape[0]):
+        w = rows[r] / sums[r]
+        if replacement:
+            out[r] = gen.choice(n, size=num_samples, replace=True, p=w)
+        else:
+            if num_samples > int((w > 0).sum()):
+                raise RuntimeError(
+                    "invalid multinomial distribution (with replacement=False, "
+                    "not enough non-negative category to sample)"
+                )
+            with np.errstate(divide="ignore"):
+                keys = np.log(w) - np.log(-np.log(gen.random(n)))
+            out[r] = np.argsort(-keys, kind="stable")[:num_samples]
+    return _new_tensor(out.reshape(p.shape[:-1] + (num_samples,)))
+
+
+def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
+    """0/1 samples, 1 with probability ``input`` elementwise (or the scalar ``p``), of
+    ``input``'s dtype."""
+    prob = (
+        np.asarray(input.detach()._data, dtype=np.float64)
+        if p is None
+        else np.full(tuple(input.shape), float(p))
+    )
+    if ((prob < 0) | (prob > 1)).any() or np.isnan(prob).any():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = rng(generator).random(prob.shape) < prob
+    return _new_tensor(draws.astype(_np_dtype(input)))
+
+
+def normal(
+    mean: Any,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Normal samples with elementwise ``mean`` and ``std`` (tensors or numbers, broadcast),
+    or of ``size`` when both are numbers."""
+    gen = rng(generator)
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mt and not st:
+        if size is None:
+            raise TypeError('normal() missing 1 required positional arguments: "size"')
+        dt = _dtype.to_dtype(dtype if dtype is not None else _dtype.get_default_dtype()).np
+        if float(std) < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std)}")
+        shape = tuple(size) if not isinstance(size, int) else (size,)
+        out = _new_tensor((gen.standard_normal(shape) * float(std) + float(mean)).astype(dt))
+        return out.requires_grad_() if requires_grad else out
+    m = np.asarray(mean.detach()._data if mt else mean, dtype=np.float64)
+    s = np.asarray(std.detach()._data if st else std, dtype=np.float64)
+    if (s < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    ref = mean if mt else std
+    shape = np.broadcast_shapes(m.shape, s.shape)
+    return _new_tensor((gen.standard_normal(shape) * s + m).astype(_np_dtype(ref)))
+
+
+def poisson(input: Tensor, generator: Any = None) -> Tensor:
+    """Poisson samples with elementwise rate ``input``, of ``input``'s dtype."""
+    lam = np.asarray(input.detach()._data, dtype=np.float64)
+    if (lam < 0).any() or np.isnan(lam).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return _new_tensor(rng(generator).poisson(lam).astype(_np_dtype(input)))
+
+
+def fill_sampled(t: Tensor, values: np.ndarray) -> Tensor:
+    """Write sampled ``values`` into ``t`` in place (through ``copy_``)."""
+    from chainrule.autograd.grad_mode import no_grad
+
+    src = _new_tensor(values.astype(_np_dtype(t), copy=False))
+    if t.requires_grad and t.grad_fn is None:
+        from chainrule.autograd.grad_mode import is_grad_enabled
+
+        if is_grad_enabled():
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        with no_grad():
+            return t.copy_(src)
+    return t.copy_(src)
+
+
+def float_only(t: Tensor, name: str) -> None:
+    if t._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"\"{name}\" not implemented for '{str(t.dtype).split('.')[-1].capitalize()}'"
+        )
+
+
+class finfo:
+    """Machine limits of a floating dtype, as ``torch.finfo``."""
+
+    def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
+        dt = _dtype.get_default_dtype() if type is None else type
+        npdt = np.dtype(_dtype.to_dtype(dt).np)
+        if npdt.kind != "f":
+            raise TypeError(
+                f"torch.finfo() requires a floating point input type. Use "
+                f"torch.iinfo to handle '{type}'"
+            )
+        f = np.finfo(npdt)
+        self.dtype = _dtype.to_dtype(dt).name
+        self.bits = int(f.bits)
+        self.eps = float(f.eps)
+        self.max = float(f.max)
+        self.min = float(f.min)
+        self.tiny = float(f.tiny)
+        self.smallest_normal = float(f.tiny)
+        self.resolution = 10.0 ** -int(f.precision)
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+            f"tiny={self.tiny:g}, dtype={self.dtype})"
+        )
+
+
+class iinfo:
+    """Machine limits of an integer dtype, as ``torch.iinfo``."""
+
+    def __init__(self, type: Any) -> None:  # noqa: A002
+        npdt = np.dtype(_dtype.to_dtype(type).np)
+        if npdt.kind not in "iub":
+            raise TypeError(
+                f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{type}'"
+            )
+        if npdt.kind == "b":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        i = np.iinfo(npdt)
+        self.dtype = _dtype.to_dtype(type).name
+        self.bits = int(i.bits)
+        self.max = int(i.max)
+        self.min = int(i.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
