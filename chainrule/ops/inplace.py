@@ -24,9 +24,10 @@ def _fill_fwd(xp: Any, x: Any, v: Any) -> Any:
 
 
 # The old value is overwritten entirely: it gets a zero gradient (as in PyTorch, where
-# x.zero_() leaves x.grad zeros, not None); a tensor fill value gets the sum of g.
+# x.zero_() leaves x.grad zeros, not None, even where g is inf or NaN); a tensor fill value
+# gets the sum of g.
 _fill = OpDef("fill", _fill_fwd, ("x", "v"), promote=None, node_name="FillBackward0",
-              vjps=(lambda ctx, g: g * 0, lambda ctx, g: ns.sum(g, dim=None, keepdim=False)))
+              vjps=(unary._zero_grad, lambda ctx, g: ns.sum(g, dim=None, keepdim=False)))
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
@@ -46,7 +47,7 @@ def _copy_fwd(xp: Any, x: Any, src: Any) -> Any:
 # The old value is overwritten: it gets a zero gradient, as with fill (PyTorch: after
 # b = a.clone(); b.copy_(src), a.grad is zeros, not None).
 _copy = OpDef("copy", _copy_fwd, ("x", "src"), promote=None, node_name="CopyBackwards",
-              vjps=(lambda ctx, g: g * 0, lambda ctx, g: g))
+              vjps=(unary._zero_grad, lambda ctx, g: g))
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:

@@ -424,3 +424,29 @@ def test_fill_of_an_overlapping_expand_view_raises_at_the_write() -> None:
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         b.expand(2, 3).fill_(2.0)
     assert b.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["copy_", "fill_", "zero_"])
+def test_overwritten_value_gets_zeros_even_for_non_finite_gradients(name: str) -> None:
+    def run(m: Any) -> Any:
+        a = m.ones(3, requires_grad=True)
+        b = a.clone()
+        {
+            "copy_": lambda: b.copy_(m.zeros(3)),
+            "fill_": lambda: b.fill_(1.0),
+            "zero_": lambda: b.zero_(),
+        }[name]()
+        b.backward(m.tensor([float("inf"), NAN, 1.0]))
+        return a.grad.tolist()
+
+    assert run(cr) == run(torch) == [0.0, 0.0, 0.0]
+
+
+def test_overwritten_value_second_order() -> None:
+    for m in (cr, torch):
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        b = (a * a).clone()
+        b[0:1] = 5.0
+        (g,) = m.autograd.grad((b * b).sum(), a, create_graph=True)
+        g.sum().backward()
+        assert g.tolist() == [0.0, 32.0] and a.grad.tolist() == [0.0, 48.0]
