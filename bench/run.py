@@ -89,7 +89,9 @@ def main() -> int:
                     runs[lib].append(run_one(lib, name, th, args.repeats))
             c, t = (min(runs[lib], key=lambda r: r["median"]) for lib in runs)
             # A memory figure can be 0 (torch.save adds nothing above baseline).
-            ratio = c["median"] / t["median"] if t["median"] else float("inf")
+            ratio = (
+                c["median"] / t["median"] if t["median"] else float("inf") if c["median"] else 1.0
+            )
             rows.append({"workload": name, "threads": th, "chainrule": c, "torch": t,
                          "ratio": ratio,
                          "round_medians": {lib: [r["median"] for r in rs]
