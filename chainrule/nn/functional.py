@@ -30,6 +30,7 @@ from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.ops import conv as _conv
 from chainrule.ops import nn as _nnops
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._conv_args import arg_type as _arg_type
 from chainrule.ops.linalg import check_addmm_dtype
 
 __all__ = [
@@ -52,11 +53,6 @@ def _const(a: Any, like: Tensor) -> Tensor:
 
 def _data(t: Any) -> np.ndarray:
     return np.asarray(t._data)
-
-
-def _arg_type(x: Any) -> str:
-    t = type(x)
-    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
 def _tensor_args(fn: str, *args: tuple[str, int, Any, bool]) -> None:

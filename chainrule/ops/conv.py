@@ -38,13 +38,14 @@ the windows tile the image, kernel == stride, a max over rows of taps and one eq
 per tap) and is then a ``gather_along`` (ops/nn.py), whose VJP scatters g to the argmax
 positions.
 
+Argument checks (PyTorch's order and texts) live in ``_conv_args.py``.
+
 Long because convolution has four kernels (stride-1 shifted products, per-sample columns,
 stride phases, im2col) that share padding and layout helpers.
 """
 
 from __future__ import annotations
 
-import numbers
 import threading
 import warnings
 from typing import Any
@@ -52,6 +53,17 @@ from typing import Any
 import numpy as np
 
 from chainrule.ops import shape as _shape
+from chainrule.ops._conv_args import (
+    check_bias,
+    check_conv_dtypes,
+    check_dilation,
+    check_pool2d,
+    check_tensor_args,
+    conv_pair,
+    pool_out_size,
+    pool_pair,
+    shape_str,
+)
 from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.nn import _gather_along
 
@@ -529,67 +541,6 @@ def _pair(v: Any) -> tuple[int, int]:
     return int(v), int(v)
 
 
-def _arg_type(x: Any) -> str:
-    t = type(x)
-    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
-def _ints(fn: str, name: str, v: Any, pos: int | None = None) -> list[int]:
-    """``v`` (an int or a sequence of ints) as a list, or torch's TypeError (not int()'s
-    ValueError for a string, nor a silent truncation of a float)."""
-    items = list(v) if isinstance(v, (list, tuple)) else [v]
-    if not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in items):
-        where = f" (position {pos})" if pos is not None else ""
-        raise TypeError(f"{fn}(): argument '{name}'{where} must be tuple of ints, not "
-                        f"{_arg_type(v)}")
-    return [int(i) for i in items]
-
-
-def conv_pair(fn: str, name: str, v: Any, nd: int = 2) -> tuple[int, ...]:
-    """A conv's stride/padding/dilation: one value or one per spatial dim (torch's texts)."""
-    try:
-        items = _ints(fn, name, v)
-    except TypeError:
-        raise TypeError(f"{fn}() received an invalid combination of arguments - got "
-                        f"{name}={_arg_type(v)}, but expected a tuple of ints for '{name}'"
-                        ) from None
-    if len(items) not in (1, nd):
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} "
-                           "values to match the convolution dimensions, but got "
-                           f"{name}={items}")
-    return tuple(items * nd if len(items) == 1 else items)
-
-
-def pool_pair(fn: str, name: str, v: Any, pos: int) -> tuple[int, int]:
-    """A pooling argument: one int or two (torch's texts for anything else)."""
-    items = _ints(fn, name, v, pos)
-    if len(items) not in (1, 2):
-        what = {"stride": "must either be omitted, a single int, or a tuple of two ints",
-                "dilation": "must be either a single int, or a tuple of two ints"}.get(
-                    name, "must either be a single int, or a tuple of two ints")
-        raise RuntimeError(f"{fn}: {name} {what}")
-    return (items[0], items[0]) if len(items) == 1 else (items[0], items[1])
-
-
-def _check_tensor_args(fn: str, input: Any, weight: Any, bias: Any) -> None:
-    from chainrule._tensor import Tensor
-
-    for name, x in (("input", input), ("weight", weight), ("bias", bias)):
-        if not isinstance(x, Tensor) and not (name == "bias" and x is None):
-            raise TypeError(f"{fn}() received an invalid combination of arguments - got "
-                            f"{name}={_arg_type(x)}, but expected Tensor for '{name}'")
-
-
-def _check_dilation(dl: tuple[int, ...]) -> None:
-    if any(d <= 0 for d in dl):
-        raise RuntimeError("dilation should be greater than zero" + (
-            f", but got {list(dl)}" if all(d == 0 for d in dl) else ""))
-
-
-def _shape_str(t: Any) -> str:
-    return "[" + ", ".join(str(s) for s in t.shape) + "]"
-
-
 def _check_conv(input: Any, weight: Any, groups: int, transposed: bool, nd: int) -> None:
     if weight.ndim != nd + 2:
         raise RuntimeError(
@@ -605,41 +556,17 @@ def _check_conv(input: Any, weight: Any, groups: int, transposed: bool, nd: int)
     if transposed:
         if c != weight.shape[0]:
             raise RuntimeError(
-                f"Given transposed=1, weight of size {_shape_str(weight)}, expected input"
-                f"{_shape_str(input)} to have {weight.shape[0]} channels, but got {c} channels "
+                f"Given transposed=1, weight of size {shape_str(weight)}, expected input"
+                f"{shape_str(input)} to have {weight.shape[0]} channels, but got {c} channels "
                 "instead")
     elif c != weight.shape[1] * groups:
         raise RuntimeError(
-            f"Given groups={groups}, weight of size {_shape_str(weight)}, expected input"
-            f"{_shape_str(input)} to have {weight.shape[1] * groups} channels, but got {c} "
+            f"Given groups={groups}, weight of size {shape_str(weight)}, expected input"
+            f"{shape_str(input)} to have {weight.shape[1] * groups} channels, but got {c} "
             "channels instead")
     if not transposed and weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size {_shape_str(weight)} instead")
-
-
-def _check_conv_dtypes(input: Any, weight: Any, bias: Any, transposed: bool) -> None:
-    """One dtype for input, weight and (for conv2d) bias, as torch: no promotion."""
-    from chainrule.ops.linalg import _c_name, _type_name
-
-    if bias is not None and not transposed and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({_c_name(input)}) and bias type ({_c_name(bias)}) "
-                           "should be the same")
-    if weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {_type_name(input)} but found "
-                           f"{_type_name(weight)}")
-
-
-def _check_bias(weight: Any, bias: Any, groups: int, transposed: bool) -> None:
-    """The bias is one value per output channel (torch's text, not NumPy's reshape error)."""
-    if bias is None:
-        return
-    n = weight.shape[1] * groups if transposed else weight.shape[0]
-    if bias.ndim != 1 or bias.shape[0] != n:
-        head = "Given transposed=1, weight" if transposed else "Given weight"
-        raise RuntimeError(f"{head} of size {_shape_str(weight)}, expected bias to be "
-                           f"1-dimensional with {n} elements, but got bias of size "
-                           f"{_shape_str(bias)} instead")
+                           f"at dimension 0, but got weight of size {shape_str(weight)} instead")
 
 
 def _conv_padding(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
@@ -676,15 +603,15 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
            dilation: Any = 1, groups: int = 1) -> Any:
     """2-d cross-correlation, as ``torch.nn.functional.conv2d`` (batched or unbatched input;
     ``padding`` int, pair, 'same' or 'valid')."""
-    _check_tensor_args("conv2d", input, weight, bias)
+    check_tensor_args("conv2d", input, weight, bias)
     x, unbatched = _batched(input, 2)
-    _check_conv_dtypes(input, weight, bias, False)
+    check_conv_dtypes(input, weight, bias, False)
     _check_conv(x, weight, groups, False, 2)
-    _check_bias(weight, bias, groups, False)
+    check_bias(weight, bias, groups, False)
     st, dl = conv_pair("conv2d", "stride", stride), conv_pair("conv2d", "dilation", dilation)
     if not isinstance(padding, str):
         padding = conv_pair("conv2d", "padding", padding)
-    _check_dilation(dl)
+    check_dilation(dl)
     if min(st) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     pad = _conv_padding(padding, tuple(weight.shape[2:]), dl, st)
@@ -710,15 +637,15 @@ def _check_size(x: Any, weight: Any, pad: Any, dl: Any, nd: int) -> None:
 def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Any:
     """1-d cross-correlation, computed as conv2d on a height-1 image."""
-    _check_tensor_args("conv1d", input, weight, bias)
+    check_tensor_args("conv1d", input, weight, bias)
     x, unbatched = _batched(input, 1)
-    _check_conv_dtypes(input, weight, bias, False)
+    check_conv_dtypes(input, weight, bias, False)
     if weight.ndim != 3 or x.ndim != 3:
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
                            f"input of size: {list(input.shape)}")
     s = conv_pair("conv1d", "stride", stride, 1)[0]
     d = conv_pair("conv1d", "dilation", dilation, 1)[0]
-    _check_dilation((d,))
+    check_dilation((d,))
     if isinstance(padding, str):
         pad = _conv_padding(padding, (1, weight.shape[2]), (1, d), (1, s))
     else:
@@ -727,7 +654,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     x4 = _shape.unsqueeze(x, 2)
     w4 = _shape.unsqueeze(weight, 2)
     _check_conv(x4, w4, groups, False, 2)
-    _check_bias(weight, bias, groups, False)
+    check_bias(weight, bias, groups, False)
     _check_size(x4, w4, pad, (1, d), 2)
     out = apply_op(_conv2d, (x4, w4, bias),
                    {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)})
@@ -740,15 +667,15 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                      dilation: Any = 1) -> Any:
     """2-d transposed convolution (the gradient of conv2d in its input), as PyTorch:
     H_out = (H_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
-    _check_tensor_args("conv_transpose2d", input, weight, bias)
+    check_tensor_args("conv_transpose2d", input, weight, bias)
     x, unbatched = _batched(input, 2)
-    _check_conv_dtypes(input, weight, bias, True)
+    check_conv_dtypes(input, weight, bias, True)
     _check_conv(x, weight, groups, True, 2)
-    _check_bias(weight, bias, groups, True)
+    check_bias(weight, bias, groups, True)
     st, dl, pd, op = (conv_pair("conv_transpose2d", n, v) for n, v in (
         ("stride", stride), ("dilation", dilation), ("padding", padding),
         ("output_padding", output_padding)))
-    _check_dilation(dl)
+    check_dilation(dl)
     for i in range(2):
         if op[i] >= st[i] and op[i] >= dl[i]:
             raise RuntimeError("output padding must be smaller than either stride or dilation, "
@@ -765,53 +692,6 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
 
 
 # Max pooling ------------------------------------------------------------------------------
-
-
-def pool_out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    """PyTorch's pooling output size (a last window must start inside the input or left pad)."""
-    num = n + 2 * p - d * (k - 1) - 1
-    o = (-(-num // s) if ceil_mode else num // s) + 1
-    if ceil_mode and (o - 1) * s >= n + p:
-        o -= 1
-    return o
-
-
-def check_pool2d(shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
-                 padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool
-                 ) -> tuple[int, int]:
-    """PyTorch's pooling argument checks, in its order and with its texts, for a 3-d or 4-d
-    ``shape``; returns the output size. An empty batch is valid, an empty plane is not, and a
-    window that fits nowhere (output size 0) is an error rather than an empty result."""
-    if any(n == 0 for n in shape[-3:]):
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
-                           f"for input, but got:{list(shape)}")
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    if sh == 0 or sw == 0:
-        raise RuntimeError("stride should not be zero")
-    if kh <= 0 or kw <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
-    if sh < 0 or sw < 0:
-        raise RuntimeError(f"stride should be greater than zero, but got dH: {sh} dW: {sw}")
-    if dh <= 0 or dw <= 0:
-        raise RuntimeError("dilation should be greater than zero, but got dilationH: "
-                           f"{dh} dilationW: {dw}")
-    for pp in (ph, pw):
-        if pp < 0:
-            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
-    for pp, kk, dd in ((ph, kh, dh), (pw, kw, dw)):
-        if pp > (dd * (kk - 1) + 1) // 2:
-            raise RuntimeError("pad should be at most half of effective kernel size, but got "
-                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
-    if ph > kh // 2 or pw > kw // 2:
-        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
-                           f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
-    c, h, w = shape[-3:]
-    ho = pool_out_size(h, kh, sh, ph, dh, ceil_mode)
-    wo = pool_out_size(w, kw, sw, pw, dw, ceil_mode)
-    if ho < 1 or wo < 1:
-        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
-                           f"({c}x{ho}x{wo}). Output size is too small")
-    return ho, wo
 
 
 def max_pool2d_indices(xa: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
