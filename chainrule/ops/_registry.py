@@ -1071,6 +1071,14 @@ def _write_into(self: Tensor, data: Any, op: Any = None) -> None:
                 f"{list(bshape)}"
             )
     if not dst.flags.writeable:
+        # A view through expand() is read-only in NumPy but may be written when its own
+        # elements do not overlap (Note [writing through expand] in ops/views.py).
+        base = getattr(self, "_base", None)
+        if base is not None:
+            from chainrule.ops.views import writable
+
+            dst = writable(dst, base._data)
+    if not dst.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."

@@ -416,6 +416,17 @@ def test_write_through_expand_view_of_a_plain_tensor() -> None:
         assert a.tolist() == [0.5, 0.5, 0.5]
 
 
+def test_in_place_arithmetic_on_an_expand_row_under_no_grad() -> None:
+    for m in (cr, torch):
+        x = m.zeros(3)
+        with m.no_grad():
+            x.expand(2, 3)[1].add_(1.0)
+            x.expand(2, 3)[0].mul_(3.0)
+        assert x.tolist() == [3.0, 3.0, 3.0]
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            x.expand(2, 3).add_(1.0)
+
+
 def test_fill_of_an_overlapping_expand_view_raises_at_the_write() -> None:
     # PyTorch's fill_ writes, and the backward then fails with this message; chainrule refuses
     # the write itself with it (before anything is changed).
