@@ -121,9 +121,11 @@ def mvlgamma(input: Any, p: int) -> Any:
 erfinv = unary(
     "erfinv",
     _fwd("erfinv"),
-    saves="out",
-    vjp=lambda ctx, g: g * _SQRT_PI_2 * ns.exp(ctx.out * ctx.out),
-    doc="Inverse of erf on (-1, 1). VJP: g sqrt(pi)/2 e**(erfinv(x)**2).",
+    # PyTorch saves the input and recomputes erfinv(x) in backward, so an in-place change of
+    # the output before backward is no error; the same here.
+    saves="x",
+    vjp=lambda ctx, g: g * _SQRT_PI_2 * ns.exp(ns.erfinv(ctx.x) ** 2),
+    doc="Inverse of erf on (-1, 1). VJP: g sqrt(pi)/2 e**(erfinv(x)**2), erfinv(x) recomputed.",
 )
 erfcx = unary(
     "erfcx",
