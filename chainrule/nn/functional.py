@@ -1183,3 +1183,6 @@ from chainrule.nn._functional_more import *  # noqa: E402, F403
 from chainrule.nn._functional_more import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
+from chainrule.nn._ctc import ctc_loss  # noqa: E402
+
+__all__ += ["ctc_loss"]

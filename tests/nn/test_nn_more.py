@@ -569,3 +569,62 @@ def test_errors_match_torch(case: tuple) -> None:
     got = error_of(lambda: fn(chainrule, F))
     assert expected is not None
     assert got == expected
+
+
+# CTC -------------------------------------------------------------------------------------------
+
+CTC_X = _x(6, 3, 5)
+CTC_T = np.array([[1, 1, 2], [3, 0, 0], [4, 2, 0]])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("layout", ["padded", "concatenated", "impossible", "unbatched"])
+def test_ctc_loss_matches_torch(reduction: str, dtype: str, layout: str) -> None:
+    # Compared through log_softmax: PyTorch's own gradient with respect to log_probs is
+    # exp(log_probs) - posterior, which equals the true one only after log_softmax.
+    il, tl, tg = [6, 4, 5], [3, 1, 2], CTC_T
+    x = CTC_X
+    if layout == "concatenated":
+        tg = np.array([1, 1, 2, 3, 4, 2])
+    if layout == "impossible":
+        il = [2, 4, 5]  # three labels with a repeat cannot fit in two steps
+    if layout == "unbatched":
+        x, tg, il, tl = CTC_X[:, 0], CTC_T[0], (6,), (3,)
+    ts, cs = _pair([x], (), dtype)
+    for zero_infinity in (False, True):
+        for t in ts + cs:
+            t.grad = None
+        kw = {"reduction": reduction, "zero_infinity": zero_infinity}
+        tout = torch.nn.functional.ctc_loss(ts[0].log_softmax(-1), torch.tensor(tg), il, tl, **kw)
+        cout = F.ctc_loss(F.log_softmax(cs[0], -1), chainrule.tensor(tg), il, tl, **kw)
+        if layout == "impossible" and not zero_infinity:
+            np.testing.assert_allclose(cout.detach().numpy(), tout.detach().numpy())
+            continue
+        _compare(tout, cout, ts, cs, dtype, f"ctc {layout} {kw}")
+    tm = torch.nn.CTCLoss(blank=0, reduction=reduction)
+    cm = nn.CTCLoss(blank=0, reduction=reduction)
+    assert cm.extra_repr() == tm.extra_repr()
+
+
+def test_ctc_loss_gradcheck_and_errors() -> None:
+    lp = chainrule.tensor(_x(4, 2, 3), requires_grad=True)
+
+    def f(x: chainrule.Tensor) -> chainrule.Tensor:
+        return F.ctc_loss(x, chainrule.tensor([[1, 2], [2, 0]]), [4, 3], [2, 1], blank=0)
+
+    assert chainrule.autograd.gradcheck(f, (lp,))
+    assert chainrule.autograd.gradgradcheck(f, (lp,))
+    cases = [
+        lambda t: t.nn.functional.ctc_loss(
+            t.zeros(5, 2, 4), t.tensor([[1, 1], [3, 0]]), [6, 4], [2, 1]
+        ),
+        lambda t: t.nn.functional.ctc_loss(
+            t.zeros(5, 2, 4), t.tensor([[1, 1], [3, 0]]), [5, 4], [3, 1]
+        ),
+        lambda t: t.nn.functional.ctc_loss(
+            t.zeros(5, 2, 4), t.tensor([[1, 1], [3, 0]]), [5, 4], [2, 1], blank=4
+        ),
+    ]
+    for case in cases:
+        assert error_of(lambda: case(chainrule)) == error_of(lambda: case(torch))

@@ -23,6 +23,7 @@ __all__ = [
     "MultiLabelSoftMarginLoss",
     "SoftMarginLoss",
     "NLLLoss2d",
+    "CTCLoss",
 ]
 
 
@@ -271,3 +272,27 @@ class NLLLoss2d(NLLLoss):
             stacklevel=2,
         )
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss: see ``functional.ctc_loss``."""
+
+    def __init__(
+        self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
+    ) -> None:
+        super().__init__(None, None, reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor
+    ) -> Tensor:
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
