@@ -631,3 +631,55 @@ def gumbel_softmax(
     y_hard = np.zeros(tuple(y.shape), y._data.dtype)
     np.put_along_axis(y_hard, idx, 1, axis=d)
     return _const(y_hard, y) - y.detach() + y
+
+
+# Deprecated resizing names, kept by PyTorch as warnings around ``interpolate`` ----------------
+
+
+def upsample(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated alias of ``interpolate`` (with PyTorch's warning)."""
+    import warnings
+
+    from chainrule.nn.functional import interpolate
+
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='nearest')`` (with PyTorch's warning)."""
+    import warnings
+
+    from chainrule.nn.functional import interpolate
+
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='bilinear', align_corners=True)`` (with PyTorch's
+    warning)."""
+    import warnings
+
+    from chainrule.nn.functional import interpolate
+
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ += ["upsample", "upsample_nearest", "upsample_bilinear"]

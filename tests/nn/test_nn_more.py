@@ -628,3 +628,76 @@ def test_ctc_loss_gradcheck_and_errors() -> None:
     ]
     for case in cases:
         assert error_of(lambda: case(chainrule)) == error_of(lambda: case(torch))
+
+
+# Adaptive softmax ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adaptive_log_softmax_matches_torch(dtype: str) -> None:
+    npdt, tdt, cdt = DT[dtype]
+    torch.manual_seed(0)
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], div_value=2.0, head_bias=True).to(
+        tdt
+    )
+    cm = nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], div_value=2.0, head_bias=True)
+    cm = cm.to(cdt)
+    assert list(cm.state_dict()) == list(tm.state_dict())
+    assert [tuple(p.shape) for p in cm.parameters()] == [tuple(p.shape) for p in tm.parameters()]
+    cm.load_state_dict({k: chainrule.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    assert repr(cm) == repr(tm)
+    x = _x(7, 16).astype(npdt)
+    t = np.array([0, 3, 5, 9, 12, 19, 2])
+    tx = torch.tensor(x, requires_grad=True)
+    cx = chainrule.tensor(x, requires_grad=True)
+    to, co = tm(tx, torch.tensor(t)), cm(cx, chainrule.tensor(t))
+    tol = TOL[dtype]
+    np.testing.assert_allclose(co.output.detach().numpy(), to.output.detach().numpy(), **tol)
+    np.testing.assert_allclose(co.loss.item(), to.loss.item(), **tol)
+    (to.loss + to.output.sum()).backward()
+    (co.loss + co.output.sum()).backward()
+    np.testing.assert_allclose(cx.grad.numpy(), tx.grad.numpy(), **tol)
+    for (name, p), (_, q) in zip(tm.named_parameters(), cm.named_parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), err_msg=name, **tol)
+    np.testing.assert_allclose(
+        cm.log_prob(cx).detach().numpy(), tm.log_prob(tx).detach().numpy(), **tol
+    )
+    np.testing.assert_array_equal(cm.predict(cx).numpy(), tm.predict(tx).numpy())
+    np.testing.assert_allclose(
+        cm(cx[0], chainrule.tensor(3)).output.item(),
+        tm(tx[0], torch.tensor(3)).output.item(),
+        **tol,
+    )
+
+
+def test_adaptive_log_softmax_errors() -> None:
+    for cutoffs in ([4, 2], [0, 3], [3, 20], [3, 3]):
+        assert error_of(lambda: nn.AdaptiveLogSoftmaxWithLoss(8, 20, cutoffs)) == error_of(
+            lambda: torch.nn.AdaptiveLogSoftmaxWithLoss(8, 20, cutoffs)
+        )
+    cm = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])
+    for args in [((2, 8), [0, 10]), ((3, 8), [0, 1]), ((2, 8), [[0, 1]])]:
+        shape, tgt = args
+        ec = error_of(lambda: cm(chainrule.zeros(*shape), chainrule.tensor(tgt)))
+        et = error_of(lambda: tm(torch.zeros(*shape), torch.tensor(tgt)))
+        assert et is not None and ec == et
+
+
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("upsample", {"scale_factor": 2, "mode": "bilinear"}),
+        ("upsample_nearest", {"size": (3, 5)}),
+        ("upsample_bilinear", {"scale_factor": 2}),
+    ],
+)
+def test_deprecated_upsample_functionals(name: str, kw: dict) -> None:
+    x = _x(1, 2, 3, 3)
+    ts, cs = _pair([x], (), "float64")
+    with pytest.warns(UserWarning, match=f"`nn.functional.{name}` is deprecated"):
+        cout = getattr(F, name)(cs[0], **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tout = getattr(torch.nn.functional, name)(ts[0], **kw)
+    _compare(tout, cout, ts, cs, "float64", name)

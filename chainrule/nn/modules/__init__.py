@@ -57,3 +57,6 @@ from chainrule.nn.modules.misc import *  # noqa: E402, F403
 from chainrule.nn.modules.misc import __all__ as _misc_more  # noqa: E402
 
 __all__ += [*_act_more, *_drop_more, *_loss_more, *_misc_more]
+from chainrule.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
