@@ -117,11 +117,11 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0 (lambd >= 0)."""
     if lambd < 0:
-        kind = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(
-            str(input._data.dtype), str(input._data.dtype)
-        )
+        dt = str(input._data.dtype)
+        kind = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(dt, dt)
+        top = {"float64": "1.79769e+308", "float16": "65504"}.get(dt, "3.40282e+38")
         raise RuntimeError(
-            f"lambda must be in range [0, 3.40282e+38] for input dtype {kind}, but found {lambd:g}"
+            f"lambda must be in range [0, {top}] for input dtype {kind}, but found {lambd:g}"
         )
     zero = _const(0, input)
     return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, zero))

@@ -523,6 +523,7 @@ ERROR_CASES: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("glu odd", lambda t, f: f.glu(t.ones(2, 3), 1)),
     ("glu scalar", lambda t, f: f.glu(t.tensor(1.0))),
     ("softshrink", lambda t, f: f.softshrink(t.ones(2), -1.0)),
+    ("softshrink double", lambda t, f: f.softshrink(t.ones(2, dtype=t.float64), -1.5)),
     ("softmax2d", lambda t, f: t.nn.Softmax2d()(t.ones(2, 3))),
     ("shuffle groups", lambda t, f: f.channel_shuffle(t.ones(2, 3, 4), 0)),
     ("shuffle div", lambda t, f: f.channel_shuffle(t.ones(2, 3, 4), 2)),
