@@ -1,7 +1,10 @@
 """The remaining activations, dropouts, losses and misc layers of torch.nn (issue 14), against
 PyTorch: values and input gradients in float32 and float64, modules with the same options,
 gradcheck/gradgradcheck in float64, error types and texts, and statistical tests of the random
-layers (their random streams differ from PyTorch's, so only exact cases are compared)."""
+layers (their random streams differ from PyTorch's, so only exact cases are compared).
+
+Long because it covers about sixty functions and modules; most cases are rows of the tables
+below."""
 
 from __future__ import annotations
 
