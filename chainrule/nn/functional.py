@@ -1172,3 +1172,13 @@ from chainrule.nn._attention_functional import (  # noqa: E402, I001
 from chainrule.nn._mha_functional import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", "rms_norm"]
+
+# The remaining activations, alpha dropouts, margin/likelihood losses and distances live in
+# chainrule/nn/_functional_more.py.
+from chainrule.nn._functional_more import *  # noqa: E402, F403
+from chainrule.nn._functional_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all
+from chainrule.nn._ctc import ctc_loss  # noqa: E402
+
+__all__ += ["ctc_loss"]

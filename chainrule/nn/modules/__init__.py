@@ -46,3 +46,17 @@ from chainrule.nn.modules.transformer import (  # noqa: E402
 
 __all__ += ["MultiheadAttention", "RMSNorm", "Transformer", "TransformerEncoder",
             "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
+
+from chainrule.nn.modules.activation_more import *  # noqa: E402, F403
+from chainrule.nn.modules.activation_more import __all__ as _act_more  # noqa: E402
+from chainrule.nn.modules.dropout_more import *  # noqa: E402, F403
+from chainrule.nn.modules.dropout_more import __all__ as _drop_more  # noqa: E402
+from chainrule.nn.modules.loss_more import *  # noqa: E402, F403
+from chainrule.nn.modules.loss_more import __all__ as _loss_more  # noqa: E402
+from chainrule.nn.modules.misc import *  # noqa: E402, F403
+from chainrule.nn.modules.misc import __all__ as _misc_more  # noqa: E402
+
+__all__ += [*_act_more, *_drop_more, *_loss_more, *_misc_more]
+from chainrule.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]

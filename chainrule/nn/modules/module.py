@@ -287,6 +287,11 @@ class Module:
             modules[name] = value
             return
         buffers = d.get("_buffers")
+        if isinstance(value, Tensor) and getattr(value, "_is_buffer", False):
+            # An ``nn.Buffer(t, persistent=...)``: register it wherever it is assigned.
+            remove_from(d, self._parameters, self._modules)
+            self.register_buffer(name, value, getattr(value, "persistent", True))
+            return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
