@@ -1176,3 +1176,8 @@ from chainrule.nn._attention_functional import (  # noqa: E402, I001
 from chainrule.nn._mha_functional import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", "rms_norm"]
+
+from chainrule.nn import _functional_conv_more as _fcm  # noqa: E402
+from chainrule.nn._functional_conv_more import *  # noqa: E402, F403
+
+__all__ += list(_fcm.__all__)

@@ -46,3 +46,14 @@ from chainrule.nn.modules.transformer import (  # noqa: E402
 
 __all__ += ["MultiheadAttention", "RMSNorm", "Transformer", "TransformerEncoder",
             "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
+
+from chainrule.nn.modules import conv_more as _conv_more  # noqa: E402
+from chainrule.nn.modules import normalization_more as _norm_more  # noqa: E402
+from chainrule.nn.modules import padding as _padding  # noqa: E402
+from chainrule.nn.modules import pooling_more as _pool_more  # noqa: E402
+from chainrule.nn.modules.conv_more import *  # noqa: E402, F403
+from chainrule.nn.modules.normalization_more import *  # noqa: E402, F403
+from chainrule.nn.modules.padding import *  # noqa: E402, F403
+from chainrule.nn.modules.pooling_more import *  # noqa: E402, F403
+
+__all__ += [*_conv_more.__all__, *_pool_more.__all__, *_padding.__all__, *_norm_more.__all__]
