@@ -1181,3 +1181,10 @@ from chainrule.nn import _functional_conv_more as _fcm  # noqa: E402
 from chainrule.nn._functional_conv_more import *  # noqa: E402, F403
 
 __all__ += list(_fcm.__all__)
+
+from chainrule.nn import _functional_sample as _fsample  # noqa: E402
+
+_fsample._old_interpolate = interpolate
+from chainrule.nn._functional_sample import affine_grid, grid_sample, interpolate  # noqa: E402, F811, I001
+
+__all__ += ["grid_sample", "affine_grid"]
