@@ -102,6 +102,12 @@ def test_conv_transpose_output_size_and_params() -> None:
     tm, cm = build_pair(lambda lib: lib.nn.ConvTranspose3d(2, 3, 3, stride=2), "float64")
     tx, cx = _inputs((1, 2, 3, 3, 3), "float64")
     close(cm(cx, output_size=[8, 7, 8]), tm(tx, output_size=[8, 7, 8]), "float64")
+    te = error_of(lambda: tm(tx, output_size=[8, 7]))
+    ce = error_of(lambda: cm(cx, output_size=[8, 7]))
+    assert ce == te and te is not None
+    te = error_of(lambda: tm(tx, output_size=[8, 7, 11]))
+    ce = error_of(lambda: cm(cx, output_size=[8, 7, 11]))
+    assert te is not None and ce is not None and ce[0] is te[0]
     assert tuple(cm.weight.shape) == (2, 3, 3, 3, 3)
     assert cm.output_padding == (0, 0, 0) and cm.kernel_size == (3, 3, 3)
     m = chainrule.nn.Conv3d(4, 8, (1, 2, 3), groups=2)
@@ -339,3 +345,47 @@ def test_norm_functionals_gradcheck() -> None:
     assert gradcheck(lambda a: CF.unfold(a, (2, 3), 1, 1, (2, 1)), (y,))
     c = chainrule.tensor(rng.standard_normal((1, 8, 18)), requires_grad=True)
     assert gradcheck(lambda a: CF.fold(a, (4, 5), 2, 1, 1, (2, 1)), (c,))
+
+
+FRAC = [
+    (2, (2, 3, 9, 11), (2, 3), dict(output_size=(5, 4))),
+    (2, (3, 10, 10), 3, dict(output_ratio=0.5)),
+    (3, (2, 2, 9, 8, 10), (2, 3, 2), dict(output_size=(4, 3, 5))),
+    (3, (2, 7, 6, 8), 2, dict(output_ratio=(0.5, 0.6, 0.7))),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", range(len(FRAC)))
+def test_fractional_max_pool_matches_torch(case: int, dtype: str) -> None:
+    nd, shape, k, kw = FRAC[case]
+    lead = (shape[0], shape[1]) if len(shape) == nd + 2 else (1, shape[0])
+    u = np.random.default_rng(case).random(lead + (nd,)).astype(DT[dtype][0])
+    tm = getattr(torch.nn, f"FractionalMaxPool{nd}d")(
+        k, return_indices=True, _random_samples=torch.tensor(u), **kw
+    )
+    cm = getattr(chainrule.nn, f"FractionalMaxPool{nd}d")(
+        k, return_indices=True, _random_samples=chainrule.tensor(u), **kw
+    )
+    tx, cx = _inputs(shape, dtype, case)
+    (to, ti), (co, ci) = tm(tx), cm(cx)
+    close(co, to, dtype, "output")
+    np.testing.assert_array_equal(ci.numpy(), ti.numpy())
+    compare_backward([co], [to], {"x": cx}, {"x": tx}, dtype, case)
+
+
+def test_fractional_max_pool_random_and_errors() -> None:
+    chainrule.manual_seed(0)
+    x = chainrule.tensor(np.random.default_rng(0).standard_normal((2, 3, 8, 8)), requires_grad=True)
+    out = chainrule.nn.FractionalMaxPool2d(2, output_ratio=0.5)(x)
+    assert tuple(out.shape) == (2, 3, 4, 4)
+    assert gradcheck(
+        lambda a: CF.fractional_max_pool2d(
+            a, 2, (3, 3), _random_samples=chainrule.tensor(np.full((2, 3, 2), 0.3))
+        ),
+        (x,),
+    )
+    for kw in ({}, dict(output_size=2, output_ratio=0.5), dict(output_ratio=1.5)):
+        te = error_of(lambda: torch.nn.FractionalMaxPool2d(2, **kw))
+        ce = error_of(lambda: chainrule.nn.FractionalMaxPool2d(2, **kw))
+        assert te is not None and ce is not None and ce[0] is te[0]

@@ -290,3 +290,59 @@ class LPPool3d(_LPPoolNd):
     """Power-average pooling (sum x^p)^(1/p) over boxes of (N, C, D, H, W)."""
 
     _fn = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _fn: Any
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        output_size: Any = None,
+        output_ratio: Any = None,
+        return_indices: bool = False,
+        _random_samples: Any = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.output_size = output_size
+        self.output_ratio = output_ratio
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{type(self).__name__} requires specifying either an output size, or a "
+                "pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if output_ratio is not None:
+            ratios = output_ratio if isinstance(output_ratio, (list, tuple)) else [output_ratio]
+            if not all(0 < r < 1 for r in ratios):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._fn(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling (windows of ``kernel_size`` at pseudo-random strides) of
+    (N, C, H, W); fresh samples per call unless ``_random_samples`` is given."""
+
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, D, H, W)."""
+
+    _fn = staticmethod(F.fractional_max_pool3d)
+
+
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
