@@ -163,11 +163,17 @@ def conv3d(
 
 
 def _check_output_padding(op: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...]) -> None:
+    names = ("depth", "height", "width")[3 - len(op) :]
     for i in range(len(op)):
         if op[i] >= st[i] and op[i] >= dl[i]:
+            parts = [
+                f"{what}_{nm}: {v}"
+                for what, vals in (("output_padding", op), ("stride", st), ("dilation", dl))
+                for nm, v in zip(names, vals)
+            ]
             raise RuntimeError(
                 "output padding must be smaller than either stride or dilation, but got "
-                f"output_padding={list(op)}, stride={list(st)}, dilation={list(dl)}"
+                + " ".join(parts)
             )
 
 
@@ -200,7 +206,7 @@ def conv_transpose1d(
             ("dilation", dilation),
         )
     )
-    _check_output_padding((op,), (s,), (d,))
+    _check_output_padding((0, op), (1, s), (1, d))
     out = _conv.conv_transpose2d(
         _ops.unsqueeze(x, 2),
         _ops.unsqueeze(weight, 2),
@@ -290,9 +296,11 @@ def _check_nd(fn: str, input: Tensor, nd: int) -> None:
             f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
     if input.ndim not in (nd + 1, nd + 2):
+        if nd == 3:
+            raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
         raise RuntimeError(
-            f"{fn}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for "
-            f"input, but got: {list(input.shape)}"
+            f"{fn}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim "
+            f"batch size for input, but got:{list(input.shape)}"
         )
 
 
@@ -310,6 +318,9 @@ def max_pool1d_with_indices(
     k = _ntuple(kernel_size, 1)
     s = _stride(stride, k, 1)
     p, d = _ntuple(padding, 1), _ntuple(dilation, 1)
+    for what, v in (("kernel_size", k), ("stride", s), ("dilation", d)):
+        if v[0] <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v[0]}")
     out, idx = _conv.max_pool2d_with_indices(
         _ops.unsqueeze(input, -2), (1, k[0]), (1, s[0]), (0, p[0]), (1, d[0]), ceil_mode
     )
@@ -511,7 +522,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     if min(sizes) < 0:
         raise RuntimeError(
             "adaptive_avg_pool3d: elements of output_size must be greater than or "
-            f"equal to 0 but received {{{', '.join(map(str, sizes))}}}"
+            f"equal to 0 but received {{{sizes[0]}, {sizes[1]},{sizes[2]}}}"  # torch's spacing
         )
     mats = [_adaptive_matrix(n, o) for n, o in zip(input.shape[-3:], sizes)]
     return _F()._sep_apply(input, mats)

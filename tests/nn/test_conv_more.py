@@ -389,3 +389,29 @@ def test_fractional_max_pool_random_and_errors() -> None:
         te = error_of(lambda: torch.nn.FractionalMaxPool2d(2, **kw))
         ce = error_of(lambda: chainrule.nn.FractionalMaxPool2d(2, **kw))
         assert te is not None and ce is not None and ce[0] is te[0]
+
+
+ERRORS = [
+    lambda L: L.nn.functional.conv_transpose3d(
+        L.zeros(1, 2, 3, 3, 3), L.zeros(2, 2, 2, 2, 2), output_padding=(1, 0, 2), stride=(1, 2, 2)
+    ),
+    lambda L: L.nn.functional.conv_transpose1d(
+        L.zeros(1, 2, 3), L.zeros(2, 2, 2), output_padding=1
+    ),
+    lambda L: L.nn.functional.max_pool1d(L.zeros(1, 2, 5), 0),
+    lambda L: L.nn.functional.max_pool1d(L.zeros(1, 2, 5, 3, 3), 2),
+    lambda L: L.nn.functional.avg_pool3d(L.zeros(2, 5, 3), 2),
+    lambda L: L.nn.functional.max_pool3d(L.zeros(2, 5, 3), 2),
+    lambda L: L.nn.functional.unfold(L.zeros(1, 2, 3, 3), 4),
+    lambda L: L.nn.functional.adaptive_avg_pool3d(L.zeros(1, 2, 3, 3, 3), -1),
+    lambda L: L.nn.InstanceNorm1d(3)(L.zeros(1, 3, 4, 4)),
+    lambda L: L.nn.functional.local_response_norm(L.zeros(2, 3), 2),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_errors_match_torch(case: int) -> None:
+    te = error_of(lambda: ERRORS[case](torch))
+    ce = error_of(lambda: ERRORS[case](chainrule))
+    assert te is not None and ce is not None and ce[0] is te[0]
+    assert " ".join(ce[1].split()) == " ".join(te[1].split())  # torch's text has a run of spaces
