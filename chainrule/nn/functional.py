@@ -811,7 +811,7 @@ def _interp_matrix(n_in: int, n_out: int, mode: str, align_corners: bool | None,
     return m
 
 
-def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+def _interpolate_basic(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize the trailing spatial dims (nearest, nearest-exact, linear, bilinear): a constant
@@ -1173,12 +1173,22 @@ from chainrule.nn._mha_functional import multi_head_attention_forward  # noqa: E
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward", "rms_norm"]
 
-# The remaining activations, alpha dropouts, margin/likelihood losses and distances live in
-# chainrule/nn/_functional_more.py.
-from chainrule.nn._functional_more import *  # noqa: E402, F403
-from chainrule.nn._functional_more import __all__ as _more_all  # noqa: E402
 
-__all__ += _more_all
-from chainrule.nn._ctc import ctc_loss  # noqa: E402
 
-__all__ += ["ctc_loss"]
+def _reexport(module: Any) -> None:
+    """Make ``module``'s public functions part of this namespace (its ``__all__``)."""
+    g = globals()
+    for name in module.__all__:
+        g[name] = getattr(module, name)
+        if name not in __all__:
+            __all__.append(name)
+
+
+# The rest of torch.nn.functional lives in topic files beside this one: activations, alpha
+# dropouts, margin/likelihood losses and distances; CTC; convolutions, pools and norms beyond
+# 2-d; resampling (interpolate's extra modes, grid_sample, affine_grid).
+from chainrule.nn import _ctc, _functional_conv_more, _functional_more  # noqa: E402
+from chainrule.nn import _functional_sample  # noqa: E402
+
+for _m in (_functional_more, _ctc, _functional_conv_more, _functional_sample):
+    _reexport(_m)

@@ -47,16 +47,20 @@ from chainrule.nn.modules.transformer import (  # noqa: E402
 __all__ += ["MultiheadAttention", "RMSNorm", "Transformer", "TransformerEncoder",
             "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
 
-from chainrule.nn.modules.activation_more import *  # noqa: E402, F403
-from chainrule.nn.modules.activation_more import __all__ as _act_more  # noqa: E402
-from chainrule.nn.modules.dropout_more import *  # noqa: E402, F403
-from chainrule.nn.modules.dropout_more import __all__ as _drop_more  # noqa: E402
-from chainrule.nn.modules.loss_more import *  # noqa: E402, F403
-from chainrule.nn.modules.loss_more import __all__ as _loss_more  # noqa: E402
-from chainrule.nn.modules.misc import *  # noqa: E402, F403
-from chainrule.nn.modules.misc import __all__ as _misc_more  # noqa: E402
+from chainrule.nn.modules import activation_more, adaptive, conv_more, dropout_more  # noqa: E402
+from chainrule.nn.modules import loss_more, misc, normalization_more, padding  # noqa: E402
+from chainrule.nn.modules import pooling_more  # noqa: E402
 
-__all__ += [*_act_more, *_drop_more, *_loss_more, *_misc_more]
-from chainrule.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 
-__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+def _reexport(module: object) -> None:
+    """Make ``module``'s layer classes (its ``__all__``) part of this namespace."""
+    g = globals()
+    for name in module.__all__:  # type: ignore[attr-defined]
+        g[name] = getattr(module, name)
+        if name not in __all__:
+            __all__.append(name)
+
+
+for _m in (activation_more, dropout_more, loss_more, misc, adaptive, conv_more, pooling_more,
+           padding, normalization_more):
+    _reexport(_m)

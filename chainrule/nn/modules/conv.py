@@ -175,7 +175,7 @@ class ConvTranspose2d(_ConvNd):
         output_size = list(output_size)[-n:]
         if len(output_size) != n:
             raise ValueError(
-                f"ConvTranspose2D: for {input.dim()}D input, output_size must have {n} or "
+                f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or "
                 f"{n + 2} elements (got {len(output_size)})"
             )
         res = []
