@@ -110,7 +110,7 @@ __all__ = [
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
     "is_grad_enabled", "is_inference_mode_enabled",
     *_OP_NAMES,
-    "is_tensor", "numel", "is_floating_point",
+    "is_tensor", "numel", "is_floating_point", "from_dlpack",
 ]
 
 subtract, multiply, divide, true_divide, negative = (
@@ -144,6 +144,7 @@ _LAZY_ATTRS = {
     "Generator": "chainrule._random", "default_generator": "chainrule._random",
     "initial_seed": "chainrule._random", "manual_seed": "chainrule._random",
     "seed": "chainrule._random", "save": "chainrule.serialization",
+    "from_dlpack": "chainrule._dlpack",
     "load": "chainrule.serialization",
     "compile": "chainrule.compiler", "autocast": "chainrule.amp",
     "set_default_device": "chainrule._device", "get_default_device": "chainrule._device",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
-from chainrule._methods import composite, sorting
+from chainrule._methods import composite, sorting, surface
 
-FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting, composite)
+FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting, composite,
+            surface)
 
 
 def bind(ops: Any) -> None:

@@ -1,0 +1,276 @@
+"""The Tensor surface beyond math ops, compared with PyTorch: ``new_*`` constructors, memory
+layout queries, ``as_strided``, ``apply_``/``map_``, shared/pinned memory and DLPack."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+torch = pytest.importorskip("torch")
+
+
+def _same(a, b) -> None:
+    """Same values, dtype name, shape and requires_grad as the torch tensor ``b``."""
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    assert tuple(a.shape) == tuple(b.shape)
+    assert a.requires_grad == b.requires_grad
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def _err(fn_cr, fn_t):
+    """Both raise; the same type and message."""
+    with pytest.raises(Exception) as et:
+        fn_t()
+    with pytest.raises(Exception) as ec:
+        fn_cr()
+    assert type(ec.value) is type(et.value)
+    assert str(ec.value) == str(et.value)
+
+
+def _pair(make):
+    return make(cr), make(torch)
+
+
+SOURCES = [
+    lambda m: m.ones(2, 3, requires_grad=True),
+    lambda m: m.ones(2, dtype=m.int32),
+    lambda m: m.arange(4, dtype=m.float64),
+]
+
+CALLS = [
+    lambda t, m: t.new_tensor([1.5, 2.0]),
+    lambda t, m: t.new_tensor(np.array([1, 2])),
+    lambda t, m: t.new_tensor([[1, 2]], dtype=m.int64),
+    lambda t, m: t.new_tensor([1.0], dtype=m.float64, requires_grad=True),
+    lambda t, m: t.new_zeros(2, 3),
+    lambda t, m: t.new_zeros((2, 3), dtype=m.int64),
+    lambda t, m: t.new_zeros([0]),
+    lambda t, m: t.new_ones(2),
+    lambda t, m: t.new_ones(m.Size([1, 2]), dtype=m.float32, requires_grad=True),
+    lambda t, m: t.new_full((2,), 3.5),
+    lambda t, m: t.new_full([2, 1], 7, dtype=m.float64),
+    lambda t, m: t.new_empty(3).shape,
+    lambda t, m: t.new_empty((2, 2), dtype=m.int16).dtype,
+    lambda t, m: t.type_as(m.ones(1, dtype=m.int32)),
+    lambda t, m: t.type_as(m.ones(1, dtype=m.float64)),
+]
+
+
+@pytest.mark.parametrize("src", range(len(SOURCES)))
+@pytest.mark.parametrize("call", range(len(CALLS)))
+def test_new_constructors_match_torch(src, call):
+    a, b = _pair(SOURCES[src])
+    try:
+        rt = CALLS[call](b, torch)
+    except Exception:
+        _err(lambda: CALLS[call](a, cr), lambda: CALLS[call](b, torch))
+        return
+    rc = CALLS[call](a, cr)
+    if isinstance(rt, torch.Tensor):
+        _same(rc, rt)
+        assert not rc.is_leaf or rc.grad_fn is None
+    else:
+        assert str(rc).replace("chainrule", "torch") == str(rt)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t, m: t.new_full(2, 3.0),
+        lambda t, m: t.new_ones(2, requires_grad=True),  # integer self: no gradients
+        lambda t, m: t.new_zeros(2.5),
+        lambda t, m: t.new_zeros(2, 2.5),
+        lambda t, m: t.new_full((2, 2.5), 1.0),
+    ],
+)
+def test_new_constructor_errors(call):
+    _err(
+        lambda: call(cr.ones(2, dtype=cr.int64), cr),
+        lambda: call(torch.ones(2, dtype=torch.int64), torch),
+    )
+
+
+def test_new_tensor_copies_and_warns_on_tensor():
+    x = cr.ones(3, requires_grad=True)
+    with pytest.warns(UserWarning, match="rather than tensor.new_tensor"):
+        y = x.new_tensor(x)
+    assert not y.requires_grad and y.grad_fn is None
+    y[0] = 5.0
+    assert x[0].item() == 1.0
+    a = np.arange(3.0)
+    z = cr.ones(1, dtype=cr.float64).new_tensor(a)
+    z[0] = 9.0
+    assert a[0] == 0.0
+
+
+LAYOUTS = [
+    lambda m: m.arange(24.0).reshape(2, 3, 4),
+    lambda m: m.arange(24.0).reshape(2, 3, 4).transpose(0, 2),
+    lambda m: m.arange(24.0).reshape(2, 3, 4)[1:, ::2, 1:3],
+    lambda m: m.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+    lambda m: m.arange(6.0).reshape(3, 2)[:, 1],
+    lambda m: m.arange(3.0).reshape(3, 1).expand(3, 4),
+    lambda m: m.arange(10, dtype=m.int16)[3:],
+    lambda m: m.zeros(0, 3),
+    lambda m: m.ones(2, 1, 3).permute(2, 0, 1),
+    lambda m: m.tensor(5.0),
+]
+
+
+@pytest.mark.parametrize("make", range(len(LAYOUTS)))
+def test_layout_queries_match_torch(make):
+    a, b = _pair(LAYOUTS[make])
+    assert a.stride() == b.stride()
+    assert a.storage_offset() == b.storage_offset()
+    assert a.is_contiguous() == b.is_contiguous()
+    assert a.element_size() == b.element_size() and a.itemsize == b.itemsize
+    assert a.nbytes == b.nbytes
+    assert a.dim_order() == b.dim_order()
+    ca, cb = a.contiguous(), b.contiguous()
+    assert ca.stride() == cb.stride() and ca.is_contiguous()
+    assert (ca is a) == (cb is b)
+    np.testing.assert_array_equal(ca.numpy(), cb.numpy())
+
+
+def test_data_ptr_is_the_first_element():
+    x = cr.arange(10.0)
+    assert x.data_ptr() == x.numpy().ctypes.data
+    assert x[3:].data_ptr() == x.data_ptr() + 3 * 4
+    assert x.view(2, 5).data_ptr() == x.data_ptr()
+    assert x.clone().data_ptr() != x.data_ptr()
+    assert cr.zeros(0).data_ptr() == torch.zeros(0).data_ptr() == 0
+
+
+def test_contiguous_of_a_view_is_a_differentiable_copy():
+    x = cr.arange(6.0, requires_grad=True)
+    y = x.view(2, 3).t()
+    c = y.contiguous()
+    assert c.data_ptr() != x.data_ptr() and c.stride() == (2, 1)
+    (c * cr.arange(6.0).view(3, 2)).sum().backward()
+    xt = torch.arange(6.0, requires_grad=True)
+    (xt.view(2, 3).t().contiguous() * torch.arange(6.0).view(3, 2)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_numpy_force():
+    x = cr.ones(2, requires_grad=True)
+    xt = torch.ones(2, requires_grad=True)
+    _err(lambda: x.numpy(), lambda: xt.numpy())
+    np.testing.assert_array_equal(x.numpy(force=True), xt.numpy(force=True))
+    y = cr.ones(2)
+    assert np.shares_memory(y.numpy(), y.numpy(force=True))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ((2, 2), (1, 2), 1),
+        ((3,), (2,)),
+        ((2, 3), (0, 1)),
+        ((2, 2), (3, 1), 0),
+        ((0, 4), (1, 1)),
+        ((3, 3), (1, 1)),  # out of bounds
+        ((2,), (1, 1)),  # length mismatch
+    ],
+)
+def test_as_strided_matches_torch(args):
+    a, b = cr.arange(6.0), torch.arange(6.0)
+    try:
+        rt = b.as_strided(*args)
+    except Exception:
+        _err(lambda: a.as_strided(*args), lambda: b.as_strided(*args))
+        return
+    rc = a.as_strided(*args)
+    assert rc.stride() == rt.stride() and rc.storage_offset() == rt.storage_offset()
+    np.testing.assert_array_equal(rc.numpy(), rt.numpy())
+    if rc.numel():
+        a.fill_(-1.0)  # a view: writes through the storage are seen
+        assert (rc.numpy() == -1.0).all()
+
+
+def test_as_strided_gradient_matches_torch():
+    a = cr.arange(6.0, dtype=cr.float64, requires_grad=True)
+    b = torch.arange(6.0, dtype=torch.float64, requires_grad=True)
+    w = np.arange(8.0).reshape(2, 4)
+    (a.as_strided((2, 4), (2, 1), 0) * cr.tensor(w)).sum().backward()
+    (b.as_strided((2, 4), (2, 1), 0) * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+    assert cr.autograd.gradcheck(
+        lambda t: t.as_strided((3, 2), (1, 2)), (cr.randn(6, dtype=cr.float64, requires_grad=True),)
+    )
+
+
+def test_apply_and_map_match_torch():
+    a, b = cr.arange(6.0).view(2, 3), torch.arange(6.0).view(2, 3)
+    v0 = a._version
+    assert a.apply_(lambda v: v * v + 1) is a
+    b.apply_(lambda v: v * v + 1)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert a._version == v0 + 1
+    ai, bi = cr.arange(4, dtype=cr.int32), torch.arange(4, dtype=torch.int32)
+    ai.apply_(lambda v: v // 2 - 1)
+    bi.apply_(lambda v: v // 2 - 1)
+    _same(ai, bi)
+    a.map_(cr.tensor([10.0, 20.0, 30.0]), lambda x, y: x - y)
+    b.map_(torch.tensor([10.0, 20.0, 30.0]), lambda x, y: x - y)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.ones(2, requires_grad=True).apply_(lambda v: v),
+        lambda m: m.ones(3).map_(m.arange(2.0), lambda x, y: x),
+        lambda m: m.ones(3).map_(m.arange(3), lambda x, y: x),
+        lambda m: m.ones(2).pin_memory(),
+    ],
+)
+def test_apply_map_pin_errors(call):
+    _err(lambda: call(cr), lambda: call(torch))
+
+
+def test_pinned_and_shared_memory():
+    x = cr.arange(4.0)
+    assert x.is_pinned() is torch.arange(4.0).is_pinned() is False
+    assert not x.is_shared()
+    v0 = x.data_ptr()
+    assert x.share_memory_() is x
+    assert x.is_shared() and x.data_ptr() != v0
+    assert x.share_memory_().data_ptr() == x.data_ptr()  # already shared: no-op
+    np.testing.assert_array_equal(x.numpy(), np.arange(4.0, dtype=np.float32))
+    y = x.view(2, 2)
+    y[0, 0] = 7.0
+    assert x[0].item() == 7.0 and y.is_shared()
+
+
+def test_dlpack_with_numpy_and_torch():
+    a = np.arange(6.0).reshape(2, 3)
+    t = cr.from_dlpack(a)
+    assert t.dtype == cr.float64 and t.shape == (2, 3)
+    t[0, 0] = 7.0  # shared memory, both ways
+    assert a[0, 0] == 7.0
+    back = np.from_dlpack(t)
+    back[1, 2] = -1.0
+    assert t[1, 2].item() == -1.0
+    assert t.__dlpack_device__() == tuple(torch.ones(1).__dlpack_device__())
+    tt = torch.arange(4, dtype=torch.int32)
+    c = cr.from_dlpack(tt)
+    _same(c, tt)
+    c[0] = 9
+    assert tt[0].item() == 9
+    d = torch.from_dlpack(cr.arange(3.0).t())
+    assert d.tolist() == [0.0, 1.0, 2.0]
+    caps = cr.utils.dlpack.to_dlpack(t)
+    e = cr.utils.dlpack.from_dlpack(caps)
+    assert e.data_ptr() == t.data_ptr()
+    with pytest.raises(BufferError, match="Can't export tensors that require gradient"):
+        cr.ones(2, requires_grad=True).__dlpack__()
+    with pytest.raises(TypeError, match="from_dlpack"):
+        cr.from_dlpack([1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cr.from_dlpack(cr.ones(2)).tolist() == [1.0, 1.0]
