@@ -33,6 +33,7 @@ from chainrule._methods.shape import ShapeMethods
 from chainrule._methods.composite import CompositeMethods
 from chainrule._methods.sorting import SortingMethods
 from chainrule._methods.surface import SurfaceMethods
+from chainrule._methods.inplace_generated import GeneratedInplaceMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -106,6 +107,7 @@ class Tensor(
     SortingMethods,
     CompositeMethods,
     SurfaceMethods,
+    GeneratedInplaceMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

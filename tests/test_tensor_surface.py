@@ -274,3 +274,164 @@ def test_dlpack_with_numpy_and_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cr.from_dlpack(cr.ones(2)).tolist() == [1.0, 1.0]
+
+
+# In-place forms generated from out-of-place methods ---------------------------------------------
+from chainrule._methods.inplace_generated import INPLACE_OF  # noqa: E402
+
+_X = np.array([[0.3, -0.7, 0.55], [-0.2, 0.9, 0.1]])
+_Y = np.array([[0.6, 0.25, -0.4], [0.8, -0.35, 0.5]])
+_SQ = np.eye(3) * 0.5 + 0.1 * np.arange(9.0).reshape(3, 3)
+_ARGS = {  # arguments after self, as a function of the module (chainrule or torch)
+    "atan2": lambda m: (m.tensor(_Y),),
+    "arctan2": lambda m: (m.tensor(_Y),),
+    "copysign": lambda m: (m.tensor(_Y),),
+    "heaviside": lambda m: (m.tensor(_Y),),
+    "hypot": lambda m: (m.tensor(_Y),),
+    "fmod": lambda m: (0.25,),
+    "remainder": lambda m: (0.25,),
+    "floor_divide": lambda m: (m.tensor(_Y),),
+    "true_divide": lambda m: (m.tensor(_Y),),
+    "divide": lambda m: (m.tensor(_Y),),
+    "multiply": lambda m: (m.tensor(_Y),),
+    "subtract": lambda m: (m.tensor(_Y),),
+    "float_power": lambda m: (2,),
+    "lerp": lambda m: (m.tensor(_Y), 0.3),
+    "nan_to_num": lambda m: (),
+    "renorm": lambda m: (2, 0, 0.5),
+    "cumsum": lambda m: (1,),
+    "cumprod": lambda m: (0,),
+    "addmm": lambda m: (m.tensor(_Y), m.tensor(_SQ)),
+    "addmv": None,
+    "addr": None,
+    "addbmm": None,
+    "baddbmm": None,
+    **{
+        n: (lambda m: (m.tensor(_Y),))
+        for n in (
+            "eq",
+            "ne",
+            "not_equal",
+            "lt",
+            "less",
+            "le",
+            "less_equal",
+            "gt",
+            "greater",
+            "ge",
+            "greater_equal",
+            "logical_and",
+            "logical_or",
+            "logical_xor",
+        )
+    },
+}
+_SHAPED = {  # ops whose self must have another shape: (self, args)
+    "addmv": lambda m: (m.tensor(_X[0]), (m.tensor(_Y.T), m.tensor(_X[1, :2]))),
+    "addr": lambda m: (m.tensor(_X), (m.tensor(_Y[0, :2]), m.tensor(_Y[1]))),
+    "addbmm": lambda m: (
+        m.tensor(_X),
+        (m.tensor(np.stack([_X, _Y])), m.tensor(np.stack([_SQ, _SQ.T]))),
+    ),
+    "baddbmm": lambda m: (
+        m.tensor(np.stack([_X, _Y])),
+        (m.tensor(np.stack([_Y, _X])), m.tensor(np.stack([_SQ, _SQ.T]))),
+    ),
+}
+_INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
+
+
+def _inputs(m, base, dtype):
+    if base in _SHAPED:
+        s, args = _SHAPED[base](m)
+        return s.to(dtype), tuple(a.to(dtype) for a in args)
+    if base in _INT_ONLY:
+        x = m.tensor(np.array([[3, -5, 6], [0, 9, -1]]))
+        return x, (() if base == "bitwise_not" else (m.tensor([[1, 7, 2], [4, 4, 8]]),))
+    x = m.tensor(_X).to(dtype)
+    args = _ARGS.get(base, lambda m: ())(m)
+    return x, tuple(a.to(dtype) if isinstance(a, (cr.Tensor, torch.Tensor)) else a for a in args)
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_OF))
+def test_generated_inplace_values_match_torch(name):
+    base = INPLACE_OF[name]
+    dtype = "float64" if base == "float_power" else "float32"
+    a, args_a = _inputs(cr, base, getattr(cr, dtype))
+    b, args_b = _inputs(torch, base, getattr(torch, dtype))
+    va = a._version
+    assert getattr(a, name)(*args_a) is a
+    getattr(b, name)(*args_b)
+    assert a._version == va + 1
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "floor_",
+        "cosh_",
+        "hypot_",
+        "lerp_",
+        "cumsum_",
+        "eq_",
+        "float_power_",
+        "reciprocal_",
+        "addmm_",
+        "negative_",
+    ],
+)
+def test_generated_inplace_gradients_and_leaf_errors(name):
+    base = INPLACE_OF[name]
+    res = []
+    for m in (cr, torch):
+        x, args = _inputs(m, base, m.float64)
+        x.requires_grad_(True)
+        w = m.tensor(_Y.sum() + np.arange(x.numel()).reshape(tuple(x.shape)))
+        with pytest.raises(RuntimeError) as e:  # a leaf that requires grad
+            getattr(x, name)(*args)
+        assert "a leaf Variable that requires grad" in str(e.value)
+        y = x * 1.5
+        out = getattr(y, name)(*args)
+        assert out is y and y.requires_grad
+        (y * w).sum().backward()
+        res.append((y.detach().numpy().copy(), x.grad.numpy().copy()))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-7)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-7)
+
+
+def test_generated_inplace_on_view_rewrites_base():
+    for m in (cr, torch):
+        x = m.tensor(_X, requires_grad=True)
+        y = x * 2
+        y[0].cosh_()
+        y.sum().backward()
+        if m is cr:
+            ya, ga, name = y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()
+    assert name == "CopySlices" and y.grad_fn.name().endswith("CopySlices")
+    np.testing.assert_allclose(ya, y.detach().numpy(), rtol=1e-7)
+    np.testing.assert_allclose(ga, x.grad.numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.ones(2).float_power_(2),
+        lambda m: m.ones(2, dtype=m.int64).true_divide_(2),
+        lambda m: m.ones(2).hypot_(m.ones(3, 2)),
+        lambda m: m.tensor([1.0, 2.0], requires_grad=True).floor_(),
+    ],
+)
+def test_generated_inplace_errors(call):
+    _err(lambda: call(cr), lambda: call(torch))
+
+
+def test_saved_value_changed_by_generated_inplace_is_caught():
+    for m in (cr, torch):
+        x = m.tensor(_X, requires_grad=True)
+        y = x * 1
+        z = y.sin()  # saves y
+        y.tan_()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
