@@ -435,3 +435,92 @@ def test_saved_value_changed_by_generated_inplace_is_caught():
         y.tan_()
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             z.sum().backward()
+
+
+# Indexing by range, lists, NumPy arrays and tuples of them ------------------------------------
+_INDICES = [
+    range(2),
+    range(0, 3, 2),
+    range(0),
+    [],
+    [0, 2],
+    [-1, 0],
+    [True, False, True],
+    [0.5, 2.0],
+    np.array([0, 2]),
+    np.array([[0], [2]]),
+    np.array([True, False, True]),
+    np.array([0.0, 1.7]),
+    np.array([2, 0], dtype=np.int32),
+    np.array(1),
+    (range(2), [1, 2]),
+    ([0, 1], range(2)),
+    (slice(None), np.array([1, 3])),
+    (np.array([0, 2]), np.array([1, 3])),
+    (range(2),),
+    ([0, 1], ...),
+    (..., range(1, 3)),
+    (1, range(2)),
+    (np.int64(1), range(2)),
+    (slice(1, None), [True, False, True, False]),
+    ([[0, 1], [1, 2]],),
+    (None, range(2)),
+    [5],
+    (range(4),),
+    np.array([True, False]),
+    (range(2), [1, 2, 3]),
+]
+
+
+def _index_result(m, idx):
+    x = m.arange(12.0, dtype=m.float64).reshape(3, 4).requires_grad_(True)
+    try:
+        y = x[idx]
+    except Exception as e:
+        return ("error", type(e), str(e))
+    (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+    return ("ok", y.detach().numpy().copy(), x.grad.numpy().copy())
+
+
+@pytest.mark.parametrize("idx", range(len(_INDICES)))
+def test_getitem_sequences_match_torch(idx):
+    a, b = _index_result(cr, _INDICES[idx]), _index_result(torch, _INDICES[idx])
+    assert a[0] == b[0], (a, b)
+    if a[0] == "error":
+        assert a[1] is b[1] and a[2] == b[2]
+    else:
+        np.testing.assert_array_equal(a[1], b[1])
+        np.testing.assert_array_equal(a[2], b[2])
+
+
+@pytest.mark.parametrize("idx", range(len(_INDICES)))
+def test_setitem_sequences_match_torch(idx):
+    res = []
+    for m in (cr, torch):
+        x = m.arange(12.0, dtype=m.float64).reshape(3, 4).requires_grad_(True)
+        v = m.tensor(-1.5, dtype=m.float64, requires_grad=True)
+        y = x * 1
+        try:
+            y[_INDICES[idx]] = v
+        except Exception as e:
+            res.append(("error", type(e), str(e)))
+            continue
+        (y * m.arange(12.0, dtype=m.float64).reshape(3, 4)).sum().backward()
+        res.append(("ok", y.detach().numpy().copy(), x.grad.numpy().copy(), v.grad.item()))
+    a, b = res
+    assert a[0] == b[0], (a, b)
+    if a[0] == "error":
+        assert a[1] is b[1] and a[2] == b[2]
+    else:
+        for p, q in zip(a[1:], b[1:]):
+            np.testing.assert_array_equal(p, q)
+
+
+def test_setitem_with_sequence_values():
+    for m in (cr, torch):
+        x = m.zeros(3, 4)
+        x[range(1, 3), [0, 3]] = m.tensor([5.0, 6.0])
+        x[np.array([0])] = 2.0
+        if m is cr:
+            got = x.numpy().copy()
+    np.testing.assert_array_equal(got, x.numpy())
