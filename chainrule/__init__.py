@@ -117,6 +117,10 @@ subtract, multiply, divide, true_divide, negative = (
     _ops_pkg.sub, _ops_pkg.mul, _ops_pkg.div, _ops_pkg.div, _ops_pkg.neg
 )
 
+from chainrule._out import install as _install_out  # noqa: E402  (out= wrappers, _out.py)
+
+_install_out(globals())
+
 
 def is_tensor(obj: Any) -> Any:
     """True if ``obj`` is a chainrule Tensor."""

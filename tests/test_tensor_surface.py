@@ -524,3 +524,90 @@ def test_setitem_with_sequence_values():
         if m is cr:
             got = x.numpy().copy()
     np.testing.assert_array_equal(got, x.numpy())
+
+
+# out= ---------------------------------------------------------------------------------------
+_OUT_CALLS = [
+    ("add", lambda m: (m.ones(2, 3), 2.0), {}),
+    ("add", lambda m: (m.ones(2, 3), m.arange(3.0)), {"alpha": 2}),
+    ("sub", lambda m: (m.ones(2), m.ones(2)), {}),
+    ("mul", lambda m: (m.arange(4.0), 3), {}),
+    ("div", lambda m: (m.arange(4.0), 2), {"rounding_mode": "floor"}),
+    ("matmul", lambda m: (m.ones(2, 3), m.arange(6.0).reshape(3, 2)), {}),
+    ("cat", lambda m: ([m.ones(2), m.zeros(3)],), {}),
+    ("stack", lambda m: ([m.ones(2), m.zeros(2)], 1), {}),
+    ("sum", lambda m: (m.arange(6.0).reshape(2, 3), 1), {}),
+    ("mean", lambda m: (m.arange(6.0).reshape(2, 3),), {"dim": 0, "keepdim": True}),
+    ("clamp", lambda m: (m.arange(6.0), 1, 4), {}),
+    ("exp", lambda m: (m.arange(3.0),), {}),
+    ("log", lambda m: (m.arange(1.0, 4.0),), {}),
+    ("sqrt", lambda m: (m.arange(4.0),), {}),
+    ("where", lambda m: (m.tensor([True, False]), m.ones(2), m.zeros(2)), {}),
+    ("maximum", lambda m: (m.tensor([1, 5]), m.tensor([3, 2])), {}),
+]
+_OUT_DTYPES = ["float32", "float64", "int64"]
+
+
+@pytest.mark.parametrize("dt", _OUT_DTYPES)
+@pytest.mark.parametrize("shape", [(0,), None])  # empty out (resized), right shape
+@pytest.mark.parametrize("call", range(len(_OUT_CALLS)))
+def test_out_matches_torch(call, shape, dt):
+    name, args, kw = _OUT_CALLS[call]
+    res = []
+    for m in (cr, torch):
+        ref = getattr(m, name)(*args(m), **kw)
+        o = m.empty(shape if shape is not None else tuple(ref.shape), dtype=getattr(m, dt))
+        try:
+            r = getattr(m, name)(*args(m), **kw, out=o)
+        except Exception as e:
+            res.append((type(e), str(e)))
+            continue
+        assert r is o
+        res.append((str(o.dtype).split(".")[-1], o.numpy().copy(), o.stride(), o._version > 0))
+    a, b = res
+    assert len(a) == len(b)
+    if len(a) == 2:
+        assert a == b
+    else:
+        assert a[0] == b[0] and a[2:] == b[2:]
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
+
+
+def test_out_tuple_and_factories_match_torch():
+    res = []
+    for m in (cr, torch):
+        v, i = m.empty(0), m.empty(0, dtype=m.int64)
+        r = m.max(m.tensor([[1.0, 5.0], [4.0, 2.0]]), 1, out=(v, i))
+        assert r[0] is v and r[1] is i and r.values is v
+        z = m.zeros(2, 3, out=m.empty(0, dtype=m.int64))
+        a = m.arange(1, 4, out=m.empty(0, dtype=m.float64))
+        f = m.full((2,), 7, out=m.empty(2, dtype=m.int32))
+        res.append([t.tolist() for t in (v, i, z, a, f)] + [str(t.dtype)[-5:] for t in (z, a, f)])
+    assert res[0] == res[1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.add(m.ones(2, requires_grad=True), 1, out=m.empty(2)),
+        lambda m: m.exp(m.ones(2), out=m.empty(2, requires_grad=True)),
+        lambda m: m.cat([m.ones(2, requires_grad=True)], out=m.empty(0)),
+        lambda m: m.add(m.ones(2), 1, out=m.empty(2, dtype=m.int64)),
+        lambda m: m.cat([m.ones(2)], out=m.empty(0, dtype=m.int64)),
+        lambda m: m.mean(m.ones(2, 3), out=m.empty(0, dtype=m.int64)),
+        lambda m: m.zeros(2, dtype=m.float32, out=m.empty(0, dtype=m.int64)),
+    ],
+)
+def test_out_errors_match_torch(call):
+    _err(lambda: call(cr), lambda: call(torch))
+
+
+def test_out_under_no_grad_and_resize_warning():
+    for m in (cr, torch):
+        a = m.ones(2, requires_grad=True)
+        with m.no_grad():
+            r = m.mul(a, 3, out=m.empty(2))
+        assert r.tolist() == [3.0, 3.0] and not r.requires_grad
+        with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+            o = m.add(m.ones(2), 1, out=m.empty(3))
+        assert o.shape == (2,)
