@@ -110,12 +110,16 @@ __all__ = [
     "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
     "is_grad_enabled", "is_inference_mode_enabled",
     *_OP_NAMES,
-    "is_tensor", "numel", "is_floating_point",
+    "is_tensor", "numel", "is_floating_point", "from_dlpack",
 ]
 
 subtract, multiply, divide, true_divide, negative = (
     _ops_pkg.sub, _ops_pkg.mul, _ops_pkg.div, _ops_pkg.div, _ops_pkg.neg
 )
+
+from chainrule._out import install as _install_out  # noqa: E402  (out= wrappers, _out.py)
+
+_install_out(globals())
 
 
 def is_tensor(obj: Any) -> Any:
@@ -144,6 +148,7 @@ _LAZY_ATTRS = {
     "Generator": "chainrule._random", "default_generator": "chainrule._random",
     "initial_seed": "chainrule._random", "manual_seed": "chainrule._random",
     "seed": "chainrule._random", "save": "chainrule.serialization",
+    "from_dlpack": "chainrule._dlpack",
     "load": "chainrule.serialization",
     "compile": "chainrule.compiler", "autocast": "chainrule.amp",
     **{n: "chainrule._sampling" for n in (

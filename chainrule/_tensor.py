@@ -35,6 +35,8 @@ from chainrule._methods.sorting import SortingMethods
 from chainrule._methods.special import SpecialMethods
 from chainrule._methods.stochastic import StochasticMethods
 from chainrule._methods.sampling import SamplingMethods
+from chainrule._methods.surface import SurfaceMethods
+from chainrule._methods.inplace_generated import GeneratedInplaceMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -110,6 +112,8 @@ class Tensor(
     SpecialMethods,
     StochasticMethods,
     SamplingMethods,
+    SurfaceMethods,
+    GeneratedInplaceMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 
@@ -470,7 +474,15 @@ class Tensor(
         return self if self._data.flags.c_contiguous else _ops.clone(self)
 
     def stride(self, dim: int | None = None) -> Any:
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        d = self._data
+        if d.size == 0 and not any(d.strides):  # NumPy gives 0 strides; PyTorch C ones
+            st, n = [], 1
+            for k in reversed(d.shape):
+                st.insert(0, n)
+                n *= max(k, 1)
+            st = tuple(st)
+        else:
+            st = tuple(s // d.itemsize for s in d.strides)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def type(self, dtype: Any = None) -> Any:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
-from chainrule._methods import composite, sorting, special, stochastic
+from chainrule._methods import composite, sorting, special, stochastic, surface
 
 FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting, composite,
-            special, stochastic)
+            special, stochastic, surface)
 
 
 def bind(ops: Any) -> None:

@@ -48,13 +48,14 @@ def _norm_elem(i: Any) -> Any:
                 "tensors used as indices must be long, int, byte or bool tensors"
             )
         return a.astype(np.intp) if a.ndim else int(a)
+    if isinstance(i, range):  # a sequence of ints, as PyTorch reads it
+        return np.arange(i.start, i.stop, i.step, dtype=np.intp)
     if isinstance(i, (list, tuple)):
-        a = np.asarray([_norm_elem(e) for e in i])
-        if a.dtype.kind == "f":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return a
+        if not i:  # an empty sequence selects nothing (an int index, not NumPy's float array)
+            return np.zeros(0, dtype=np.intp)
+        return _array_index(np.asarray([e if isinstance(e, float) else _norm_elem(e) for e in i]))
     if isinstance(i, np.ndarray):
-        return i
+        return _array_index(i)
     if isinstance(i, (bool, np.bool_)):
         return np.asarray(i)
     if i is None or i is Ellipsis or isinstance(i, slice):
@@ -67,6 +68,18 @@ def _norm_elem(i: Any) -> Any:
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
         f"valid indices (got {type(i).__name__})"
     )
+
+
+def _array_index(a: np.ndarray) -> np.ndarray:
+    """A NumPy array or Python sequence as PyTorch reads it: converted to a tensor, floats
+    truncated to int64 (``x[[0.5]]`` is ``x[[0]]``), uint8 a byte mask."""
+    if a.dtype.kind == "f":
+        return a.astype(np.intp)
+    if a.dtype == np.uint8:
+        return a.astype(np.bool_)
+    if a.dtype.kind not in "iub":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return a
 
 
 def normalize_index(index: Any) -> tuple[tuple[Any, ...], bool]:
@@ -204,6 +217,16 @@ def _index_error(shape: tuple[int, ...], parts: tuple[Any, ...]) -> str | None:
             dim += 1
             cdim += 1
             adv += 1
+    # Index tensors (a mask as its nonzero positions, one per dim) must broadcast together.
+    shapes = []
+    for p in parts:
+        if isinstance(p, np.ndarray):
+            shapes += [(int(p.sum()),)] * p.ndim if p.dtype.kind == "b" else [p.shape]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        return ("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                + ", ".join(str(list(sh)) for sh in shapes))
     return None
 
 
