@@ -53,12 +53,18 @@ def _public(obj: object) -> list[str]:
             continue
         if isinstance(v, types.ModuleType):
             continue
-        mod = getattr(v, "__module__", "") or ""
-        if mod.split(".")[0] in ("typing", "builtins", "collections", "enum", "abc",
-                                 "functools", "warnings", "math") and not callable(v):
+        if n in ("TYPE_CHECKING", "annotations"):
             continue
-        if mod.split(".")[0] in ("typing", "typing_extensions"):
-            continue
+        # Functions and classes another library defines (functools.partial, bisect_right,
+        # typing helpers ...) are imports of PyTorch's module, not its API.
+        if isinstance(v, (type, types.FunctionType, types.BuiltinFunctionType)):
+            mod = getattr(v, "__module__", "") or ""
+            if mod.split(".")[0] not in ("torch", "builtins"):
+                continue
+            # Classes of the C++ core and the TorchScript compiler (torch._C.Graph, ScriptModule
+            # types ...) are PyTorch's internals, exposed at the top level by accident.
+            if isinstance(v, type) and (mod.startswith("torch._C") or mod.startswith("torch.jit")):
+                continue
         out.append(n)
     return sorted(out)
 
