@@ -28,6 +28,7 @@ import numpy as np
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode as _grad_mode
+from chainrule.ops import _conv_args
 from chainrule.ops import conv as _conv
 
 __all__ = [
@@ -103,14 +104,14 @@ def conv3d(
 
     Computed as kd 2-d convolutions (one per depth tap, the output depths folded into the
     batch), summed."""
-    _conv._check_tensor_args("conv3d", input, weight, bias)
+    _conv_args.check_tensor_args("conv3d", input, weight, bias)
     x, unbatched = _conv._batched(input, 3)
-    _conv._check_conv_dtypes(input, weight, bias, False)
+    _conv_args.check_conv_dtypes(input, weight, bias, False)
     _conv._check_conv(x, weight, groups, False, 3)
-    _conv._check_bias(weight, bias, groups, False)
+    _conv_args.check_bias(weight, bias, groups, False)
     st = _conv.conv_pair("conv3d", "stride", stride, 3)
     dl = _conv.conv_pair("conv3d", "dilation", dilation, 3)
-    _conv._check_dilation(dl)
+    _conv_args.check_dilation(dl)
     if min(st) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     ks = tuple(weight.shape[2:])
@@ -190,7 +191,7 @@ def conv_transpose1d(
     """1-d transposed convolution (the gradient of conv1d in its input):
     L_out = (L_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1; computed as
     conv_transpose2d on a height-1 image."""
-    _conv._check_tensor_args("conv_transpose1d", input, weight, bias)
+    _conv_args.check_tensor_args("conv_transpose1d", input, weight, bias)
     x, unbatched = _conv._batched(input, 1)
     if x.ndim != 3 or weight.ndim != 3:
         raise RuntimeError(
@@ -236,11 +237,11 @@ def conv_transpose3d(
 
     Per depth tap i: conv_transpose2d of every input depth slice (depth folded into the
     batch), spread to depths s*t (zeros between), shifted by i*d - padding; summed."""
-    _conv._check_tensor_args("conv_transpose3d", input, weight, bias)
+    _conv_args.check_tensor_args("conv_transpose3d", input, weight, bias)
     x, unbatched = _conv._batched(input, 3)
-    _conv._check_conv_dtypes(input, weight, bias, True)
+    _conv_args.check_conv_dtypes(input, weight, bias, True)
     _conv._check_conv(x, weight, groups, True, 3)
-    _conv._check_bias(weight, bias, groups, True)
+    _conv_args.check_bias(weight, bias, groups, True)
     st, pd, op, dl = (
         _conv.conv_pair("conv_transpose3d", nm, v, 3)
         for nm, v in (
@@ -250,7 +251,7 @@ def conv_transpose3d(
             ("dilation", dilation),
         )
     )
-    _conv._check_dilation(dl)
+    _conv_args.check_dilation(dl)
     _check_output_padding(op, st, dl)
     n, c, d, h, w = x.shape
     kd = weight.shape[2]

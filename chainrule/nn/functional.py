@@ -1192,3 +1192,5 @@ from chainrule.nn import _functional_sample  # noqa: E402
 
 for _m in (_functional_more, _ctc, _functional_conv_more, _functional_sample):
     _reexport(_m)
+# Written out for readers and linters: interpolate is _functional_sample's (all modes).
+from chainrule.nn._functional_sample import interpolate  # noqa: E402
