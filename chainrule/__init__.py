@@ -46,6 +46,7 @@ from chainrule._legacy import (
     LongTensor,
     ShortTensor,
 )
+from chainrule import _sampling  # noqa: F401  (registers the samplers, _dispatch.py)
 from chainrule._creation import (
     arange,
     as_tensor,
@@ -141,6 +142,20 @@ _LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", 
          "amp", "jit", "compiler", "hub", "distributions"}
 
 from chainrule.ops.reduction import return_types  # noqa: E402
+from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
+    batch_norm,
+    bilinear,
+    cosine_similarity,
+    dropout,
+    embedding,
+    group_norm,
+    layer_norm,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
+
+__all__ += _nn_aliases_all
 
 
 # Names whose modules load on first use (numpy.random alone is a sixth of the import time).

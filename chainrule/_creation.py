@@ -9,13 +9,18 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from chainrule import _dtype
+from chainrule import _dispatch, _dtype
 from chainrule._device import _DEFAULT as _DEFAULT_DEVICE
 from chainrule._device import device as _device
-from chainrule._tensor import REQUIRES_GRAD_DTYPE_MSG, Size, Tensor, _new_tensor
-from chainrule.autograd.grad_mode import _state as _grad_state
+from chainrule._grad_state import _state as _grad_state
+from chainrule._tensor import (
+    REQUIRES_GRAD_DTYPE_MSG,
+    Size,
+    Tensor,
+    _mark_inference,
+    _new_tensor,
+)
 from chainrule.backends import get_backend
-from chainrule.ops._registry import _mark_inference
 
 if TYPE_CHECKING:
     from chainrule._random import Generator
@@ -393,3 +398,10 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype:
     dt = dtype if dtype is not None else input.dtype
     return randint(low, high, input.shape, dtype=dt, device=device or input.device,
                    requires_grad=requires_grad)
+
+
+# Tensor methods (new_tensor, new_zeros ...) and the legacy constructor reach these through
+# chainrule/_dispatch.py: this module sits above _tensor.py.
+_dispatch.register(
+    _dispatch.creation, {**{n: globals()[n] for n in __all__}, "_to_array": _to_array}
+)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _dtype
+from chainrule import _dispatch, _dtype
 from chainrule._tensor import Tensor, _new_tensor
 
 __all__ = ["multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo", "fill_sampled"]
@@ -203,3 +203,11 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
+
+
+# The sampling Tensor methods (_methods/sampling.py) reach these through chainrule/_dispatch.py.
+_dispatch.register(
+    _dispatch.sampling,
+    {"multinomial": multinomial, "bernoulli": bernoulli, "fill_sampled": fill_sampled,
+     "float_only": float_only, "rng": rng},
+)

@@ -1,8 +1,9 @@
 """Tensor: one array plus autograd metadata.
 
 This file is long because ``Tensor`` carries PyTorch's whole method surface. Every math method
-is a one-line call into ``chainrule.ops`` (imported at the bottom, see ARCHITECTURE.md section 2);
-the only logic here is metadata: grad, hooks, versions, conversion and construction.
+is a one-line call into ``chainrule.ops``, reached through the op table of ``_dispatch.py`` (this
+module imports nothing above it; docs/architecture.md, "Layers"); the only logic here is
+metadata: grad, hooks, versions, conversion and construction.
 
 Hot fields are ``__slots__``; rarely used ones (hooks, views, retain_grad) are class-level
 defaults that an instance overrides in its ``__dict__`` only when it uses them, so creating a
@@ -12,17 +13,24 @@ saved for backward or aliased: every saved value writes it).
 
 from __future__ import annotations
 
-import numbers
 import warnings
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from chainrule import _dtype
 from chainrule._device import CPU, device
-from chainrule._methods import bind as _bind_methods
+from chainrule._dispatch import autograd as _autograd
+from chainrule._dispatch import creation as _creation
+from chainrule._dispatch import defs as _defs
+from chainrule._dispatch import ops as _ops
+from chainrule._grad_state import _state
+from chainrule._methods._base import TensorBase
+from chainrule._methods._base import _TYPE_NAMES
+from chainrule._methods._base import foreign as _foreign
+from chainrule._methods._base import type_name as _type_name
 from chainrule._methods.elementwise import ElementwiseMethods
 from chainrule._methods.indexing import IndexingMethods
 from chainrule._methods.inplace import InplaceMethods
@@ -37,27 +45,15 @@ from chainrule._methods.stochastic import StochasticMethods
 from chainrule._methods.sampling import SamplingMethods
 from chainrule._methods.surface import SurfaceMethods
 from chainrule._methods.inplace_generated import GeneratedInplaceMethods
-from chainrule.autograd import grad_mode
-from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
 from chainrule.utils.hooks import RemovableHandle
 
+if TYPE_CHECKING:
+    from chainrule.autograd.graph import AccumulateGrad, VersionCounter
+
 __all__ = ["Tensor", "Size"]
 
-_state = grad_mode._state
 _from_np = _dtype.from_np
-
-_TYPE_NAMES = {
-    "float32": "FloatTensor",
-    "float64": "DoubleTensor",
-    "float16": "HalfTensor",
-    "int64": "LongTensor",
-    "int32": "IntTensor",
-    "int16": "ShortTensor",
-    "int8": "CharTensor",
-    "uint8": "ByteTensor",
-    "bool": "BoolTensor",
-}
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -67,10 +63,6 @@ NONLEAF_GRAD_WARNING = (
 )
 
 REQUIRES_GRAD_DTYPE_MSG = "Only Tensors of floating point and complex dtype can require gradients"
-
-
-def _type_name(np_dtype: Any) -> str:
-    return _TYPE_NAMES.get(np.dtype(np_dtype).name, "Tensor")
 
 
 class Size(tuple):
@@ -87,6 +79,13 @@ class Size(tuple):
 
 
 _new = object.__new__
+
+
+def _mark_inference(t: Tensor) -> None:
+    """Make ``t`` an inference tensor (made under ``inference_mode``): it shares the one
+    counter of all inference tensors (_dispatch.AutogradHooks.inference_vc)."""
+    t.__dict__["_is_inference"] = True
+    t._vc = _autograd.inference_vc
 
 
 def _new_tensor(data: Any) -> Tensor:
@@ -114,6 +113,7 @@ class Tensor(
     SamplingMethods,
     SurfaceMethods,
     GeneratedInplaceMethods,
+    TensorBase,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 
@@ -175,7 +175,7 @@ class Tensor(
     def _get_vc(self) -> VersionCounter:
         vc = self._vc
         if vc is None:
-            vc = self._vc = VersionCounter()
+            vc = self._vc = _autograd.VersionCounter()
         return vc
 
     def _get_accumulator(self) -> AccumulateGrad:
@@ -185,19 +185,7 @@ class Tensor(
             acc = ref()
             if acc is not None:
                 return acc
-        if self._is_inference:
-            from chainrule.autograd.graph import INFERENCE_SAVE_MSG
-
-            raise RuntimeError(INFERENCE_SAVE_MSG)
-        # Under a lock, so that forwards in two threads cannot make two nodes for one leaf,
-        # whose accumulations would not exclude each other (Note [accumulation lock]).
-        with _GRAD_LOCK:
-            ref = self._accum
-            acc = None if ref is None else ref()
-            if acc is None:
-                acc = AccumulateGrad(self)
-                self._accum = weakref.ref(acc)
-        return acc
+        return _autograd.new_accumulator(self)
 
     # Autograd metadata -----------------------------------------------------------------------
     @property
@@ -297,7 +285,7 @@ class Tensor(
             if t is None:
                 return
             g = g.detach() if not _state.enabled else g
-            with _GRAD_LOCK:  # backwards in other threads may add at once
+            with _autograd.grad_lock:  # backwards in other threads may add at once
                 if t._grad is None:
                     t._grad = g.clone()
                 else:
@@ -355,9 +343,7 @@ class Tensor(
         """
         if kwargs:
             _reject_backward_kwargs(kwargs)
-        from chainrule import autograd
-
-        autograd.backward(
+        _autograd.backward(
             self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
         )
 
@@ -674,7 +660,7 @@ class Tensor(
     #     hot path), == and != before (NumPy compares anything elementwise).
     def __add__(self, other: Any) -> Tensor:
         try:
-            return _ops.add(self, other)
+            return _ops.apply_binary(_defs.add, self, other)
         except Exception:
             if _foreign(other):  # Note [foreign operands]
                 return NotImplemented
@@ -682,7 +668,7 @@ class Tensor(
 
     def __radd__(self, other: Any) -> Tensor:
         try:
-            return _ops.add(self, other)
+            return _ops.apply_binary(_defs.add, self, other)
         except Exception:
             if _foreign(other):  # Note [foreign operands]
                 return NotImplemented
@@ -706,7 +692,7 @@ class Tensor(
 
     def __mul__(self, other: Any) -> Tensor:
         try:
-            return _ops.mul(self, other)
+            return _ops.apply_binary(_defs.mul, self, other)
         except Exception:
             if _foreign(other):  # Note [foreign operands]
                 return NotImplemented
@@ -714,7 +700,7 @@ class Tensor(
 
     def __rmul__(self, other: Any) -> Tensor:
         try:
-            return _ops.mul(self, other)
+            return _ops.apply_binary(_defs.mul, self, other)
         except Exception:
             if _foreign(other):  # Note [foreign operands]
                 return NotImplemented
@@ -722,7 +708,7 @@ class Tensor(
 
     def __truediv__(self, other: Any) -> Tensor:
         try:
-            return _ops.div(self, other)
+            return _ops.apply_binary(_defs.div, self, other)
         except Exception:
             if _foreign(other):  # Note [foreign operands]
                 return NotImplemented
@@ -730,7 +716,7 @@ class Tensor(
 
     def __rtruediv__(self, other: Any) -> Tensor:
         try:
-            return _ops.rdiv(self, other)
+            return _ops.apply_binary(_defs.rdiv, self, other)
         except Exception:
             if _foreign(other):  # Note [foreign operands]
                 return NotImplemented
@@ -769,13 +755,13 @@ class Tensor(
             raise
 
     def __neg__(self) -> Tensor:
-        return _ops.neg(self)
+        return _ops.apply_unary(_defs.neg, self)
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return _ops.abs(self)
+        return _ops.apply_unary(_defs.abs, self)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         if _foreign(other):  # Note [foreign operands]
@@ -882,7 +868,7 @@ class Tensor(
         return _ops.sub(self, other, alpha=alpha)
 
     def mul(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
+        return _ops.apply_binary(_defs.mul, self, other)
 
     def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return _ops.div(self, other, rounding_mode=rounding_mode)
@@ -894,34 +880,34 @@ class Tensor(
         return _ops.matmul(self, other)
 
     def neg(self) -> Tensor:
-        return _ops.neg(self)
+        return _ops.apply_unary(_defs.neg, self)
 
     def exp(self) -> Tensor:
-        return _ops.exp(self)
+        return _ops.apply_unary(_defs.exp, self)
 
     def log(self) -> Tensor:
-        return _ops.log(self)
+        return _ops.apply_unary(_defs.log, self)
 
     def sqrt(self) -> Tensor:
-        return _ops.sqrt(self)
+        return _ops.apply_unary(_defs.sqrt, self)
 
     def sin(self) -> Tensor:
-        return _ops.sin(self)
+        return _ops.apply_unary(_defs.sin, self)
 
     def cos(self) -> Tensor:
-        return _ops.cos(self)
+        return _ops.apply_unary(_defs.cos, self)
 
     def tanh(self) -> Tensor:
-        return _ops.tanh(self)
+        return _ops.apply_unary(_defs.tanh, self)
 
     def sigmoid(self) -> Tensor:
-        return _ops.sigmoid(self)
+        return _ops.apply_unary(_defs.sigmoid, self)
 
     def relu(self) -> Tensor:
-        return _ops.relu(self)
+        return _ops.apply_unary(_defs.relu, self)
 
     def abs(self) -> Tensor:
-        return _ops.abs(self)
+        return _ops.apply_unary(_defs.abs, self)
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         return _ops.sum(self, dim, keepdim, dtype=dtype)
@@ -1080,9 +1066,7 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
     elif len(args) == 1 and isinstance(args[0], Size):
         data = np.empty(tuple(args[0]), dt)
     elif len(args) == 1:
-        from chainrule._creation import _to_array
-
-        data = _to_array(args[0]).astype(dt)
+        data = _creation._to_array(args[0]).astype(dt)
     else:
         raise TypeError(f"Tensor(): invalid arguments {args!r}")
     t = _new(cls)
@@ -1100,70 +1084,3 @@ _CPP_NAMES = {
     "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
-
-
-def _foreign(other: Any) -> bool:
-    """Whether an operator's other operand is of a type no op takes (Note [foreign operands])."""
-    return not (
-        isinstance(other, (Tensor, numbers.Number, np.ndarray, np.generic, list, tuple))
-        or hasattr(other, "__array__")
-        or hasattr(other, "__cuda_array_interface__")
-    )
-
-
-from chainrule import ops as _ops  # noqa: E402  (see ARCHITECTURE.md section 2)
-
-_bind_methods(_ops)
-
-
-def _bind_direct_methods() -> None:
-    """Make the hottest operators and methods the op functions themselves, saving one Python
-    call per op. Each is the function its one-line method body calls, with the same arguments
-    (``a + b`` -> ``add``'s op function, which ``ops.add`` calls when ``alpha`` is 1), and only
-    plain op functions (``unary``/``binary``, marked by ``.op``) are bound."""
-    from chainrule.ops import binary as _binary
-
-    direct = {
-        "__add__": _binary._add, "__radd__": _binary._add,
-        "__mul__": _ops.mul, "__rmul__": _ops.mul, "mul": _ops.mul,
-        "__truediv__": _binary._div, "__rtruediv__": _binary._rdiv,
-        "__neg__": _ops.neg, "neg": _ops.neg, "__abs__": _ops.abs, "abs": _ops.abs,
-        "exp": _ops.exp, "log": _ops.log, "sqrt": _ops.sqrt, "sin": _ops.sin, "cos": _ops.cos,
-        "tanh": _ops.tanh, "sigmoid": _ops.sigmoid, "relu": _ops.relu,
-    }
-    for name, fn in direct.items():
-        if hasattr(fn, "op"):
-            binop = name in ("__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
-                             "__rtruediv__")
-            setattr(Tensor, name, _operator(fn.op) if binop else fn)
-
-
-def _operator(op: Any) -> Callable[[Tensor, Any], Any]:
-    """A binary operator that is ``op``'s function (the same one call into apply_binary)
-    but for a foreign operand, where it returns NotImplemented (Note [foreign operands])."""
-    from chainrule.ops._registry import apply_binary
-
-    if op.aux or op.view or op.num_outputs != 1:  # as binary() would call it: apply_op
-        from chainrule.ops._registry import apply_op
-
-        def method(self: Tensor, other: Any) -> Any:
-            try:
-                return apply_op(op, (self, other))
-            except Exception:
-                if _foreign(other):
-                    return NotImplemented
-                raise
-    else:
-
-        def method(self: Tensor, other: Any) -> Any:
-            try:
-                return apply_binary(op, self, other)
-            except Exception:
-                if _foreign(other):
-                    return NotImplemented
-                raise
-
-    return method
-
-
-_bind_direct_methods()

@@ -6,14 +6,12 @@ svd, solve) and chainrule/ops/reduction.py (the vector norm); matrix norms are b
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from chainrule.ops.cholesky import cholesky, solve_triangular
 from chainrule.ops.linalg import LinAlgError, linalg_det, linalg_inv, linalg_slogdet, linalg_solve
 from chainrule.ops.linalg import linalg_svd, linalg_svdvals, matmul
-from chainrule.ops.reduction import amax, amin, vector_norm_impl
-from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops.reduction import matrix_norm, vector_norm_impl
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matmul",
            "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError", "cholesky", "solve_triangular"]
@@ -25,42 +23,6 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
     max|x| (inf), min|x| (-inf) or the count of non-zeros (0). The gradient at a zero vector is
     0, as in PyTorch."""
     return vector_norm_impl(x, ord, dim, keepdim, dtype, name="linalg.vector_norm")
-
-
-def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
-                dtype: Any = None) -> Any:
-    """Matrix norm over the two dims ``dim``: 'fro', or the max/min absolute row sum (inf/-inf)
-    or column sum (1/-1), or of the singular values: their sum ('nuc'), the largest (2) or the
-    smallest (-2)."""
-    if dtype is not None:
-        A = A.to(dtype)
-    if A._data.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
-    d0, d1 = (wrap_dim(int(d), A.ndim) for d in dim)
-    if ord == "fro":
-        return vector_norm_impl(A, 2, (d0, d1), keepdim, None, name="linalg.matrix_norm")
-    if ord in (math.inf, -math.inf, 1, -1):
-        from chainrule.ops.reduction import sum as _sum
-
-        # inf: max over rows of the sum over columns; 1: max over columns of the row sums.
-        inner, outer = (d1, d0) if abs(ord) == math.inf else (d0, d1)
-        s = _sum(A.abs(), inner, keepdim=True)
-        r = (amax if ord > 0 else amin)(s, outer, keepdim=True)
-        if not keepdim:
-            r = r.squeeze((d0, d1)) if hasattr(r, "squeeze") else r
-        return r
-    if ord in ("nuc", 2, -2):
-        # Functions of the singular values: their sum (nuclear) or the largest / smallest.
-        nd = A.ndim
-        rest = [i for i in range(nd) if i not in (d0, d1)]
-        sv = linalg_svdvals(A.permute(*rest, d0, d1))
-        r = sv.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(sv, -1)
-        if keepdim:
-            for d in sorted((d0, d1)):
-                r = r.unsqueeze(d)
-        return r
-    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-_ops: Any = None  # bound to chainrule.ops by _tensor.py
+from chainrule._dispatch import ops as _ops
+from chainrule._methods._base import foreign
 
 
 def _not_implemented(other: Any) -> Any:
     """NotImplemented for a foreign operand, else re-raise (Note [foreign operands] in
     _tensor.py); called inside an ``except`` block."""
-    from chainrule._tensor import _foreign
-
-    if _foreign(other):
+    if foreign(other):
         return NotImplemented
     raise
 

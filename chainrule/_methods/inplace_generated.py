@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from chainrule import _dtype
+from chainrule._dispatch import ops as _ops
+from chainrule._methods._base import TensorBase
+
 __all__ = ["GeneratedInplaceMethods", "INPLACE_OF"]
 
 # in-place name -> the out-of-place method it writes back (same arguments).
@@ -126,9 +130,7 @@ _NON_DIFFERENTIABLE = {
 
 def _float_power_check(self: Any, args: tuple[Any, ...]) -> None:
     # float_power computes in float64 (complex128); its in-place form needs that dtype.
-    import chainrule as cr
-
-    if self.dtype != cr.float64:
+    if self.dtype != _dtype.float64:
         raise RuntimeError(
             f"the base given to float_power_ has dtype {_scalar_name(self)} but the operation's "
             "result requires dtype Double"
@@ -158,12 +160,9 @@ def _make(name: str, base: str) -> Callable[..., Any]:
     no_grad = base in _NON_DIFFERENTIABLE
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        from chainrule._tensor import Tensor
-        from chainrule.ops._registry import inplace_compute
-
         if check is not None:
             check(self, args)
-        others = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        others = [a for a in (*args, *kwargs.values()) if isinstance(a, TensorBase)]
 
         def compute(a: Any) -> Any:
             r = getattr(a, base)(*args, **kwargs)
@@ -171,7 +170,7 @@ def _make(name: str, base: str) -> Callable[..., Any]:
                 r = a * 0 + r.to(a.dtype)  # a zero gradient to the overwritten value
             return r
 
-        return inplace_compute(self, compute, others)
+        return _ops.inplace_compute(self, compute, others)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (

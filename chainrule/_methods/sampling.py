@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from chainrule._dispatch import sampling as _sampling
+
 
 def _s() -> Any:
-    # chainrule._sampling imports _tensor, which inherits this mixin: reached at call time.
-    from chainrule import _sampling
-
+    # chainrule._sampling sits above _tensor, which inherits this mixin: reached through the
+    # table it registers into (chainrule/_dispatch.py).
     return _sampling
 
 

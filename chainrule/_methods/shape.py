@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_ops: Any = None  # bound to chainrule.ops by _tensor.py
+from chainrule._dispatch import ops as _ops
 
 
 def _sizes(args: tuple[Any, ...]) -> Any:

@@ -15,15 +15,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-_ops: Any = None  # bound to chainrule.ops by _tensor.py
+from chainrule._dispatch import creation as _creation_table
+from chainrule._methods._base import TensorBase, type_name
 
 __all__ = ["SurfaceMethods"]
 
 
 def _creation() -> Any:
-    from chainrule import _creation
-
-    return _creation
+    # chainrule._creation sits above _tensor: reached through its table (_dispatch.py).
+    return _creation_table
 
 
 def _root(a: np.ndarray) -> np.ndarray:
@@ -76,9 +76,7 @@ class SurfaceMethods:
     ) -> Any:
         """A new tensor holding a copy of ``data``, with ``self``'s dtype and device unless
         given (a NumPy array or tensor is cast too, as PyTorch does)."""
-        from chainrule._tensor import Tensor
-
-        if isinstance(data, Tensor):
+        if isinstance(data, TensorBase):
             warnings.warn(
                 "To copy construct from a tensor, it is recommended to use "
                 "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
@@ -213,8 +211,6 @@ class SurfaceMethods:
         result is the same elements gathered from the storage (a differentiable copy: its
         gradient is the scatter-add of ``g`` into the storage, as PyTorch's), so writes to it
         do not reach ``self``."""
-        from chainrule._tensor import Tensor, _new_tensor
-
         d = self._data
         if not isinstance(d, np.ndarray):
             raise NotImplementedError("as_strided is supported for CPU (NumPy) tensors only")
@@ -249,7 +245,7 @@ class SurfaceMethods:
                 for i, (n, s) in enumerate(zip(size, stride))
             )
             idx = np.broadcast_to(np.asarray(idx, dtype=np.int64), size)
-            return self.reshape(-1)[Tensor._wrap(np.ascontiguousarray(idx))]
+            return self.reshape(-1)[self._wrap(np.ascontiguousarray(idx))]
         if not root.flags.c_contiguous:
             raise NotImplementedError("as_strided needs a contiguous storage")
         # An ndarray over the root's buffer: its ``base`` is the root, so it is a view of it.
@@ -260,7 +256,7 @@ class SurfaceMethods:
             offset=off * d.itemsize,
             strides=tuple(s * d.itemsize for s in stride),
         )
-        return _new_tensor(out)
+        return self._wrap(out)
 
     # Python-function maps --------------------------------------------------------------------
     def apply_(self, callable: Callable[[Any], Any]) -> Any:
@@ -284,11 +280,9 @@ class SurfaceMethods:
                 "Can't call map_() on Variable that requires grad. Use var.detach().map_() instead."
             )
         if tensor.dtype != self.dtype:
-            from chainrule._tensor import _type_name
-
             raise TypeError(
-                f"map_: expected torch.{_type_name(self._data.dtype)} for 'other' (got "
-                f"torch.{_type_name(tensor._data.dtype)})"
+                f"map_: expected torch.{type_name(self._data.dtype)} for 'other' (got "
+                f"torch.{type_name(tensor._data.dtype)})"
             )
         other = tensor.expand_as(self)._data
         d = self._data

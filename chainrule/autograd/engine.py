@@ -15,6 +15,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from typing import Any, Sequence
 
+from chainrule._dispatch import ops as _ops
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import (
     _GRAD_LOCK,
@@ -68,9 +69,7 @@ def _fix_grad(node: Node, i: int, g: Any, meta: Any, create_graph: bool) -> Any:
                 + (f". {node.name()}{o}" if (o := _origin(node)) else "")
             )
         if create_graph:
-            from chainrule import ops
-
-            g = ops.sum_to_size(g, shape)
+            g = _ops.sum_to_size(g, shape)  # an op: above autograd (_dispatch.py)
         else:
             g = _sum_to_array(g, shape)
     gdt = g._data.dtype if create_graph else g.dtype

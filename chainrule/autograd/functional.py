@@ -95,7 +95,8 @@ def _pull_back(
 ) -> tuple[Any, ...]:
     """``sum_k seeds[k]^T d heads[k] / d target`` for each target (None where no head depends
     on it). Heads that are None or outside the graph are skipped; a None seed stands for ones."""
-    from chainrule import autograd, ones_like
+    from chainrule._creation import ones_like
+    from chainrule.autograd import _backward as autograd
 
     if seeds is None:
         seeds = (None,) * len(heads)
@@ -119,7 +120,7 @@ def _zeros_where_missing(
 ) -> tuple[Any, ...]:
     """Replace each None by zeros shaped like its partner in ``like``; in strict mode a None is
     an error worded by ``complaint(index)``."""
-    from chainrule import zeros_like
+    from chainrule._creation import zeros_like
 
     filled = []
     for i, (g, ref) in enumerate(zip(grads, like)):
@@ -237,7 +238,7 @@ def jvp(
     strict: bool = False,
 ) -> tuple[Any, Any]:
     """``(func(inputs), J v)``: the Jacobian-vector product, from two reverse sweeps."""
-    from chainrule import zeros_like
+    from chainrule._creation import zeros_like
     from chainrule.autograd import grad_mode
 
     with grad_mode.enable_grad():
@@ -261,7 +262,8 @@ def _jacobian_blocks(
 ) -> tuple[Any, ...]:
     """``d y / d x`` for every input ``x``, each of shape ``y.shape + x.shape``: one reverse
     sweep per element of ``y`` gives one row of every block."""
-    from chainrule import stack, zeros
+    from chainrule._creation import zeros
+    from chainrule._dispatch import ops as _ops  # stack is an op: above autograd
 
     def unreached(j: int) -> str:
         return (
@@ -278,7 +280,7 @@ def _jacobian_blocks(
     blocks = []
     for x, row in zip(xs, rows):
         shape = tuple(y.shape) + tuple(x.shape)
-        block = stack(row, 0).reshape(shape) if row else zeros(shape, dtype=x.dtype)
+        block = _ops.stack(row, 0).reshape(shape) if row else zeros(shape, dtype=x.dtype)
         blocks.append(block)
     return _released(blocks, create_graph)
 

@@ -7,8 +7,9 @@ another thread. Each mode works as a context manager and as a decorator.
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any, Callable, TypeVar
+
+from chainrule._grad_state import _State, _state  # noqa: F401  (the flags, below Tensor)
 
 __all__ = [
     "no_grad",
@@ -20,15 +21,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _State(threading.local):
-    # Class attributes are the per-thread defaults: a new thread starts with grad enabled.
-    enabled = True
-    inference = False
-
-
-_state = _State()
 
 
 def is_grad_enabled() -> bool:

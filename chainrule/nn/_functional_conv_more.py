@@ -935,9 +935,9 @@ def _fractional(
                 f"{fn}(): pool size {kk} too large relative to input size {s} for output size {o}"
             )
     if samples is None:
-        import chainrule
+        from chainrule._creation import rand
 
-        samples = chainrule.rand(n, c, nd, dtype=input.dtype)
+        samples = rand(n, c, nd, dtype=input.dtype)
     u = np.asarray(samples._data if isinstance(samples, Tensor) else samples)
     if u.shape != (n, c, nd):
         raise RuntimeError(

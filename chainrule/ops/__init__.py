@@ -4,7 +4,9 @@ Adding an op touches its family's files only."""
 
 from __future__ import annotations
 
-from chainrule.ops._registry import REGISTRY, OpDef, apply_op, ns
+from chainrule import _dispatch
+from chainrule.ops._registry import REGISTRY, OpDef, apply_binary, apply_op, apply_unary, ns
+from chainrule.ops._registry import inplace_compute
 from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexing, inplace
 from chainrule.ops import nn, conv
 from chainrule.ops import composite, sorting, stacking
@@ -36,3 +38,22 @@ def _reexport() -> None:
 
 
 _reexport()
+
+# Tensor methods reach the ops through these tables (chainrule/_dispatch.py): every public op
+# function, the dispatcher's entry points, and each declared op's OpDef by name.
+_dispatch.register(_dispatch.ops, {n: globals()[n] for n in __all__})
+_dispatch.register(
+    _dispatch.ops,
+    {"apply_unary": apply_unary, "apply_binary": apply_binary, "inplace_compute": inplace_compute},
+)
+_dispatch.register(_dispatch.defs, REGISTRY)
+
+
+# Tensor methods reach the ops through these tables (chainrule/_dispatch.py): every public op
+# function, the dispatcher's entry points, and each declared op's OpDef by name.
+_dispatch.register(_dispatch.ops, {n: globals()[n] for n in __all__})
+_dispatch.register(
+    _dispatch.ops,
+    {"apply_unary": apply_unary, "apply_binary": apply_binary, "inplace_compute": inplace_compute},
+)
+_dispatch.register(_dispatch.defs, REGISTRY)

@@ -27,9 +27,10 @@ from weakref import ref as _weakref
 import numpy as np
 
 from chainrule import _dtype
-from chainrule._tensor import Tensor, _new_tensor
+from chainrule._tensor import Tensor, _mark_inference, _new_tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd._codegen import compile_generated
+from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
     OpNode,
@@ -525,17 +526,6 @@ def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
     reg.add(out)
 
 
-# Inference tensors share one counter: their versions are never checked (they cannot be saved
-# for backward), and a counter that is never None lets _record test _is_inference only when it
-# has a counter in hand, off its common path.
-_INFERENCE_VC = VersionCounter()
-
-
-def _mark_inference(t: Tensor) -> None:
-    t.__dict__["_is_inference"] = True
-    t._vc = _INFERENCE_VC
-
-
 class _ViewRegistry:
     """Weak references to the live views of one root tensor, pruned as they die."""
 
@@ -880,7 +870,6 @@ def _note_site(node: OpNode) -> None:
         record_trace(node, 3)
 
 
-_anomaly_enabled = [False]
 _NO_EDGE = (None, 0)
 _NEEDS_ONE = (True,)
 _NEEDS_TWO = ((False, False), (False, True), (True, False), (True, True))

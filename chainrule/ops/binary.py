@@ -705,7 +705,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
     if not hasattr(condition, "_data"):
         raise TypeError("where(): argument 'condition' must be Tensor")
     if input is None and other is None:
-        from chainrule import ops
+        from chainrule._dispatch import ops  # the op table: indexing imports this module
 
         if hasattr(ops, "nonzero"):  # owned by the indexing family
             return ops.nonzero(condition, as_tuple=True)

@@ -32,7 +32,9 @@ __all__ = [
 
 
 def _ops() -> Any:
-    from chainrule import ops
+    # The sibling families through the op table (chainrule/_dispatch.py), not the package,
+    # which imports this module.
+    from chainrule._dispatch import ops
 
     return ops
 
@@ -263,9 +265,9 @@ def _pnorm(d: Any, p: float, dim: int) -> Any:
 
 
 def _vector_norm(x: Any, p: float, dim: Any, keepdim: bool = False) -> Any:
-    from chainrule import linalg
+    from chainrule.ops.reduction import vector_norm_impl
 
-    return linalg.vector_norm(x, p, dim, keepdim)
+    return vector_norm_impl(x, p, dim, keepdim, None, name="linalg.vector_norm")
 
 
 def dist(input: Any, other: Any, p: float = 2) -> Any:

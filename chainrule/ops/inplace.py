@@ -164,7 +164,8 @@ cos_ = _unary_(unary.cos)
 # stand-in for self (``inplace_compute``), so they follow whatever OpDefs it uses. (masked_fill_,
 # index_add_, scatter_ and scatter_add_ live with their ops in ops/indexing.py.)
 def _ops() -> Any:
-    import chainrule.ops as ops
+    # Through the op table (chainrule/_dispatch.py), not the package, which imports this module.
+    from chainrule._dispatch import ops
 
     return ops
 

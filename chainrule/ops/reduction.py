@@ -377,11 +377,10 @@ _min_dim = _select_op("min_dim", "min", "MinBackward0")
 
 def _extreme(kind: str, input: Any, dim: Any, keepdim: Any, other: Any) -> Any:
     if other is not None or (_is_tensor(dim) and keepdim is False):
-        from chainrule import ops
+        from chainrule.ops.binary import maximum, minimum
 
-        binop = "maximum" if kind == "max" else "minimum"
         other = dim if other is None else other
-        return getattr(ops, binop)(input, other)
+        return (maximum if kind == "max" else minimum)(input, other)
     if dim is None:
         _check_nonempty(kind, input, None)
         return apply_op(_max_all if kind == "max" else _min_all, (input,),
@@ -640,6 +639,43 @@ def vector_norm_impl(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = Fals
     return apply_op(_vector_norm, (x,), {"ord": p, "dim": dims, "keepdim": keepdim})
 
 
+# torch.linalg.matrix_norm (chainrule/linalg.py re-exports it), here since torch.norm needs it.
+def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
+                dtype: Any = None) -> Any:
+    """Matrix norm over the two dims ``dim``: 'fro', or the max/min absolute row sum (inf/-inf)
+    or column sum (1/-1), or of the singular values: their sum ('nuc'), the largest (2) or the
+    smallest (-2)."""
+    if dtype is not None:
+        A = A.to(dtype)
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    d0, d1 = (wrap_dim(int(d), A.ndim) for d in dim)
+    if ord == "fro":
+        return vector_norm_impl(A, 2, (d0, d1), keepdim, None, name="linalg.matrix_norm")
+    if ord in (math.inf, -math.inf, 1, -1):
+        # inf: max over rows of the sum over columns; 1: max over columns of the row sums.
+        inner, outer = (d1, d0) if abs(ord) == math.inf else (d0, d1)
+        s = sum(A.abs(), inner, keepdim=True)
+        r = (amax if ord > 0 else amin)(s, outer, keepdim=True)
+        if not keepdim:
+            r = r.squeeze((d0, d1)) if hasattr(r, "squeeze") else r
+        return r
+    if ord in ("nuc", 2, -2):
+        # Functions of the singular values: their sum (nuclear) or the largest / smallest.
+        nd = A.ndim
+        rest = [i for i in range(nd) if i not in (d0, d1)]
+        from chainrule.ops.linalg import linalg_svdvals
+
+        sv = linalg_svdvals(A.permute(*rest, d0, d1))
+        r = sv.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(sv, -1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
          dtype: Any = None) -> Any:
     """``torch.norm``: the vector p-norm over ``dim`` (all elements by default). ``'fro'`` is
@@ -647,8 +683,6 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":
-        from chainrule.linalg import matrix_norm
-
         if dim is None:
             dim = (-2, -1)
         return matrix_norm(input, "nuc", dim, keepdim, dtype=dtype)

@@ -417,8 +417,9 @@ def _slice_index(dim: int, part: Any) -> tuple[Any, ...]:
 
 def narrow(input: Any, dim: int, start: Any, length: int) -> Any:
     """Elements ``start .. start+length-1`` along ``dim`` (a view). VJP: g placed in zeros."""
-    from chainrule.ops.indexing import _getitem
+    from chainrule._dispatch import defs  # getitem's OpDef: ops/indexing.py imports this module
 
+    _getitem = defs.getitem
     shp = input._data.shape
     if len(shp) == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -443,8 +444,9 @@ def narrow(input: Any, dim: int, start: Any, length: int) -> Any:
 
 def select(input: Any, dim: int, index: Any) -> Any:
     """The slice at ``index`` along ``dim``, with that dim removed (a view)."""
-    from chainrule.ops.indexing import _getitem
+    from chainrule._dispatch import defs  # getitem's OpDef: ops/indexing.py imports this module
 
+    _getitem = defs.getitem
     shp = input._data.shape
     if len(shp) == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")

@@ -27,8 +27,9 @@ __all__ = [
 
 
 def _ops() -> Any:
-    # The sibling op families, reached through the package (imported by the time these run).
-    from chainrule import ops
+    # The sibling op families, reached through the op table (chainrule/_dispatch.py; filled by
+    # the time these run), not the package, which imports this module.
+    from chainrule._dispatch import ops
 
     return ops
 

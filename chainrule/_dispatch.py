@@ -1,0 +1,122 @@
+"""The seam between ``Tensor`` and the layers above it: tables that those layers fill.
+
+Imports point one way (docs/architecture.md, "Layers"): ``_tensor.py`` and its method mixins
+(``_methods/``) import nothing above them, yet ``x.exp()`` must run an op of ``chainrule.ops``
+and ``x.backward()`` the engine of ``chainrule.autograd``. So a Tensor method calls through a
+table defined here, at the bottom, which the upper layer fills when it is imported, as
+PyTorch's ATen reaches autograd through ``VariableHooksInterface`` and its ops through the
+dispatcher's registry:
+
+``ops``
+    every public op function (``chainrule.ops.__all__``) and the few internal entry points
+    that Tensor methods call (``inplace_compute``), registered by ``chainrule/ops/__init__.py``.
+``defs``
+    the ``OpDef`` of each op declared with ``unary()``/``binary()`` by its name, and the
+    dispatcher's entry points ``apply_op``/``apply_unary``/``apply_binary``: the hottest
+    Tensor methods (``x.exp()``, ``a * b``) call ``defs.apply_unary(defs.exp, x)``, the same
+    one call that ``chainrule.exp`` makes, so that a method costs no extra Python frame.
+``creation`` / ``sampling``
+    the factories of ``chainrule._creation`` and the samplers of ``chainrule._sampling``.
+``autograd``
+    ``AutogradHooks``: what Tensor needs of the graph and the engine, registered by
+    ``chainrule.autograd``.
+
+Nothing is looked up by string at call time: a table is an object whose attributes are the
+registered functions (``ops.exp`` is ``chainrule.ops.exp`` itself), so a method's call costs
+the one attribute lookup that reading ``chainrule.ops.exp`` off the module did before. Type
+checkers see each table as the module that fills it (the ``TYPE_CHECKING`` block), so
+``x.exp()`` is typed by ``chainrule.ops.exp``'s signature.
+
+Registration happens while ``import chainrule`` runs (each layer registers when its module is
+imported; any ``import chainrule.x`` runs the package ``__init__`` first), before any tensor
+method can be called by user code. Registering a name twice with a different object is an
+error, so no function is silently replaced.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ContextManager, Mapping, Protocol
+
+__all__ = ["Table", "AutogradHooks", "register", "ops", "defs", "creation", "sampling", "autograd"]
+
+
+class Table:
+    """A namespace of functions that one upper layer registers for the layers below it.
+
+    Read an entry as an attribute (``ops.exp``); fill it with :func:`register`. A missing entry
+    raises ``AttributeError`` naming the module that should have registered it.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self.__dict__["_provider"] = provider
+
+    def __getattr__(self, name: str) -> Any:  # only for names not registered
+        raise AttributeError(
+            f"{name!r} is not registered in the {self.__dict__['_provider']} table: it is "
+            f"registered when {self.__dict__['_provider']} is imported (import chainrule first)"
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("register entries with chainrule._dispatch.register()")
+
+    def __repr__(self) -> str:
+        return f"<table of {self.__dict__['_provider']}: {len(self.__dict__) - 1} entries>"
+
+
+class AutogradHooks(Protocol):
+    """What ``Tensor`` needs of ``chainrule.autograd`` (registered into ``autograd``).
+
+    Attributes:
+        VersionCounter: the class of a tensor's version counter (``Tensor._get_vc``).
+        inference_vc: the one counter that all inference tensors share.
+        grad_lock: the lock under which gradients accumulate (Note [accumulation lock]).
+    """
+
+    VersionCounter: type
+    inference_vc: Any
+    grad_lock: ContextManager[Any]
+
+    def new_accumulator(self, tensor: Any) -> Any:
+        """A new ``AccumulateGrad`` node for the leaf ``tensor`` (raising for an inference
+        tensor, which cannot be saved for backward)."""
+
+    def backward(
+        self,
+        tensors: Any,
+        grad_tensors: Any = None,
+        *,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """``chainrule.autograd.backward`` itself (its warnings' stack levels count on being
+        called straight from ``Tensor.backward``)."""
+
+
+def register(table: Any, entries: Mapping[str, Any]) -> None:
+    """Add ``entries`` (name -> object) to ``table``.
+
+    Raises:
+        RuntimeError: a name is already registered with a different object.
+    """
+    d = table.__dict__
+    for name, value in entries.items():
+        old = d.get(name, value)
+        if old is not value:
+            raise RuntimeError(f"{name!r} is registered twice in the {d['_provider']} table")
+        d[name] = value
+
+
+if TYPE_CHECKING:
+    import chainrule._creation as creation
+    import chainrule._sampling as sampling
+    import chainrule.ops as ops
+
+    defs: Any
+    autograd: AutogradHooks
+else:
+    ops = Table("chainrule.ops")
+    defs = Table("chainrule.ops")
+    creation = Table("chainrule._creation")
+    sampling = Table("chainrule._sampling")
+    autograd = Table("chainrule.autograd")
