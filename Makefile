@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo seeds test bench clean
+.PHONY: demo seeds test lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ demo: $(VENV)/.examples
 
 seeds: $(VENV)/.examples
 	$(BIN)/python examples/run_all.py
+
+# One-way imports: the import-linter layers contract (pyproject.toml) and no import cycle at all.
+lint: $(VENV)/.test
+	$(BIN)/lint-imports
+	$(BIN)/python tools/import_cycles.py
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -n 2 --doctest-modules --doctest-glob='*.md' chainrule tests docs

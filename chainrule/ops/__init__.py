@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from chainrule import _dispatch
 from chainrule.ops._registry import REGISTRY, OpDef, apply_binary, apply_op, apply_unary, ns
-from chainrule.ops._registry import inplace_compute
+from chainrule.ops.views import inplace_compute
 from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexing, inplace
 from chainrule.ops import nn, conv
 from chainrule.ops import composite, sorting, stacking

@@ -18,7 +18,8 @@ import numpy as np
 
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
-from chainrule.ops._registry import OpDef, apply_inplace, apply_op, defop, ns
+from chainrule.ops._registry import OpDef, apply_op, defop, ns
+from chainrule.ops.views import apply_inplace
 from chainrule.ops.shape import _type, expand_shape
 from chainrule.ops.views import forget_view
 

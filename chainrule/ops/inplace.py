@@ -9,7 +9,8 @@ import numpy as np
 
 from chainrule._tensor import Tensor
 from chainrule.ops import binary, unary
-from chainrule.ops._registry import OpDef, _state, apply_inplace, check_inplace, inplace_compute, ns
+from chainrule.ops._registry import OpDef, _state, ns
+from chainrule.ops.views import apply_inplace, check_inplace, inplace_compute
 from chainrule.ops.views import copy_into_view, make_writable
 
 __all__ = [

@@ -746,7 +746,7 @@ def triu(input: Any, diagonal: int = 0) -> Any:
 
 def tril_(input: Any, diagonal: int = 0) -> Any:
     """In-place :func:`tril`."""
-    from chainrule.ops._registry import apply_inplace
+    from chainrule.ops.views import apply_inplace
 
     if input._data.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
@@ -755,7 +755,7 @@ def tril_(input: Any, diagonal: int = 0) -> Any:
 
 def triu_(input: Any, diagonal: int = 0) -> Any:
     """In-place :func:`triu`."""
-    from chainrule.ops._registry import apply_inplace
+    from chainrule.ops.views import apply_inplace
 
     if input._data.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")

@@ -441,7 +441,7 @@ def _act(op: OpDef, input: Any, params: dict[str, Any] | None, inplace: bool) ->
     copy of the old value, and ``input``'s history is rebased onto the op's node)."""
     if not inplace:
         return apply_op(op, (input,), params) if params else apply_op(op, (input,))
-    from chainrule.ops._registry import inplace_compute
+    from chainrule.ops.views import inplace_compute
 
     if params:
         return inplace_compute(input, lambda a: apply_op(op, (a,), params), (), True)

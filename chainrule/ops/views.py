@@ -16,22 +16,20 @@ Differs from torch: a regenerated view's node is named after the view op that ma
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+from weakref import ref as _weakref
 
 import numpy as np
 
 from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode
-from chainrule.ops._registry import (
-    OpDef,
-    _record,
-    _write_into,
-    history_alias,
-    ns,
-    rebase_history,
-)
+from chainrule._grad_state import _state
+from chainrule._tensor import _new_tensor
+from chainrule.autograd.graph import SavedTensor
+from chainrule.ops._registry import _CATEGORY, OpDef, _legacy_name, _record, apply_op, ns
 
-__all__ = ["inplace_on_view", "copy_into_view", "apply_chain", "refresh_views", "forget_view",
+__all__ = ["check_inplace", "apply_inplace", "inplace_compute", "history_alias", "rebase_history",
+           "inplace_on_view", "copy_into_view", "apply_chain", "refresh_views", "forget_view",
            "writable", "make_writable"]
 
 
@@ -222,3 +220,195 @@ def refresh_views(base: Tensor, reg: Any, skip: Tensor | None) -> None:
             v._requires_grad = True
             if "_output_nr" in v.__dict__:
                 del v.__dict__["_output_nr"]
+
+
+# In-place ops ---------------------------------------------------------------------------------
+#
+# The in-place mechanism (moved here from ops/_registry.py: it and the view handling above call
+# each other, so they are one topic and one file).
+LEAF_INPLACE_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def check_inplace(self: Tensor) -> None:
+    """Raise if an in-place op on ``self`` would corrupt autograd, with PyTorch's messages."""
+    if _state.enabled and self._requires_grad and self.grad_fn is None:
+        raise RuntimeError(LEAF_INPLACE_MSG)
+    base = self._base
+    if _state.enabled and base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation."
+        )
+    if self._is_inference and not _state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+
+
+def apply_inplace(
+    op: OpDef, self: Tensor, others: tuple[Any, ...], params: dict[str, Any] | None = None
+) -> Tensor:
+    """Apply ``op`` to ``(self, *others)`` and write the result into ``self``.
+
+    Increments ``self``'s version. When the op is recorded, ``self``'s history is rebased: its
+    ``grad_fn`` becomes the new node, whose first edge leads to the old history.
+    """
+    # Whether the node will keep self (Note [saved only when needed]): only then must the op
+    # see a copy of it, since the write overwrites it.
+    saves_self = False
+    for (kind, idx), users in zip(op.save_spec, op.save_users):
+        if kind == 0 and idx == 0:
+            saves_self = users is None or any(_may_need(op, i, self, others) for i in users)
+    # A unary op that saves only its output (exp_, relu_, sigmoid_...) keeps self's storage as
+    # that output, as PyTorch saves ``result``: a later in-place change to self is then caught.
+    # Other ops keep their own copies, as PyTorch saves a clone of the original self.
+    alias_out = not saves_self and not others
+    if params:
+        return inplace_compute(
+            self, lambda a: apply_op(op, (a,) + others, params), others, saves_self,
+            op.differentiable, alias_out,
+        )
+    return inplace_compute(
+        self, lambda a: apply_op(op, (a,) + others), others, saves_self, op.differentiable,
+        alias_out,
+    )
+
+
+def _may_need(op: OpDef, i: int, self: Tensor, others: tuple[Any, ...]) -> bool:
+    """Whether input ``i`` of ``op`` applied to ``(self, *others)`` would need a gradient."""
+    x = self if i == 0 else others[i - 1] if i - 1 < len(others) else None
+    return i < len(op.grad_mask) and op.grad_mask[i] and isinstance(x, Tensor) \
+        and x._requires_grad
+
+
+def inplace_compute(
+    self: Tensor,
+    compute: Callable[[Tensor], Tensor],
+    others: Sequence[Any] = (),
+    copy_self: bool = True,
+    differentiable: bool = True,
+    alias_out: bool = False,
+) -> Tensor:
+    """Write ``compute(self)`` into ``self``: the in-place form of any out-of-place function.
+
+    ``compute`` receives a stand-in for ``self``'s current value and history; ``others`` are the
+    remaining Tensor arguments (to decide whether the op is recorded). ``copy_self``: the
+    stand-in gets a copy of the array, needed when the computation keeps it for backward, since
+    the write overwrites it.
+    """
+    check_inplace(self)
+    recording = _state.enabled and differentiable and (
+        self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+    )
+    if recording and self._base is not None:
+        return inplace_on_view(self, compute, copy_self, alias_out)
+    if not recording:
+        with grad_mode.no_grad():
+            result = compute(self)
+        _write_into(self, result._data)
+        self._bump_version()
+        return self
+    result = compute(history_alias(self, copy_self))
+    _write_into(self, result._data)
+    self._bump_version()
+    rebase_history(self, result, alias_out)
+    reg = self.__dict__.get("_views")
+    if reg is not None:
+        refresh_views(self, reg, None)
+    return self
+
+
+def history_alias(t: Tensor, copy: bool) -> Tensor:
+    """A Tensor standing for ``t``'s current value and history (a copy of the value if asked),
+    so that an in-place op can be computed out of place before ``t`` is overwritten."""
+    a = _new_tensor(t._data.copy() if copy else t._data)
+    a._requires_grad = t._requires_grad
+    a.grad_fn = t.grad_fn
+    if t._output_nr:
+        a._output_nr = t._output_nr
+    if t._requires_grad and t.grad_fn is None:
+        a._accum = t._accum
+        # A leaf only gets here under no_grad or through a view; its gradient must still
+        # reach the leaf's own AccumulateGrad.
+        if a._accum is None:
+            a._accum = _weakref(t._get_accumulator())
+    pn = t.__dict__.get("_param_name")
+    if pn is not None:
+        a.__dict__["_param_name"] = pn
+    return a
+
+
+def rebase_history(self: Tensor, result: Tensor, alias_out: bool = True) -> None:
+    """Make ``self`` the output of ``result``'s node (after its data was copied into self).
+
+    ``alias_out``: the node's saved output becomes self's storage and version counter (else
+    it keeps the result's own array)."""
+    node = result.grad_fn
+    if node is None:
+        return
+    old = self.grad_fn
+    if self._retain_handle is not None and old is not None and old._hooks is not None:
+        # retain_grad() follows the tensor to its new history, as in PyTorch.
+        h = old._hooks.retain.pop(self._output_nr, None)
+        if h is not None:
+            node._get_hooks().retain[0] = h
+    self.grad_fn = node
+    self._requires_grad = True
+    if "_output_nr" in self.__dict__:
+        del self.__dict__["_output_nr"]
+    vc = self._get_vc()
+    if not alias_out:
+        return
+    # The node's saved output is now self's storage; see Note [saved outputs].
+    for s in getattr(node, "saved", ()):
+        if type(s) is SavedTensor and s.is_output:
+            s.data = self._data
+            s.counter = vc
+            s.version = vc.value
+
+
+def _write_into(self: Tensor, data: Any, op: Any = None) -> None:
+    dst = self._data
+    if data.dtype != dst.dtype and _CATEGORY[data.dtype.kind] > _CATEGORY[dst.dtype.kind]:
+        raise RuntimeError(
+            f"result type {_legacy_name(data.dtype)} can't be cast to the desired output type "
+            f"{_legacy_name(dst.dtype)}"
+        )
+    if data.shape != dst.shape:
+        try:
+            np.broadcast_shapes(data.shape, dst.shape)
+            ok = np.broadcast_shapes(data.shape, dst.shape) == dst.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            bshape = (
+                np.broadcast_shapes(data.shape, dst.shape)
+                if _bc_ok(data.shape, dst.shape)
+                else data.shape
+            )
+            raise RuntimeError(
+                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                f"{list(bshape)}"
+            )
+    if not dst.flags.writeable:
+        # A view through expand() is read-only in NumPy but may be written when its own
+        # elements do not overlap (Note [writing through expand] in ops/views.py).
+        base = getattr(self, "_base", None)
+        if base is not None:
+            dst = writable(dst, base._data)
+    if not dst.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    np.copyto(dst, data, casting="unsafe")
+
+
+def _bc_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False

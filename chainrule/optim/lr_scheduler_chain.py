@@ -14,7 +14,7 @@ import warnings
 from bisect import bisect_right
 from typing import Any, Callable
 
-from chainrule.optim.lr_scheduler import LRScheduler, ReduceLROnPlateau
+from chainrule.optim._lr_base import LRScheduler, ReduceLROnPlateau
 from chainrule.optim.optimizer import Optimizer
 
 __all__ = [

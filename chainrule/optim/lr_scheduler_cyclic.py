@@ -13,7 +13,7 @@ import math
 import types
 from typing import Any, Callable
 
-from chainrule.optim.lr_scheduler import LRScheduler
+from chainrule.optim._lr_base import LRScheduler
 from chainrule.optim.optimizer import Optimizer
 
 __all__ = ["CyclicLR", "OneCycleLR", "CosineAnnealingWarmRestarts"]
