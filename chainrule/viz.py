@@ -2,7 +2,7 @@
 
 Both show, for each backward node, its name and the line of the user's program whose forward op
 created it (recorded while ``chainrule.autograd.graph.set_record_sites(True)`` or anomaly mode
-is on; Note [sites] in autograd/graph.py), the leaves under their parameter names, and every
+is on; Note [sites] in autograd/_sites.py), the leaves under their parameter names, and every
 value saved for backward with its shape, dtype and size, and whether it is still held or was
 freed by an earlier backward (and by which call). ``summary`` adds totals; its byte total is
 ``chainrule.autograd.graph.saved_bytes(output)``.

@@ -1,5 +1,5 @@
 """Compiling the per-op code that autograd generates (Notes [generated record] in
-ops/_registry.py and [generated apply] in autograd/graph.py).
+ops/_registry.py and [generated apply] in autograd/_node_apply.py).
 
 Each source gets a pseudo-filename of its own, ``<chainrule generated record of exp>``, placed
 in the package's directory (so that ``user_site`` skips its frames as it skips the package's),
@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["compile_generated"]
 
-_PKG_DIR = os.path.dirname(os.path.dirname(__file__))  # as autograd/graph.py's
+_PKG_DIR = os.path.dirname(os.path.dirname(__file__))  # as autograd/_sites.py's
 _lock = threading.Lock()
 _used: dict[str, int] = {}
 

@@ -99,7 +99,7 @@ def _as_tensor(g: Any) -> Any:
 
 def _origin(node: Node) -> str:
     """Where ``node`` came from, for error messages: the forward line that made it (when
-    recorded, Note [sites] in graph.py) and, for a custom Function, where its backward is."""
+    recorded, Note [sites] in _sites.py) and, for a custom Function, where its backward is."""
     parts = []
     site = getattr(node, "_site", None)
     if site is not None:
@@ -390,7 +390,7 @@ def run_backward(
         for t, g in zip(inputs, results):
             if t.grad_fn is not None and g is not None:
                 g = g if create_graph else g.detach()
-                with _GRAD_LOCK:  # Note [accumulation lock] in graph.py
+                with _GRAD_LOCK:  # Note [accumulation lock] in _nodes.py
                     t._grad = g if t._grad is None else t._grad + g
         return None
     for idx, g in enumerate(results):
@@ -416,7 +416,7 @@ def _run_plain(heap: list[Any], pending: Node | None, buffers: dict[Node, list[A
             return
         buf = buffers.pop(node, None)
         nexts = node.next_functions
-        fa = node._fast  # Note [generated apply] in graph.py: it also frees the node
+        fa = node._fast  # Note [generated apply] in _node_apply.py: it also frees the node
         if buf is not None and fa is not None:
             outs = fa(node, buf, release, freed_at)
         else:

@@ -308,7 +308,7 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         node.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
         ctx._node_ref = weakref.ref(node)
         if _record_sites[0] or is_anomaly_enabled():
-            node._site = user_site(1)  # Note [sites] in graph.py
+            node._site = user_site(1)  # Note [sites] in _sites.py
 
     # Wrap the outputs: each differentiable tensor output becomes an output of the node.
     wrapped = []

@@ -1,5 +1,5 @@
 """Error messages that say where: sites of forward ops, backward calls and in-place writes
-(Note [sites] in chainrule/autograd/graph.py), shape errors of hooks and custom Functions, and
+(Note [sites] in chainrule/autograd/_sites.py), shape errors of hooks and custom Functions, and
 the memory a graph keeps (saved_bytes)."""
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ def test_inputs_not_mutated(row: OpInfo, sample: Sample) -> None:
 #
 # test_matches_torch takes gradients with autograd.grad, which always runs the engine's generic
 # loop and OpNode.apply. ``.backward()`` runs the generated per-op applies instead (Note
-# [plain nodes] in autograd/engine.py, Note [generated apply] in autograd/graph.py), and
+# [plain nodes] in autograd/engine.py, Note [generated apply] in autograd/_node_apply.py), and
 # create_graph=True records the backward itself. check_gradient_paths compares all three with
 # PyTorch, and test_op_table_sees_generated_vjps proves that it looks at the generated code.
 
