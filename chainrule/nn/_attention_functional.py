@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-import chainrule.nn.functional as _F
 from chainrule import ops as _ops
 from chainrule._dtype import to_dtype
 from chainrule._tensor import Tensor, _new_tensor
+from chainrule.nn._functional.dropout import dropout as _dropout
 
 __all__ = ["scaled_dot_product_attention", "rms_norm"]
 
@@ -226,7 +226,7 @@ def scaled_dot_product_attention(
             raise RuntimeError(
                 f"dropout probability has to be between 0 and 1, but got {dropout_p}"
             )
-        attn = _F.dropout(attn, dropout_p, True)
+        attn = _dropout(attn, dropout_p, True)
     return _ops.matmul(attn, value)
 
 

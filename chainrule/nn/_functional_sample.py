@@ -11,22 +11,21 @@ on the grid, so gradients reach both the input and the grid.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
+from chainrule.nn._functional.adaptive_pooling import _adaptive_bounds
+from chainrule.nn._functional.pooling import _sep_apply
+from chainrule.nn._functional.vision import _interp_matrix, _interpolate_basic
 
-__all__ = ["interpolate", "grid_sample", "affine_grid"]
+__all__ = ["interpolate", "grid_sample", "affine_grid", "upsample", "upsample_nearest",
+           "upsample_bilinear"]
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
-
-
-def _F() -> Any:
-    from chainrule.nn import functional
-
-    return functional
 
 
 def _cubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> np.ndarray:
@@ -89,10 +88,7 @@ def interpolate(
     'trilinear' (5-d), 'bicubic' (4-d, Keys' cubic with A = -0.75) and 'area' (adaptive average
     pooling) here: one constant interpolation matrix per axis."""
     if mode not in ("bicubic", "trilinear", "area"):
-        # nearest, linear and bilinear: functional.py's implementation (imported here at
-        # call time, since functional.py re-exports this module).
-        from chainrule.nn.functional import _interpolate_basic
-
+        # nearest, linear and bilinear: nn/_functional/vision.py's implementation.
         return _interpolate_basic(
             input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias
         )
@@ -116,20 +112,19 @@ def interpolate(
         raise NotImplementedError("antialias=True is not implemented in chainrule")
     ac = bool(align_corners)
     sizes, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
-    F = _F()
     mats = []
     for n, o, s in zip(input.shape[2:], sizes, scales):
         if mode == "area":
-            st, en = F._adaptive_bounds(n, o)
+            st, en = _adaptive_bounds(n, o)
             m = np.zeros((o, n))
             for i in range(o):
                 m[i, st[i] : en[i]] = 1.0 / (en[i] - st[i])
         elif mode == "bicubic":
             m = _cubic_matrix(n, o, ac, s)
         else:
-            m = F._interp_matrix(n, o, "linear", ac, s)
+            m = _interp_matrix(n, o, "linear", ac, s)
         mats.append(m)
-    return F._sep_apply(input, mats)
+    return _sep_apply(input, mats)
 
 
 def _unnormalize(c: Tensor, n: int, align_corners: bool) -> Tensor:
@@ -266,3 +261,41 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     b = _new_tensor(base.astype(np.asarray(theta._data).dtype))
     grid = _ops.matmul(b, _ops.transpose(theta, 1, 2))
     return _ops.reshape(grid, out_shape)
+
+
+# The deprecated aliases of interpolate.
+def upsample(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated alias of ``interpolate`` (with PyTorch's warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='nearest')`` (with PyTorch's warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='bilinear', align_corners=True)`` (with PyTorch's
+    warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

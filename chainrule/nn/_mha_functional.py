@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-import chainrule.nn.functional as _F
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._attention_functional import (
@@ -20,6 +19,9 @@ from chainrule.nn._attention_functional import (
     _none_or_dtype,
     scaled_dot_product_attention,
 )
+from chainrule.nn._functional.dropout import dropout as _dropout
+from chainrule.nn._functional.linear import linear as _linear
+from chainrule.nn._functional.vision import pad as _pad
 
 __all__ = ["multi_head_attention_forward"]
 
@@ -102,17 +104,17 @@ def _in_projection_packed(
     E = q.shape[-1]
     if k is v:
         if q is k:
-            proj = _F.linear(q, w, b)
+            proj = _linear(q, w, b)
             qp, kp, vp = _ops.split(proj, E, -1)
             return qp, kp, vp
         w_q, w_kv = _ops.split(w, [E, 2 * E], 0)
         b_q, b_kv = _split_last(b, [E, 2 * E])
-        kv = _F.linear(k, w_kv, b_kv)
+        kv = _linear(k, w_kv, b_kv)
         kp, vp = _ops.split(kv, E, -1)
-        return _F.linear(q, w_q, b_q), kp, vp
+        return _linear(q, w_q, b_q), kp, vp
     w_q, w_k, w_v = _ops.split(w, E, 0)
     b_q, b_k, b_v = _split_last(b, [E, E, E])
-    return _F.linear(q, w_q, b_q), _F.linear(k, w_k, b_k), _F.linear(v, w_v, b_v)
+    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
 
 
 def _in_projection(
@@ -142,12 +144,12 @@ def _in_projection(
             raise AssertionError(
                 f"expecting {name} bias shape of {(Eq,)}, but got {_size(bb.shape)}"
             )
-    return _F.linear(q, w_q, b_q), _F.linear(k, w_k, b_k), _F.linear(v, w_v, b_v)
+    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
 
 
 def _append_one(mask: Tensor | None) -> Tensor | None:
     """One more (attended, 0) key position at the end of a float mask."""
-    return None if mask is None else _F.pad(mask, (0, 1))
+    return None if mask is None else _pad(mask, (0, 1))
 
 
 def multi_head_attention_forward(
@@ -325,10 +327,10 @@ def multi_head_attention_forward(
             w = w + attn_mask
         w = _ops.softmax(w, -1)
         if dropout_p > 0.0:
-            w = _F.dropout(w, p=dropout_p)
+            w = _dropout(w, p=dropout_p)
         out = _ops.matmul(w, v)
         out = _ops.reshape(_ops.transpose(out, 0, 1), (tgt_len * bsz, embed_dim))
-        out = _F.linear(out, out_proj_weight, out_proj_bias)
+        out = _linear(out, out_proj_weight, out_proj_bias)
         out = _ops.reshape(out, (tgt_len, bsz, out.shape[1]))
         w = _ops.reshape(w, (bsz, num_heads, tgt_len, src_len))
         if average_attn_weights:
@@ -348,7 +350,7 @@ def multi_head_attention_forward(
     v = _ops.reshape(v, (bsz, num_heads, src_len, head_dim))
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = _ops.reshape(_ops.permute(out, (2, 0, 1, 3)), (bsz * tgt_len, embed_dim))
-    out = _F.linear(out, out_proj_weight, out_proj_bias)
+    out = _linear(out, out_proj_weight, out_proj_bias)
     out = _ops.reshape(out, (tgt_len, bsz, out.shape[1]))
     if not is_batched:
         out = _ops.squeeze(out, 1)

@@ -19,8 +19,9 @@ import numpy as np
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
+from chainrule.ops.shape._common import _type
+from chainrule.ops.shape.reshaping import expand_shape
 from chainrule.ops.views import apply_inplace
-from chainrule.ops.shape import _type, expand_shape
 from chainrule.ops.views import forget_view
 
 __all__ = ["getitem", "setitem", "index_put_", "gather", "scatter", "scatter_", "scatter_add",

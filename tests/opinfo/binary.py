@@ -1,4 +1,4 @@
-"""OpInfo rows for chainrule/ops/binary.py."""
+"""OpInfo rows for the binary family, chainrule/ops/binary/ (one table for its modules)."""
 
 from __future__ import annotations
 

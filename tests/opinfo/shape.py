@@ -1,4 +1,4 @@
-"""OpInfo rows for chainrule/ops/shape.py."""
+"""OpInfo rows for the shape family, chainrule/ops/shape/ (one table for its modules)."""
 
 from __future__ import annotations
 

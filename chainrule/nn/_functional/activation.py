@@ -1,0 +1,311 @@
+"""Activations of torch.nn.functional: the softmax family (softmax, log_softmax, softmin,
+gumbel_softmax), the elementwise activations (thin wrappers of the ops that ``chainrule.ops``'
+families register), their in-place forms, and the compositions glu, hardshrink, softshrink,
+softsign, tanhshrink, threshold, rrelu and prelu."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrule import ops as _ops
+from chainrule._tensor import Tensor
+from chainrule.nn._functional._common import (
+    _const,
+    _into,
+    _rng,
+)
+from chainrule.ops import nn as _nnops
+from chainrule.ops._broadcast import wrap_dim
+
+__all__ = [
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "relu",
+    "relu6",
+    "leaky_relu",
+    "elu",
+    "selu",
+    "celu",
+    "gelu",
+    "silu",
+    "mish",
+    "hardtanh",
+    "hardsigmoid",
+    "hardswish",
+    "softplus",
+    "logsigmoid",
+    "sigmoid",
+    "tanh",
+    "prelu",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "rrelu",
+    "rrelu_",
+    "relu_",
+    "elu_",
+    "celu_",
+    "selu_",
+    "leaky_relu_",
+    "hardtanh_",
+    "gumbel_softmax",
+]
+
+
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """exp(x) / sum exp(x) along ``dim`` (stable). VJP: s (g - sum(g s))."""
+    if dim is None:
+        dim = _nnops.implicit_dim("softmax", input.ndim)
+    return _nnops.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """x - logsumexp(x) along ``dim``. VJP: g - softmax(x) sum(g)."""
+    if dim is None:
+        dim = _nnops.implicit_dim("log_softmax", input.ndim)
+    return _nnops.log_softmax(input, dim, dtype=dtype)
+
+
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """softmax(-x) along ``dim``."""
+    if dim is None:
+        dim = _nnops.implicit_dim("softmin", input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _nnops.softmax(-input, dim)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0)."""
+    return _ops.relu_(input) if inplace else _ops.relu(input)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6)."""
+    return _ops.relu6(input, inplace=inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x if x > 0 else negative_slope x."""
+    return _ops.leaky_relu(input, negative_slope, inplace=inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x if x > 0 else alpha (exp(x) - 1)."""
+    return _ops.elu(input, alpha, inplace=inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the SELU constants."""
+    return _ops.selu(input, inplace=inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    return _ops.celu(input, alpha, inplace=inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x Phi(x) (or its tanh approximation)."""
+    return _ops.gelu(input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x sigmoid(x)."""
+    return _ops.silu(input, inplace=inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x tanh(softplus(x))."""
+    return _ops.mish(input, inplace=inplace)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """clamp(x, min_val, max_val)."""
+    return _ops.hardtanh(input, min_val, max_val, inplace=inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _ops.hardsigmoid(input, inplace=inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x relu6(x + 3) / 6."""
+    return _ops.hardswish(input, inplace=inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta (x where beta x > threshold)."""
+    return _ops.softplus(input, beta, threshold)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x))."""
+    return _ops.logsigmoid(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x))."""
+    return _ops.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return _ops.tanh(input)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else a x, with one slope ``a`` or one per channel (dim 1)."""
+    c = input.shape[1] if input.ndim >= 2 else 1
+    k = weight._data.size
+    if k != 1 and k != c:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found "
+            f"parameter numbers = {k} and channel size = {c}."
+        )
+    if k == 1 or input.ndim < 2:
+        a = _ops.reshape(weight, ())
+    else:
+        a = _ops.reshape(weight, (c,) + (1,) * (input.ndim - 2))
+    return _ops.where(input > 0, input, input * a)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), where a and b are the two halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a, b = _ops.chunk(input, 2, d)
+    return a * _ops.sigmoid(b)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return _ops.where(_ops.abs(input) > lambd, input, _const(0, input))
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd where x > lambd, x + lambd where x < -lambd, else 0 (lambd >= 0)."""
+    if lambd < 0:
+        dt = str(input._data.dtype)
+        kind = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(dt, dt)
+        top = {"float64": "1.79769e+308", "float16": "65504"}.get(dt, "3.40282e+38")
+        raise RuntimeError(
+            f"lambda must be in range [0, {top}] for input dtype {kind}, but found {lambd:g}"
+        )
+    zero = _const(0, input)
+    return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, zero))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (_ops.abs(input) + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - _ops.tanh(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else ``value``."""
+    out = _ops.where(input > threshold, input, _const(value, input))
+    return _into(input, out) if inplace else out
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place :func:`threshold`."""
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """x where x >= 0, else a x. In training a ~ U(lower, upper) per element (drawn from the
+    default generator, so ``manual_seed`` reproduces it; not PyTorch's stream); in eval
+    a = (lower + upper) / 2."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if training:
+        a = _const(_rng().uniform(lower, upper, size=tuple(input.shape)), input)
+    else:
+        a = _const((lower + upper) / 2, input)
+    out = _ops.where(input >= 0, input, input * a)
+    return _into(input, out) if inplace else out
+
+
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place relu."""
+    return _ops.relu_(input)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place elu."""
+    return _ops.elu(input, alpha, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place celu."""
+    return _ops.celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place selu."""
+    return _ops.selu(input, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place leaky_relu."""
+    return _ops.leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place hardtanh."""
+    return _ops.hardtanh(input, min_val, max_val, inplace=True)
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1) from the default generator. ``hard``
+    returns the one-hot argmax in the forward pass and the soft sample's gradient
+    (straight-through: y_hard - sg(y_soft) + y_soft)."""
+    g = -np.log(_rng().exponential(1.0, size=tuple(logits.shape)))
+    y = _nnops.softmax((logits + _const(g, logits)) / tau, wrap_dim(dim, max(logits.ndim, 1)))
+    if not hard:
+        return y
+    d = wrap_dim(dim, max(logits.ndim, 1))
+    idx = np.expand_dims(np.argmax(np.asarray(y._data), axis=d), d)
+    y_hard = np.zeros(tuple(y.shape), y._data.dtype)
+    np.put_along_axis(y_hard, idx, 1, axis=d)
+    return _const(y_hard, y) - y.detach() + y

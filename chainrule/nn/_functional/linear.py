@@ -1,0 +1,99 @@
+"""Linear maps and lookups: linear, bilinear and embedding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chainrule import ops as _ops
+from chainrule._tensor import Tensor, _new_tensor, _type_name
+from chainrule.nn._functional._common import (
+    _data,
+    _tensor_args,
+)
+from chainrule.ops.linalg import check_addmm_dtype
+
+__all__ = ["linear", "bilinear", "embedding"]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x W^T + b. An input with more than two dims is flattened to (-1, in_features) around
+    one matrix product, as PyTorch does: the weight's gradient is then one GEMM, not a batch
+    of GEMMs summed over the batch."""
+    _tensor_args(
+        "linear", ("input", 1, input, False), ("weight", 2, weight, False), ("bias", 3, bias, True)
+    )
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are "
+            f"{input.ndim}D and {weight.ndim}D"
+        )
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
+    if bias is not None and weight.ndim == 2:
+        # torch computes this as addmm(b, x, W^T): its dtype rule and texts.
+        check_addmm_dtype(bias, input, weight)
+    if input.ndim > 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
+        lead = tuple(input.shape[:-1])
+        out = _ops.matmul(_ops.reshape(input, (-1, input.shape[-1])), _ops.t(weight))
+        if bias is not None:
+            out = out + bias
+        return _ops.reshape(out, lead + (weight.shape[0],))  # grad_fn ViewBackward0, as torch
+    out = _ops.matmul(input, _ops.t(weight) if weight.ndim == 2 else weight)
+    return out + bias if bias is not None else out
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y_k = x1^T W_k x2 + b_k: x1 against W reshaped to (in1, out*in2), then a product with
+    x2 summed over in2."""
+    o, i1, i2 = weight.shape
+    lead = tuple(input1.shape[:-1])
+    x1 = _ops.reshape(input1, (-1, i1))
+    x2 = _ops.reshape(input2, (-1, i2))
+    wf = _ops.reshape(_ops.permute(weight, (1, 0, 2)), (i1, o * i2))
+    t = _ops.reshape(_ops.matmul(x1, wf), (-1, o, i2))
+    out = _ops.sum(t * _ops.unsqueeze(x2, 1), -1)
+    if bias is not None:
+        out = out + bias
+    return _ops.reshape(out, lead + (o,))
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` picked by the integer ``input``; the ``padding_idx`` row gets no
+    gradient (the picked rows there come from a detached weight)."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "embedding: max_norm, scale_grad_by_freq and sparse are not implemented in chainrule"
+        )
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.shape[0] + padding_idx
+    _tensor_args("embedding", ("weight", 1, weight, False), ("indices", 2, input, False))
+    if input._data.dtype.kind not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the "
+            "following scalar types: Long, Int; but got "
+            f"chainrule.{_type_name(input._data.dtype)} instead (while checking "
+            "arguments for embedding)"
+        )
+    idx = _data(input)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        # torch's text; plain indexing would wrap a negative index around silently.
+        raise IndexError("index out of range in self")
+    out = weight[input]
+    if padding_idx is not None and weight.requires_grad:
+        is_pad = _new_tensor(np.expand_dims(_data(input) == padding_idx, -1))
+        out = _ops.where(is_pad, weight.detach()[input], out)
+    return out

@@ -1,0 +1,282 @@
+"""Normalization: batch_norm, layer_norm, group_norm, instance_norm, local_response_norm and
+normalize (division by a p-norm)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from chainrule import ops as _ops
+from chainrule._tensor import Tensor
+from chainrule.autograd import grad_mode as _grad_mode
+from chainrule.nn._functional._common import (
+    _data,
+    _not_implemented_for_ints,
+    _size,
+)
+from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._conv_args import arg_type as _arg_type
+
+__all__ = [
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "normalize",
+    "instance_norm",
+    "local_response_norm",
+]
+
+
+def _normalize_over(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor]:
+    mean = _ops.mean(x, dims, keepdim=True)
+    xc = x - mean
+    var = _ops.mean(xc * xc, dims, keepdim=True)
+    return xc * (var + eps) ** -0.5, var
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """(x - mean) / sqrt(var + eps) * w + b per channel (dim 1). Training uses the batch's
+    biased variance and updates the running stats in place (unbiased variance, ``momentum``);
+    evaluation uses the running stats."""
+    _not_implemented_for_ints("batch_norm", input)
+    if momentum is not None and not isinstance(momentum, numbers.Real):
+        raise TypeError(
+            "batch_norm(): argument 'momentum' (position 7) must be float, not "
+            f"{_arg_type(momentum)}"
+        )
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_norm_dtypes(input, running_mean, running_var, weight, bias)
+    shape = [1] * input.ndim
+    if input.ndim > 1:
+        shape[1] = c
+    dims = tuple(i for i in range(input.ndim) if i != 1)
+    if training:
+        count = input._data.size // max(c, 1)
+        if count == 0:
+            # An empty batch: an empty output (torch); the running stats are left alone.
+            return _affine(input * 0.0, weight, bias, shape)
+        if count == 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input "
+                f"size {_size(input)}"
+            )
+        y, var = _normalize_over(input, dims, eps)
+        with _grad_mode.no_grad():
+            m = float(momentum) if momentum is not None else 0.0
+            if running_mean is not None:
+                bm = np.mean(_data(input), axis=dims)
+                running_mean._data[...] = (1 - m) * _data(running_mean) + m * bm
+                running_mean._bump_version()
+            if running_var is not None:
+                bv = np.reshape(_data(var), (c,)) * (count / (count - 1))
+                running_var._data[...] = (1 - m) * _data(running_var) + m * bv
+                running_var._bump_version()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        rm = _ops.reshape(running_mean, shape)
+        rv = _ops.reshape(running_var, shape)
+        y = (input - rm) * (rv + eps) ** -0.5
+    return _affine(y, weight, bias, shape)
+
+
+def _check_norm_dtypes(input: Tensor, *params: Tensor | None) -> None:
+    """Normalisation parameters share the input's dtype: no silent promotion (torch's CPU
+    texts: a float32 input names the parameter's expected type)."""
+    if any(p is not None and p.dtype != input.dtype for p in params):
+        if input._data.dtype == np.float32:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: Any) -> Tensor:
+    """``y * weight + bias`` after a normalisation, each optional, reshaped to ``shape`` (None:
+    they already broadcast)."""
+    if weight is not None:
+        y = y * (weight if shape is None else _ops.reshape(weight, shape))
+    if bias is not None:
+        y = y + (bias if shape is None else _ops.reshape(bias, shape))
+    return y
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims (biased variance), then w, b."""
+    ns_ = (
+        (normalized_shape,)
+        if isinstance(normalized_shape, numbers.Integral)
+        else tuple(normalized_shape)
+    )
+    k = len(ns_)
+    if tuple(input.shape[input.ndim - k :]) != tuple(int(s) for s in ns_) or k > input.ndim:
+        raise RuntimeError(
+            f"Given normalized_shape={list(ns_)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in ns_)}], but got input of size"
+            f"{list(input.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != tuple(int(s) for s in ns_):
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got "
+                f"{name} of shape {list(t.shape)} and normalized_shape = "
+                f"{list(ns_)}"
+            )
+    _not_implemented_for_ints("LayerNormKernelImpl", input)
+    _check_norm_dtypes(input, weight, bias)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    y, _ = _normalize_over(input, dims, eps)
+    return _affine(y, weight, bias, None)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over (channels of a group, spatial dims) per sample, then per-channel w, b."""
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by "
+            f"num_groups, but got input of shape {list(input.shape)} and "
+            f"num_groups={num_groups}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of "
+                f"channels in input, but got {name} of shape {list(t.shape)} and "
+                f"input of shape {list(input.shape)}"
+            )
+    _not_implemented_for_ints("GroupNormKernelImpl", input)
+    _check_norm_dtypes(input, weight, bias)
+    x = _ops.reshape(input, (n, num_groups, int(np.prod(input.shape[1:])) // num_groups))
+    y, _ = _normalize_over(x, (2,), eps)
+    y = _ops.reshape(y, tuple(input.shape))
+    shape = [1] * input.ndim
+    shape[1] = c
+    return _affine(y, weight, bias, shape)
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
+    """x / max(||x||_p, eps) along ``dim``."""
+    d = wrap_dim(dim, input.ndim)
+    if p == 2:
+        norm = _ops.sqrt(_ops.sum(input * input, d, keepdim=True))
+    elif p == 1:
+        norm = _ops.sum(_ops.abs(input), d, keepdim=True)
+    else:
+        norm = _ops.sum(_ops.abs(input) ** p, d, keepdim=True) ** (1.0 / p)
+    denom = _ops.where(norm > eps, norm, float(eps))
+    return input / denom
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each (sample, channel) over its spatial dims:
+    y = (x - mean) / sqrt(var + eps) * w[c] + b[c] (biased variance). With ``use_input_stats``
+    the running stats, if given, move towards the batch mean of the per-instance stats
+    (unbiased variance); otherwise they normalize."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 2D+ input for instance_norm, got {input.ndim}D")
+    n, c = input.shape[:2]
+    spatial = tuple(range(2, input.ndim))
+    count = int(np.prod(input.shape[2:]))
+    shape = (1, c) + (1,) * len(spatial)
+    if use_input_stats:
+        if count <= 1:
+            raise ValueError(
+                "Expected more than 1 spatial element when training, got input "
+                f"size {list(input.shape)}"
+            )
+        mean = _ops.mean(input, dim=spatial, keepdim=True)
+        cen = input - mean
+        var = _ops.mean(cen * cen, dim=spatial, keepdim=True)
+        y = cen * (var + eps) ** -0.5
+        with _grad_mode.no_grad():
+            m = float(momentum)
+            if running_mean is not None:
+                bm = np.asarray(mean._data).reshape(n, c).mean(axis=0)
+                running_mean._data[...] = (1 - m) * np.asarray(running_mean._data) + m * bm
+                running_mean._bump_version()
+            if running_var is not None:
+                bv = np.asarray(var._data).reshape(n, c).mean(axis=0) * (count / (count - 1))
+                running_var._data[...] = (1 - m) * np.asarray(running_var._data) + m * bv
+                running_var._bump_version()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "Expected running_mean and running_var to be defined when use_input_stats is false"
+            )
+        y = (input - _ops.reshape(running_mean, shape)) * (
+            _ops.reshape(running_var, shape) + eps
+        ) ** -0.5
+    if weight is not None:
+        y = y * _ops.reshape(weight, shape)
+    if bias is not None:
+        y = y + _ops.reshape(bias, shape)
+    return y
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Normalize over neighbouring channels:
+    y[c] = x[c] / (k + alpha / size * sum_{c' in [c - size//2, c + (size-1)//2]} x[c']^2)^beta
+    (zeros beyond the channel range)."""
+    if input.ndim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    x = _ops.movedim(sq, 1, -1)
+    x = _ops.pad(x, [size // 2, (size - 1) // 2])
+    acc = None
+    for j in range(size):  # one slice per window offset, never per element
+        part = x[..., j : j + c]
+        acc = part if acc is None else acc + part
+    div = _ops.movedim(acc, -1, 1) * (float(alpha) / size) + float(k)
+    return input / div ** float(beta)

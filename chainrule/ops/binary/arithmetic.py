@@ -1,0 +1,427 @@
+"""Arithmetic of two inputs: add, sub/rsub, mul, div/rdiv (with rounding modes), pow/rpow/
+float_power, remainder, fmod and floor_divide.
+
+Note [one declaration per arithmetic op]
+    Each arithmetic op is declared once, by ``binary`` (forward, NumPy forward, saves, VJPs),
+    and that one declaration serves all its callers:
+    - the operators: ``a + b`` calls the op function itself (``_add``: Tensor binds its
+      ``.op``), one Python call, with no ``alpha`` to test and no operand to swap;
+    - the public function beside it (``add(input, other, *, alpha=1)``), which folds ``alpha``
+      into ``other`` and hands a Python number in first place (``torch.add(2, x)``) to the
+      reflected op, then calls the op function;
+    - the in-place forms (``add_``, ``+=``), which apply ``_add.op`` in place (ops/inplace.py).
+    Only the public function is written beside the declaration: the forward is Python's
+    operator (``_operator``), and NumPy's function (``np_forward``) on NumPy arrays.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from chainrule.ops._registry import OpDef, apply_op, binary, ns
+from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
+
+__all__ = [
+    "add",
+    "sub",
+    "rsub",
+    "mul",
+    "div",
+    "rdiv",
+    "pow",
+    "rpow",
+    "float_power",
+    "remainder",
+    "fmod",
+    "floor_divide",
+]
+
+
+def _operator(name: str, f: Any, *, reflected: bool = False) -> Any:
+    """The forward ``f(a, b)`` (``f(b, a)`` when ``reflected``) for Python's operator ``f``, with
+    NumPy's broadcasting ValueError raised as PyTorch's error. Runs where ``np_forward`` does
+    not: other array modules, mixed dtypes, ``rsub`` and ``rdiv``."""
+    if reflected:
+
+        def fwd(xp: Any, a: Any, b: Any) -> Any:
+            try:
+                return f(b, a)
+            except ValueError:
+                err = broadcast_error(a, b)
+                if err is None:
+                    raise
+                raise err from None
+    else:
+
+        def fwd(xp: Any, a: Any, b: Any) -> Any:
+            try:
+                return f(a, b)
+            except ValueError:
+                err = broadcast_error(a, b)
+                if err is None:
+                    raise
+                raise err from None
+
+    fwd.__name__ = f"_{name}_fwd"
+    return fwd
+
+
+# add ------------------------------------------------------------------------------------------
+
+_add = binary(
+    "add",
+    _operator("add", operator.add),
+    np_forward=np.add,
+    vjp=(lambda ctx, g: g, lambda ctx, g: g),
+    doc="a + b. VJP: g to both.",
+)
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """input + alpha * other, broadcasting. VJP: g, alpha g."""
+    if alpha != 1:
+        other = other * alpha
+    if not hasattr(input, "_data"):
+        return _add(other, input)
+    return _add(input, other)
+
+
+# sub / rsub -----------------------------------------------------------------------------------
+
+_BOOL_SUB_MSG = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+    "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+)
+
+
+def _check_bool_sub(a: Any, b: Any) -> None:
+    # PyTorch refuses subtraction involving a bool tensor (NumPy would compute it).
+    da = getattr(a, "dtype", None)
+    db = getattr(b, "dtype", None)
+    if (da is not None and da.kind == "b") or (db is not None and db.kind == "b"):
+        if da is not None and db is not None and da.kind == db.kind:
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                "`^` or `logical_xor()` operator instead."
+            )
+        raise RuntimeError(_BOOL_SUB_MSG)
+
+
+_sub = binary(
+    "sub",
+    _operator("sub", operator.sub),
+    np_forward=np.subtract,
+    vjp=(lambda ctx, g: g, lambda ctx, g: -g),
+    doc="a - b. VJP: g, -g.",
+)
+_rsub = binary(
+    "rsub",
+    _operator("rsub", operator.sub, reflected=True),
+    vjp=(lambda ctx, g: -g, lambda ctx, g: g),
+    node_name="RsubBackward1",
+    doc="b - a (for ``scalar - tensor``). VJP: -g, g.",
+)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """input - alpha * other, broadcasting. VJP: g, -alpha g."""
+    _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
+    if alpha != 1:
+        other = other * alpha
+    if not hasattr(input, "_data"):
+        return _rsub(other, input)
+    return _sub(input, other)
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """other - alpha * input (PyTorch's ``rsub``)."""
+    _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
+    if alpha != 1:
+        input = input * alpha
+    return _rsub(input, other)
+
+
+# mul (the public function is the op function: no alpha) ---------------------------------------
+
+mul = binary(
+    "mul",
+    _operator("mul", operator.mul),
+    np_forward=np.multiply,
+    saves={"a": "b", "b": "a"},
+    vjp=(lambda ctx, g: g * ctx.b, lambda ctx, g: g * ctx.a),
+    doc="a * b. VJP: g b, g a.",
+)
+
+
+# div / rdiv and rounded division --------------------------------------------------------------
+
+# The divisor's VJP reads the dividend, not the output, as PyTorch's (which saves no output,
+# so that ``y = x / 2; y += 1`` is no error before a backward).
+_div = binary(
+    "div",
+    _operator("div", operator.truediv),
+    np_forward=np.true_divide,
+    saves={"a": "b", "b": ("a", "b")},
+    promote="float",
+    vjp=(lambda ctx, g: g / ctx.b, lambda ctx, g: -g * ((ctx.a / ctx.b) / ctx.b)),
+    doc="a / b (true division). VJP: g / b, -g a / b**2.",
+)
+_rdiv = binary(
+    "rdiv",
+    _operator("rdiv", operator.truediv, reflected=True),
+    saves={"a": ("a", "b")},
+    promote="float",
+    vjp=(lambda ctx, g: -g * ((ctx.b / ctx.a) / ctx.a), None),
+    node_name="DivBackward0",
+    doc="b / a (for ``scalar / tensor``). VJP: -g b / a**2.",
+)
+
+
+def _int_zero_check(b: Any) -> None:
+    # NumPy returns 0 (and warns) for an integer division by zero; PyTorch raises.
+    if getattr(b, "dtype", None) is not None:
+        if b.dtype.kind in "iub" and not b.all():
+            raise RuntimeError("ZeroDivisionError")
+    elif isinstance(b, int) and b == 0:
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _is_int(a: Any, b: Any) -> bool:
+    da = getattr(a, "dtype", None)
+    db = getattr(b, "dtype", None)
+    ka = da.kind if da is not None else ("f" if isinstance(a, float) else "i")
+    kb = db.kind if db is not None else ("f" if isinstance(b, float) else "i")
+    return ka in "iub" and kb in "iub"
+
+
+@_checked
+def _div_rounded_fwd(xp: Any, a: Any, b: Any, *, rounding_mode: str) -> Any:
+    if _is_int(a, b):
+        _int_zero_check(b)
+        q = xp.floor_divide(a, b)
+        if rounding_mode == "trunc":
+            # floor and trunc differ where the division is inexact and the signs differ.
+            q = q + ((xp.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+        return q
+    if rounding_mode == "floor":
+        # PyTorch's div_floor: trunc division corrected towards -inf (matches Python's //).
+        return xp.floor_divide(a, b)
+    return xp.trunc(a / b)
+
+
+# Rounded division is piecewise constant: its gradient is zero, as in PyTorch.
+_div_rounded = OpDef(
+    "div_rounded",
+    _div_rounded_fwd,
+    ("a", "b"),
+    promote="same",
+    vjps=(lambda ctx, g: g * 0, lambda ctx, g: g * 0),
+    node_name="DivBackward2",
+)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """input / other. With ``rounding_mode`` 'trunc' or 'floor', the rounded quotient (its
+    gradient is zero; integers stay integers). Integer inputs give a float result unless
+    rounding."""
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                f"'{rounding_mode}'"
+            )
+        if not hasattr(input, "_data"):
+            input = _scalar_as_tensor(input, other)
+        return apply_op(_div_rounded, (input, other), {"rounding_mode": rounding_mode})
+    if not hasattr(input, "_data"):
+        return _rdiv(other, input)
+    return _div(input, other)
+
+
+def rdiv(input: Any, other: Any) -> Any:
+    """other / input."""
+    return _rdiv(input, other)
+
+
+# pow / rpow / float_power ---------------------------------------------------------------------
+
+
+def _pow_base_vjp(ctx: Any, g: Any) -> Any:
+    # PyTorch: exponent * a**(exponent-1), masked to 0 where the exponent is 0 (0 * inf at a=0).
+    b = ctx.b
+    if isinstance(b, (int, float)):
+        if b == 0:
+            return g * 0
+        # Grouped as PyTorch does (g * (b a**(b-1))); a**1 is a itself (the common x**2).
+        return g * (b * (ctx.a if b == 2 else ns.pow(ctx.a, b - 1)))
+    zero = b == 0
+    # The masked entries use exponent 1, so that 0 ** -1 is never evaluated.
+    return ns.where(zero, g * 0, g * b * ns.pow(ctx.a, ns.where(zero, b * 0 + 1, b) - 1))
+
+
+def _pow_exp_vjp(ctx: Any, g: Any) -> Any:
+    # d(a**b)/db = a**b log(a); PyTorch defines it as 0 where a == 0 and b >= 0.
+    a = ctx.a
+    if isinstance(a, (int, float)):
+        return g * ctx.out * (math.log(a) if a > 0 else float("nan") if a < 0 else 0.0)
+    mask = (a == 0) & (ctx.b >= 0)
+    # log is taken of 1 where masked, so that log(0) is never evaluated.
+    return ns.where(mask, g * 0, g * ctx.out * ns.log(ns.where(mask, a * 0 + 1, a)))
+
+
+def _pow_fwd(xp: Any, a: Any, b: Any) -> Any:
+    try:
+        return xp.power(a, b)
+    except ValueError as e:
+        err = broadcast_error(a, b)
+        if err is not None:
+            raise err from None
+        raise RuntimeError(str(e)) from None
+
+
+_pow = binary(
+    "pow",
+    _pow_fwd,
+    saves={"a": ("a", "b"), "b": ("a", "b", "out")},
+    vjp=(_pow_base_vjp, _pow_exp_vjp),
+    node_name="PowBackward1",
+    doc="a ** b. VJP: g b a**(b-1) (0 where b == 0); g a**b log(a) (0 where a == 0, b >= 0).",
+)
+_pow_scalar = binary(
+    "pow_scalar",
+    _pow_fwd,
+    saves=("a", "b"),
+    vjp=(_pow_base_vjp, None),
+    node_name="PowBackward0",
+    doc="a ** b for a Python number b.",
+)
+
+
+def _rpow_vjp(ctx: Any, g: Any) -> Any:
+    b = ctx.b
+    return g * ctx.out * (math.log(b) if b > 0 else float("nan") if b < 0 else 0.0)
+
+
+_rpow = binary(
+    "rpow",
+    lambda xp, a, b: xp.power(b, a),
+    saves=("b", "out"),
+    vjp=(_rpow_vjp, None),
+    node_name="PowBackward2",
+    doc="b ** a for a scalar base b. VJP: g b**a log(b).",
+)
+
+
+def pow(input: Any, exponent: Any) -> Any:
+    """input ** exponent (either may be a scalar). VJP: see ``_pow``."""
+    if not hasattr(input, "_data"):
+        return _rpow(exponent, input)
+    if not hasattr(exponent, "_data"):
+        return _pow_scalar(input, exponent)
+    return _pow(input, exponent)
+
+
+def rpow(input: Any, other: Any) -> Any:
+    """other ** input, for a scalar ``other``."""
+    if hasattr(other, "_data"):
+        return pow(other, input)
+    return _rpow(input, other)
+
+
+def float_power(input: Any, exponent: Any) -> Any:
+    """input ** exponent computed in float64 (PyTorch's float_power)."""
+    from chainrule import _dtype
+
+    if hasattr(input, "_data"):
+        input = input.to(_dtype.float64)
+    else:
+        input = float(input)
+    if hasattr(exponent, "_data"):
+        exponent = exponent.to(_dtype.float64)
+    else:
+        exponent = float(exponent)
+    return pow(input, exponent)
+
+
+# remainder / fmod / floor_divide --------------------------------------------------------------
+
+
+@_checked
+def _remainder_fwd(xp: Any, a: Any, b: Any) -> Any:
+    if _is_int(a, b):
+        _int_zero_check(b)
+    return xp.remainder(a, b)
+
+
+@_checked
+def _fmod_fwd(xp: Any, a: Any, b: Any) -> Any:
+    if _is_int(a, b):
+        _int_zero_check(b)
+    return xp.fmod(a, b)
+
+
+_remainder = binary(
+    "remainder",
+    _remainder_fwd,
+    saves={"b": ("a", "b")},
+    vjp=(lambda ctx, g: g, lambda ctx, g: -g * ns.div_rounded(ctx.a, ctx.b, rounding_mode="floor")),
+    node_name="RemainderBackward1",
+    doc="a - b floor(a / b) (the sign of b, as Python's %). VJP: g, -g floor(a / b).",
+)
+_remainder_scalar = binary(
+    "remainder_scalar",
+    _remainder_fwd,
+    vjp=(lambda ctx, g: g, None),
+    node_name="RemainderBackward0",
+    doc="a % b for a Python number b. VJP: g.",
+)
+_fmod = binary(
+    "fmod",
+    _fmod_fwd,
+    saves={"b": ("a", "b")},
+    vjp=(lambda ctx, g: g, lambda ctx, g: -g * ns.div_rounded(ctx.a, ctx.b, rounding_mode="trunc")),
+    node_name="FmodBackward1",
+    doc="a - b trunc(a / b) (the sign of a, as C's fmod). VJP: g, -g trunc(a / b).",
+)
+_fmod_scalar = binary(
+    "fmod_scalar",
+    _fmod_fwd,
+    vjp=(lambda ctx, g: g, None),
+    node_name="FmodBackward0",
+    doc="fmod(a, b) for a Python number b. VJP: g.",
+)
+
+
+def remainder(input: Any, other: Any) -> Any:
+    """Python-style modulus: the result has the sign of ``other``. Integer division by zero
+    raises. VJP: g to input; -g floor(input / other) to a tensor ``other``.
+
+    Differs from torch: with a Python number as ``input``, PyTorch has no derivative for
+    ``other`` (backward fails); here it is computed by the formula above."""
+    if not hasattr(input, "_data"):
+        input = _scalar_as_tensor(input, other)
+    if hasattr(other, "_data"):
+        return apply_op(_remainder.op, (input, other))
+    return apply_op(_remainder_scalar.op, (input, other))
+
+
+def fmod(input: Any, other: Any) -> Any:
+    """C-style remainder: the result has the sign of ``input``. VJP: g to input;
+    -g trunc(input / other) to a tensor ``other``."""
+    if hasattr(other, "_data"):
+        return apply_op(_fmod.op, (input, other))
+    return apply_op(_fmod_scalar.op, (input, other))
+
+
+def floor_divide(input: Any, other: Any) -> Any:
+    """floor(input / other); integers stay integers (division by zero raises).
+
+    Differs from torch: PyTorch's floor_divide has no derivative (backward fails); here the
+    gradient is zero, as for ``div(..., rounding_mode='floor')``."""
+    if not hasattr(input, "_data"):
+        input = _scalar_as_tensor(input, other)
+    return apply_op(_div_rounded, (input, other), {"rounding_mode": "floor"})

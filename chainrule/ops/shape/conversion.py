@@ -1,0 +1,71 @@
+"""Copies into a new dtype, device or encoding: clone, to_dtype, to_device and one_hot
+(torch.nn.functional's; chainrule.nn.functional re-exports it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrule.ops._registry import apply_op, defop
+
+__all__ = ["clone", "to_dtype", "to_device", "one_hot"]
+
+
+@defop(name="clone")
+def _clone(xp: Any, x: Any) -> Any:
+    """A copy of x with its own memory. VJP: g."""
+    return x.copy()
+
+
+_clone.vjp(lambda ctx, g: (g,))
+
+
+def clone(input: Any) -> Any:
+    """A copy of ``input`` (differentiable: gradients flow back to ``input``)."""
+    return apply_op(_clone, (input,))
+
+
+@defop(name="to_dtype", node_name="ToCopyBackward0")
+def _to_dtype(xp: Any, x: Any, *, dtype: Any) -> Any:
+    """x cast to ``dtype``. VJP: g (the engine casts it back to the input's dtype)."""
+    return x.astype(dtype)
+
+
+_to_dtype.vjp(lambda ctx, g: (g,))
+
+
+def to_dtype(input: Any, dtype: Any) -> Any:
+    """``input`` cast to NumPy dtype ``dtype``."""
+    return apply_op(_to_dtype, (input,), {"dtype": np.dtype(dtype)})
+
+
+def to_device(input: Any, backend: Any) -> Any:
+    """``input`` copied to another backend's device."""
+    raise RuntimeError(f"cannot move a tensor to {backend.device}: no such backend is available")
+
+
+@defop(name="one_hot", differentiable=False, promote=None)
+def _one_hot(xp: Any, x: Any, *, num_classes: int) -> Any:
+    """x[..., None] == arange(num_classes), as int64 (not differentiable)."""
+    return (x[..., None] == xp.arange(num_classes)).astype(xp.int64)
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """torch.nn.functional.one_hot: int64 tensor with a new last dim of size ``num_classes``."""
+    d = tensor._data
+    if d.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    num_classes = int(num_classes)
+    if d.size == 0:
+        if num_classes == -1:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        lo, hi = int(d.min()), int(d.max())
+        if lo < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = hi + 1
+        elif hi >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return apply_op(_one_hot, (tensor,), {"num_classes": num_classes})
