@@ -43,18 +43,13 @@ __all__ = ["Table", "AutogradHooks", "register", "ops", "defs", "creation", "sam
 class Table:
     """A namespace of functions that one upper layer registers for the layers below it.
 
-    Read an entry as an attribute (``ops.exp``); fill it with :func:`register`. A missing entry
-    raises ``AttributeError`` naming the module that should have registered it.
+    Read an entry as an attribute (``ops.exp``); fill it with :func:`register`. (No
+    ``__getattr__`` for a friendlier error on a missing entry: a class with one is not
+    specialised by CPython's attribute cache, which costs every Tensor method a slow lookup.)
     """
 
     def __init__(self, provider: str) -> None:
         self.__dict__["_provider"] = provider
-
-    def __getattr__(self, name: str) -> Any:  # only for names not registered
-        raise AttributeError(
-            f"{name!r} is not registered in the {self.__dict__['_provider']} table: it is "
-            f"registered when {self.__dict__['_provider']} is imported (import chainrule first)"
-        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("register entries with chainrule._dispatch.register()")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainrule._dispatch import ops as _ops
 from chainrule._methods._base import foreign
+
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
 
 
 def _not_implemented(other: Any) -> Any:
@@ -20,252 +23,252 @@ class ElementwiseMethods:
     __slots__ = ()
 
     # Operators not among the core dunders of _tensor.py.
-    def __floordiv__(self, other: Any) -> Any:
+    def __floordiv__(self, other: Any) -> Tensor:
         try:
             return _ops.floor_divide(self, other)
         except Exception:
             return _not_implemented(other)
 
-    def __rfloordiv__(self, other: Any) -> Any:
+    def __rfloordiv__(self, other: Any) -> Tensor:
         try:
             return _ops.floor_divide(other, self)
         except Exception:
             return _not_implemented(other)
 
-    def __mod__(self, other: Any) -> Any:
+    def __mod__(self, other: Any) -> Tensor:
         try:
             return _ops.remainder(self, other)
         except Exception:
             return _not_implemented(other)
 
-    def __rmod__(self, other: Any) -> Any:
+    def __rmod__(self, other: Any) -> Tensor:
         try:
             return _ops.remainder(other, self)
         except Exception:
             return _not_implemented(other)
 
     # Unary functions.
-    def expm1(self) -> Any:
+    def expm1(self) -> Tensor:
         return _ops.expm1(self)
 
-    def log1p(self) -> Any:
+    def log1p(self) -> Tensor:
         return _ops.log1p(self)
 
-    def log2(self) -> Any:
+    def log2(self) -> Tensor:
         return _ops.log2(self)
 
-    def log10(self) -> Any:
+    def log10(self) -> Tensor:
         return _ops.log10(self)
 
-    def rsqrt(self) -> Any:
+    def rsqrt(self) -> Tensor:
         return _ops.rsqrt(self)
 
-    def square(self) -> Any:
+    def square(self) -> Tensor:
         return _ops.square(self)
 
-    def reciprocal(self) -> Any:
+    def reciprocal(self) -> Tensor:
         return _ops.reciprocal(self)
 
-    def tan(self) -> Any:
+    def tan(self) -> Tensor:
         return _ops.tan(self)
 
-    def asin(self) -> Any:
+    def asin(self) -> Tensor:
         return _ops.asin(self)
 
-    def acos(self) -> Any:
+    def acos(self) -> Tensor:
         return _ops.acos(self)
 
-    def atan(self) -> Any:
+    def atan(self) -> Tensor:
         return _ops.atan(self)
 
-    def arcsin(self) -> Any:
+    def arcsin(self) -> Tensor:
         return _ops.asin(self)
 
-    def arccos(self) -> Any:
+    def arccos(self) -> Tensor:
         return _ops.acos(self)
 
-    def arctan(self) -> Any:
+    def arctan(self) -> Tensor:
         return _ops.atan(self)
 
-    def sinh(self) -> Any:
+    def sinh(self) -> Tensor:
         return _ops.sinh(self)
 
-    def cosh(self) -> Any:
+    def cosh(self) -> Tensor:
         return _ops.cosh(self)
 
-    def erf(self) -> Any:
+    def erf(self) -> Tensor:
         return _ops.erf(self)
 
-    def erfc(self) -> Any:
+    def erfc(self) -> Tensor:
         return _ops.erfc(self)
 
-    def sign(self) -> Any:
+    def sign(self) -> Tensor:
         return _ops.sign(self)
 
-    def absolute(self) -> Any:
+    def absolute(self) -> Tensor:
         return _ops.abs(self)
 
-    def floor(self) -> Any:
+    def floor(self) -> Tensor:
         return _ops.floor(self)
 
-    def ceil(self) -> Any:
+    def ceil(self) -> Tensor:
         return _ops.ceil(self)
 
-    def round(self, decimals: int = 0) -> Any:
+    def round(self, decimals: int = 0) -> Tensor:
         return _ops.round(self, decimals=decimals)
 
-    def trunc(self) -> Any:
+    def trunc(self) -> Tensor:
         return _ops.trunc(self)
 
-    def fix(self) -> Any:
+    def fix(self) -> Tensor:
         return _ops.trunc(self)
 
-    def frac(self) -> Any:
+    def frac(self) -> Tensor:
         return _ops.frac(self)
 
-    def clamp(self, min: Any = None, max: Any = None) -> Any:
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.clamp(self, min, max)
 
-    def clip(self, min: Any = None, max: Any = None) -> Any:
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.clamp(self, min, max)
 
-    def clamp_min(self, min: Any) -> Any:
+    def clamp_min(self, min: Any) -> Tensor:
         return _ops.clamp_min(self, min)
 
-    def clamp_max(self, max: Any) -> Any:
+    def clamp_max(self, max: Any) -> Tensor:
         return _ops.clamp_max(self, max)
 
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
-                   neginf: float | None = None) -> Any:
+                   neginf: float | None = None) -> Tensor:
         return _ops.nan_to_num(self, nan, posinf, neginf)
 
-    def isnan(self) -> Any:
+    def isnan(self) -> Tensor:
         return _ops.isnan(self)
 
-    def isinf(self) -> Any:
+    def isinf(self) -> Tensor:
         return _ops.isinf(self)
 
-    def isfinite(self) -> Any:
+    def isfinite(self) -> Tensor:
         return _ops.isfinite(self)
 
-    def logical_not(self) -> Any:
+    def logical_not(self) -> Tensor:
         return _ops.logical_not(self)
 
-    def bitwise_not(self) -> Any:
+    def bitwise_not(self) -> Tensor:
         return _ops.bitwise_not(self)
 
-    def log_sigmoid(self) -> Any:
+    def log_sigmoid(self) -> Tensor:
         return _ops.logsigmoid(self)
 
     # Binary functions.
-    def maximum(self, other: Any) -> Any:
+    def maximum(self, other: Any) -> Tensor:
         return _ops.maximum(self, other)
 
-    def minimum(self, other: Any) -> Any:
+    def minimum(self, other: Any) -> Tensor:
         return _ops.minimum(self, other)
 
-    def fmax(self, other: Any) -> Any:
+    def fmax(self, other: Any) -> Tensor:
         return _ops.fmax(self, other)
 
-    def fmin(self, other: Any) -> Any:
+    def fmin(self, other: Any) -> Tensor:
         return _ops.fmin(self, other)
 
-    def lerp(self, end: Any, weight: Any) -> Any:
+    def lerp(self, end: Any, weight: Any) -> Tensor:
         return _ops.lerp(self, end, weight)
 
-    def atan2(self, other: Any) -> Any:
+    def atan2(self, other: Any) -> Tensor:
         return _ops.atan2(self, other)
 
-    def arctan2(self, other: Any) -> Any:
+    def arctan2(self, other: Any) -> Tensor:
         return _ops.atan2(self, other)
 
-    def remainder(self, other: Any) -> Any:
+    def remainder(self, other: Any) -> Tensor:
         return _ops.remainder(self, other)
 
-    def fmod(self, other: Any) -> Any:
+    def fmod(self, other: Any) -> Tensor:
         return _ops.fmod(self, other)
 
-    def floor_divide(self, other: Any) -> Any:
+    def floor_divide(self, other: Any) -> Tensor:
         return _ops.floor_divide(self, other)
 
-    def float_power(self, exponent: Any) -> Any:
+    def float_power(self, exponent: Any) -> Tensor:
         return _ops.float_power(self, exponent)
 
-    def rsub(self, other: Any, *, alpha: Any = 1) -> Any:
+    def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return _ops.rsub(self, other, alpha=alpha)
 
-    def true_divide(self, other: Any) -> Any:
+    def true_divide(self, other: Any) -> Tensor:
         return _ops.div(self, other)
 
-    def divide(self, other: Any, *, rounding_mode: str | None = None) -> Any:
+    def divide(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return _ops.div(self, other, rounding_mode=rounding_mode)
 
-    def multiply(self, other: Any) -> Any:
+    def multiply(self, other: Any) -> Tensor:
         return _ops.mul(self, other)
 
-    def subtract(self, other: Any, *, alpha: Any = 1) -> Any:
+    def subtract(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return _ops.sub(self, other, alpha=alpha)
 
-    def where(self, condition: Any, other: Any) -> Any:
+    def where(self, condition: Any, other: Any) -> Tensor:
         return _ops.where(condition, self, other)
 
-    def logical_and(self, other: Any) -> Any:
+    def logical_and(self, other: Any) -> Tensor:
         return _ops.logical_and(self, other)
 
-    def logical_or(self, other: Any) -> Any:
+    def logical_or(self, other: Any) -> Tensor:
         return _ops.logical_or(self, other)
 
-    def logical_xor(self, other: Any) -> Any:
+    def logical_xor(self, other: Any) -> Tensor:
         return _ops.logical_xor(self, other)
 
-    def bitwise_and(self, other: Any) -> Any:
+    def bitwise_and(self, other: Any) -> Tensor:
         return _ops.bitwise_and(self, other)
 
-    def bitwise_or(self, other: Any) -> Any:
+    def bitwise_or(self, other: Any) -> Tensor:
         return _ops.bitwise_or(self, other)
 
-    def bitwise_xor(self, other: Any) -> Any:
+    def bitwise_xor(self, other: Any) -> Tensor:
         return _ops.bitwise_xor(self, other)
 
     # Comparisons.
-    def eq(self, other: Any) -> Any:
+    def eq(self, other: Any) -> Tensor:
         return _ops.eq(self, other)
 
-    def ne(self, other: Any) -> Any:
+    def ne(self, other: Any) -> Tensor:
         return _ops.ne(self, other)
 
-    def lt(self, other: Any) -> Any:
+    def lt(self, other: Any) -> Tensor:
         return _ops.lt(self, other)
 
-    def le(self, other: Any) -> Any:
+    def le(self, other: Any) -> Tensor:
         return _ops.le(self, other)
 
-    def gt(self, other: Any) -> Any:
+    def gt(self, other: Any) -> Tensor:
         return _ops.gt(self, other)
 
-    def ge(self, other: Any) -> Any:
+    def ge(self, other: Any) -> Tensor:
         return _ops.ge(self, other)
 
-    def greater(self, other: Any) -> Any:
+    def greater(self, other: Any) -> Tensor:
         return _ops.gt(self, other)
 
-    def greater_equal(self, other: Any) -> Any:
+    def greater_equal(self, other: Any) -> Tensor:
         return _ops.ge(self, other)
 
-    def less(self, other: Any) -> Any:
+    def less(self, other: Any) -> Tensor:
         return _ops.lt(self, other)
 
-    def less_equal(self, other: Any) -> Any:
+    def less_equal(self, other: Any) -> Tensor:
         return _ops.le(self, other)
 
-    def not_equal(self, other: Any) -> Any:
+    def not_equal(self, other: Any) -> Tensor:
         return _ops.ne(self, other)
 
     def equal(self, other: Any) -> bool:
         return _ops.equal(self, other)
 
     def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
-                equal_nan: bool = False) -> Any:
+                equal_nan: bool = False) -> Tensor:
         return _ops.isclose(self, other, rtol, atol, equal_nan)
 
     def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,

@@ -1,6 +1,6 @@
 """The in-place ``_`` forms of Tensor methods, generated from their out-of-place forms.
 
-Each ``x.f_(*args)`` runs ``x.f(*args)`` through ``inplace_compute`` (ops/_registry.py), the
+Each ``x.f_(*args)`` runs ``x.f(*args)`` through ``inplace_compute`` (ops/views.py), the
 in-place mechanism every hand-written in-place op uses: PyTorch's leaf and inference checks
 first, the result cast into ``x`` (PyTorch's "result type ... can't be cast" and broadcast
 errors), ``x``'s version bumped, its history rebased onto the new node (through ``CopySlices``
@@ -11,11 +11,14 @@ reuse their OpDef directly (cheaper saved values).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from chainrule import _dtype
 from chainrule._dispatch import ops as _ops
 from chainrule._methods._base import TensorBase
+
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
 
 __all__ = ["GeneratedInplaceMethods", "INPLACE_OF"]
 
@@ -182,7 +185,7 @@ def _make(name: str, base: str) -> Callable[..., Any]:
 class GeneratedInplaceMethods:
     __slots__ = ()
 
-    def negative(self: Any) -> Any:
+    def negative(self: Any) -> Tensor:
         """Alias of ``neg``."""
         return self.neg()
 

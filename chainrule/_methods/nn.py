@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainrule._dispatch import ops as _ops
+
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
 
 
 class NnMethods:
     __slots__ = ()
 
-    def softmax(self, dim: int, dtype: Any = None) -> Any:
+    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
         return _ops.softmax(self, dim, dtype=dtype)
 
-    def log_softmax(self, dim: int, dtype: Any = None) -> Any:
+    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
         return _ops.log_softmax(self, dim, dtype=dtype)

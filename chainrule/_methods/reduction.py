@@ -2,61 +2,64 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainrule._dispatch import ops as _ops
+
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
 
 
 class ReductionMethods:
     __slots__ = ()
 
-    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         return _ops.prod(self, dim, keepdim, dtype=dtype)
 
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]:
         return _ops.max(self, dim, keepdim)
 
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]:
         return _ops.min(self, dim, keepdim)
 
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Any:
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
         return _ops.amax(self, dim, keepdim)
 
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Any:
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
         return _ops.amin(self, dim, keepdim)
 
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return _ops.argmax(self, dim, keepdim)
 
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return _ops.argmin(self, dim, keepdim)
 
     def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Any:
+            correction: Any = None) -> Tensor:
         return _ops.var(self, dim, unbiased, keepdim, correction=correction)
 
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Any:
+            correction: Any = None) -> Tensor:
         return _ops.std(self, dim, unbiased, keepdim, correction=correction)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
-             dtype: Any = None) -> Any:
+             dtype: Any = None) -> Tensor:
         return _ops.norm(self, p, dim, keepdim, dtype)
 
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
         return _ops.logsumexp(self, dim, keepdim)
 
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Any:
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
         return _ops.cumsum(self, dim, dtype=dtype)
 
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Any:
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
         return _ops.cumprod(self, dim, dtype=dtype)
 
-    def all(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return _ops.all(self, dim, keepdim)
 
-    def any(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return _ops.any(self, dim, keepdim)
 
-    def count_nonzero(self, dim: Any = None) -> Any:
+    def count_nonzero(self, dim: Any = None) -> Tensor:
         return _ops.count_nonzero(self, dim)

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from chainrule._dispatch import sampling as _sampling
+
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
 
 
 def _s() -> Any:
@@ -21,7 +24,7 @@ class SamplingMethods:
 
     __slots__ = ()
 
-    def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
+    def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
         _s().float_only(self, "normal_kernel_cpu")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
@@ -31,7 +34,7 @@ class SamplingMethods:
 
     def uniform_(
         self: Any, from_: float = 0.0, to: float = 1.0, *, generator: Any = None, **kw: Any
-    ) -> Any:
+    ) -> Tensor:
         from_ = kw.pop("from", from_)
         _s().float_only(self, "check_uniform_bounds")
         if from_ > to:
@@ -40,14 +43,14 @@ class SamplingMethods:
             )
         return _s().fill_sampled(self, _s().rng(generator).uniform(from_, to, tuple(self.shape)))
 
-    def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Any:
+    def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         prob = np.asarray(p._data if hasattr(p, "_data") else p, dtype=np.float64)
         if ((prob < 0) | (prob > 1)).any():
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         draws = _s().rng(generator).random(tuple(self.shape)) < prob
         return _s().fill_sampled(self, draws)
 
-    def exponential_(self: Any, lambd: float = 1.0, *, generator: Any = None) -> Any:
+    def exponential_(self: Any, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
         _s().float_only(self, "exponential_cpu")
         if lambd <= 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
@@ -55,14 +58,14 @@ class SamplingMethods:
             self, _s().rng(generator).exponential(1.0 / lambd, tuple(self.shape))
         )
 
-    def geometric_(self: Any, p: float, *, generator: Any = None) -> Any:
+    def geometric_(self: Any, p: float, *, generator: Any = None) -> Tensor:
         if not 0 < p < 1:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
         return _s().fill_sampled(self, _s().rng(generator).geometric(p, tuple(self.shape)))
 
     def cauchy_(
         self: Any, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
-    ) -> Any:
+    ) -> Tensor:
         _s().float_only(self, "cauchy_cpu")
         return _s().fill_sampled(
             self, median + sigma * _s().rng(generator).standard_cauchy(tuple(self.shape))
@@ -70,7 +73,7 @@ class SamplingMethods:
 
     def log_normal_(
         self: Any, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
-    ) -> Any:
+    ) -> Tensor:
         _s().float_only(self, "log_normal_cpu")
         if std <= 0:
             raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
@@ -78,7 +81,7 @@ class SamplingMethods:
 
     def random_(
         self: Any, from_: int = 0, to: int | None = None, *, generator: Any = None, **kw: Any
-    ) -> Any:
+    ) -> Tensor:
         from_ = kw.pop("from", from_)
         dt = self._data.dtype
         if to is None:
@@ -96,10 +99,10 @@ class SamplingMethods:
             )
         return _s().fill_sampled(self, _s().rng(generator).integers(from_, to, tuple(self.shape)))
 
-    def bernoulli(self: Any, p: Any = None, *, generator: Any = None) -> Any:
+    def bernoulli(self: Any, p: Any = None, *, generator: Any = None) -> Tensor:
         return _s().bernoulli(self, p, generator=generator)
 
     def multinomial(
         self: Any, num_samples: int, replacement: bool = False, *, generator: Any = None
-    ) -> Any:
+    ) -> Tensor:
         return _s().multinomial(self, num_samples, replacement, generator=generator)

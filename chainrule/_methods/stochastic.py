@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 # PyTorch's text, word for word, then how to write it with chainrule.
 _REINFORCE_REMOVED = """reinforce() was removed.
 Use torch.distributions instead.

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import mmap
 import warnings
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from chainrule._dispatch import creation as _creation_table
 from chainrule._methods._base import TensorBase, type_name
+
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
 
 __all__ = ["SurfaceMethods"]
 
@@ -73,7 +76,7 @@ class SurfaceMethods:
         requires_grad: bool = False,
         layout: Any = None,
         pin_memory: bool = False,
-    ) -> Any:
+    ) -> Tensor:
         """A new tensor holding a copy of ``data``, with ``self``'s dtype and device unless
         given (a NumPy array or tensor is cast too, as PyTorch does)."""
         if isinstance(data, TensorBase):
@@ -100,7 +103,7 @@ class SurfaceMethods:
         dtype: Any,
         device: Any,
         requires_grad: bool,
-    ) -> Any:
+    ) -> Tensor:
         return fn(
             _size_arg(name, size),
             dtype=self.dtype if dtype is None else dtype,
@@ -116,7 +119,7 @@ class SurfaceMethods:
         requires_grad: bool = False,
         layout: Any = None,
         pin_memory: bool = False,
-    ) -> Any:
+    ) -> Tensor:
         """Zeros of shape ``size`` with ``self``'s dtype and device unless given."""
         return self._new_filled(_creation().zeros, "new_zeros", size, dtype, device, requires_grad)
 
@@ -128,7 +131,7 @@ class SurfaceMethods:
         requires_grad: bool = False,
         layout: Any = None,
         pin_memory: bool = False,
-    ) -> Any:
+    ) -> Tensor:
         """Ones of shape ``size`` with ``self``'s dtype and device unless given."""
         return self._new_filled(_creation().ones, "new_ones", size, dtype, device, requires_grad)
 
@@ -140,7 +143,7 @@ class SurfaceMethods:
         requires_grad: bool = False,
         layout: Any = None,
         pin_memory: bool = False,
-    ) -> Any:
+    ) -> Tensor:
         """An uninitialised (here: zeroed) tensor of shape ``size``, ``self``'s dtype/device."""
         return self._new_filled(_creation().empty, "new_empty", size, dtype, device, requires_grad)
 
@@ -154,7 +157,7 @@ class SurfaceMethods:
         requires_grad: bool = False,
         layout: Any = None,
         pin_memory: bool = False,
-    ) -> Any:
+    ) -> Tensor:
         """``fill_value`` in shape ``size`` (a sequence), ``self``'s dtype/device unless given."""
         if not isinstance(size, (list, tuple)):
             raise TypeError(
@@ -169,7 +172,7 @@ class SurfaceMethods:
             requires_grad=requires_grad,
         )
 
-    def type_as(self, other: Any) -> Any:
+    def type_as(self, other: Any) -> Tensor:
         """``self`` cast to ``other``'s dtype (``self`` itself when they match)."""
         return self.to(other.dtype)
 
@@ -204,7 +207,7 @@ class SurfaceMethods:
 
     def as_strided(
         self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
-    ) -> Any:
+    ) -> Tensor:
         """A view of ``self``'s storage with the given sizes, strides (in elements) and offset.
 
         Without gradients it shares memory with ``self``. When ``self`` requires grad, the
@@ -259,7 +262,7 @@ class SurfaceMethods:
         return self._wrap(out)
 
     # Python-function maps --------------------------------------------------------------------
-    def apply_(self, callable: Callable[[Any], Any]) -> Any:
+    def apply_(self, callable: Callable[[Any], Any]) -> Tensor:
         """Replace each element ``x`` by ``callable(x)`` (a Python number), in place (CPU)."""
         if self.requires_grad:
             raise RuntimeError(
@@ -272,7 +275,7 @@ class SurfaceMethods:
         self._bump_version()
         return self
 
-    def map_(self, tensor: Any, callable: Callable[[Any, Any], Any]) -> Any:
+    def map_(self, tensor: Any, callable: Callable[[Any, Any], Any]) -> Tensor:
         """``self[i] = callable(self[i], tensor[i])`` for each element, ``tensor`` broadcast
         to ``self``'s shape, in place (CPU)."""
         if self.requires_grad:
@@ -292,7 +295,7 @@ class SurfaceMethods:
         return self
 
     # Pinned and shared memory ------------------------------------------------------------------
-    def pin_memory(self, device: Any = None) -> Any:
+    def pin_memory(self, device: Any = None) -> Tensor:
         """Page-locked memory needs an accelerator; there is none, so this fails as PyTorch
         does on a machine without one."""
         raise RuntimeError("Cannot access accelerator device when none is available.")
@@ -300,7 +303,7 @@ class SurfaceMethods:
     def is_pinned(self, device: Any = None) -> bool:
         return False
 
-    def share_memory_(self) -> Any:
+    def share_memory_(self) -> Tensor:
         """Move the data to shared memory (an anonymous shared mapping, which forked worker
         processes see), in place; a no-op when already shared. Views made before the call keep
         the old memory."""

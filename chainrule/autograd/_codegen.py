@@ -1,5 +1,5 @@
 """Compiling the per-op code that autograd generates (Notes [generated record] in
-ops/_registry.py and [generated apply] in autograd/_node_apply.py).
+ops/_record_gen.py and [generated apply] in autograd/_node_apply.py).
 
 Each source gets a pseudo-filename of its own, ``<chainrule generated record of exp>``, placed
 in the package's directory (so that ``user_site`` skips its frames as it skips the package's),

@@ -26,7 +26,7 @@ _check_nan = [True]
 
 
 # Whether anomaly detection is on: a one-element list that the ops' records read on every
-# call (ops/_registry.py imports it).
+# call (ops/_record.py and ops/_record_gen.py import it).
 _anomaly_enabled = [False]
 
 

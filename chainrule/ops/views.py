@@ -224,7 +224,7 @@ def refresh_views(base: Tensor, reg: Any, skip: Tensor | None) -> None:
 
 # In-place ops ---------------------------------------------------------------------------------
 #
-# The in-place mechanism (moved here from ops/_registry.py: it and the view handling above call
+# The in-place mechanism (here, not in the registry's files: it and the view handling above call
 # each other, so they are one topic and one file).
 LEAF_INPLACE_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 

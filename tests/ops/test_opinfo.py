@@ -263,10 +263,10 @@ def test_op_table_sees_generated_vjps(monkeypatch: pytest.MonkeyPatch) -> None:
     """The mutation check: with every generated apply returning twice its gradients (and
     nothing else changed), check_gradient_paths fails for every row whose .backward() runs
     one, i.e. the op table tests the generated code, not only the generic path."""
-    from chainrule.ops import _registry
+    from chainrule.ops import _record_gen, _registry
 
-    make = _registry._make_node_apply
-    monkeypatch.setattr(_registry, "_make_node_apply",
+    make = _record_gen._make_node_apply  # the generated record asks it for the apply
+    monkeypatch.setattr(_record_gen, "_make_node_apply",
                         lambda op: None if (f := make(op)) is None else _doubled(f))
     for op in _registry.REGISTRY.values():  # regenerate on next use, with the doubled applies
         monkeypatch.setattr(op, "record", _registry._first_record)

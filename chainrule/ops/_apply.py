@@ -1,0 +1,371 @@
+"""Dispatch and promotion: ``apply_op`` and its fast entry points ``apply_unary`` /
+``apply_binary``, PyTorch's type promotion, the unrecorded result, view marking, and the ``ns``
+functions (Note [ns] in ops/_opdef.py), which run an op on arrays or, given a Tensor, through
+``apply_op``.
+
+``apply_op`` is the hot path of every forward: it unwraps Tensors, runs the forward on arrays
+and, only when some differentiable input requires grad in grad mode, builds the node
+(``op.record``, ops/_record.py and ops/_record_gen.py). Keep it lean (ARCHITECTURE.md 5a).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+from weakref import ref as _weakref
+
+import numpy as np
+
+from chainrule import _dtype
+from chainrule._tensor import Tensor, _mark_inference, _new_tensor
+from chainrule.autograd import grad_mode
+from chainrule.autograd.graph import (
+    VersionCounter,
+)
+from chainrule.backends import backend_of
+
+if TYPE_CHECKING:
+    from chainrule.ops._opdef import OpDef
+
+__all__ = ["apply_op", "apply_unary", "apply_binary"]
+
+
+_state = grad_mode._state
+_ndarray = np.ndarray
+_asarray = np.asarray
+_new = object.__new__
+_np = np
+
+
+def _make_ns_fn(op: OpDef) -> Callable[..., Any]:
+    fwd = op.forward
+    aux = op.aux
+
+    def f(*args: Any, **params: Any) -> Any:
+        for a in args:
+            if isinstance(a, Tensor):
+                return apply_op(op, args, params)
+        a = args[0]
+        if type(a) is _ndarray:  # as in _apply_general
+            npf = op.np_forward
+            if npf is not None and not params and len(args) == 1:
+                return npf(a)
+            xp = _np
+        else:
+            xp = backend_of(a).xp
+        out = fwd(xp, *args, **params)
+        return out[0] if aux else out
+
+    f.__name__ = op.name
+    return f
+
+
+def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
+    """Cast the arrays in ``arrays`` to the op's computation dtype, by PyTorch's rules.
+
+    Python scalars stay Python scalars: NumPy treats them as weakly typed, as PyTorch does.
+    """
+    rt = _dtype.result_type(*inputs)
+    if op.promote == "float" and not rt.is_floating_point:
+        rt = _dtype.get_default_dtype()
+    target = rt.np
+    for i, a in enumerate(arrays):
+        if type(a) is _ndarray and a.dtype != target:
+            arrays[i] = a.astype(target)
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+# Note [scalar operands]
+#     NumPy takes a fast path for two arrays and a slow one (about twice the time on small
+#     arrays) for an array and a Python number, which it must first type by NEP 50's weak rule:
+#     the number is cast to the array's dtype. The plain arithmetic forwards (``scalar_array``
+#     ops: add, sub, mul, div and their reflections) therefore get a 0-d array of the tensor's
+#     floating dtype holding the number cast the same way, shared through a small cache. Zeros
+#     (0.0 == -0.0 would share a key) and NaN (never equal to its key) are passed as they are.
+#     The node saves that 0-d array in place of the number (their VJPs only multiply or divide
+#     g by it, which gives the same values); under create_graph, OpNode.apply hands the VJP
+#     the number back (``.item()``: the same value once cast to the tensor's dtype), since a
+#     Tensor op would not take a raw array as a weak scalar.
+_SCALAR_ARRAY_OPS = frozenset({"add", "sub", "rsub", "mul", "div", "rdiv"})
+_SCALARS: dict[tuple[Any, Any], Any] = {}
+
+
+def _scalar_array(key: tuple[Any, Any]) -> Any:
+    if len(_SCALARS) >= 1024:
+        _SCALARS.clear()
+    a = np.array(key[0], dtype=key[1])
+    a.flags.writeable = False
+    _SCALARS[key] = a
+    return a
+
+
+def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:
+    """Run ``op`` on ``inputs`` (Tensors, Python scalars or None) with keyword ``params``.
+
+    The common shapes of call (one Tensor; a Tensor and a Tensor of the same dtype; a Tensor
+    and a Python number that does not change its dtype) skip the general argument walk of
+    ``_prepare``; the results are the same.
+    """
+    n = len(inputs)
+    a = inputs[0]
+    req = None  # set when a fast path ran the forward
+    if n <= 2 and isinstance(a, Tensor):
+        da = a._data
+        if type(da) is _ndarray:
+            cat = _CATEGORY[da.dtype.kind]
+            promote = op.promote
+            if n == 1:
+                if promote != "float" or cat >= 2:
+                    out = op.forward(_np, da, **params) if params else op.forward(_np, da)
+                    req = a._requires_grad
+            else:
+                b = inputs[1]
+                tb = type(b)
+                if isinstance(b, Tensor):
+                    db = b._data
+                    if promote is None or (
+                        (db.dtype is da.dtype or db.dtype == da.dtype)
+                        and (promote == "same" or cat >= 2)
+                    ):
+                        out = (
+                            op.forward(_np, da, db, **params) if params else op.forward(_np, da, db)
+                        )
+                        req = a._requires_grad or b._requires_grad
+                elif (tb is float and (cat >= 2 or promote is None)) or (
+                    tb is int and (cat >= (2 if promote == "float" else 1) or promote is None)
+                ):
+                    if op.scalar_array and cat >= 2 and b == b and b != 0:
+                        # See Note [scalar operands]: the 0-d array is also what the node
+                        # saves, so that the VJP's products take NumPy's fast path too.
+                        k = (b, da.dtype)
+                        b = _SCALARS.get(k)
+                        if b is None:
+                            b = _scalar_array(k)
+                        inputs = (a, b)
+                    out = op.forward(_np, da, b, **params) if params else op.forward(_np, da, b)
+                    req = a._requires_grad
+    if req is None:
+        out, req = _apply_general(op, inputs, params)
+    aux = None
+    if op.aux:
+        out, aux = out
+    if req and op.differentiable and _state.enabled:
+        return op.record(op, inputs, out, params, aux)
+    if op.num_outputs == 1:
+        if type(out) is not _ndarray:
+            out = _asarray(out)
+        t = _new(Tensor)
+        t._data = out
+        t._requires_grad = False
+        t.grad_fn = None
+        t._vc = None
+        if op.view:
+            _mark_view(t, inputs[0], op, params)
+        if _state.inference:
+            _mark_inference(t)
+        return t
+    res = []
+    inf = _state.inference
+    for o in out:
+        if type(o) is not _ndarray:
+            o = _asarray(o)
+        t = _new_tensor(o)
+        if inf:
+            _mark_inference(t)
+        res.append(t)
+    return tuple(res)
+
+
+# Note [unary and binary entry points]
+#     The public functions of ops declared with unary() and binary() (and so the Tensor
+#     operators bound to them) enter through apply_unary / apply_binary: apply_op's fast paths
+#     for one Tensor, and for a Tensor with a Tensor or a Python number, written for a known
+#     arity with no parameters, so that the tuple of inputs, the arity tests and the
+#     parameter handling are skipped. Any other call goes to apply_op, as does an op with aux
+#     outputs, several outputs or a view.
+
+
+def _out_tensor(out: Any) -> Tensor:
+    """The result of an unrecorded op, as apply_op makes it."""
+    if type(out) is not _ndarray:
+        out = _asarray(out)
+    t = _new(Tensor)
+    t._data = out
+    t._requires_grad = False
+    t.grad_fn = None
+    t._vc = None
+    if _state.inference:
+        _mark_inference(t)
+    return t
+
+
+def apply_unary(op: OpDef, a: Any) -> Any:
+    """``apply_op(op, (a,))`` (Note [unary and binary entry points])."""
+    if isinstance(a, Tensor):
+        da = a._data
+        if type(da) is _ndarray:
+            k = da.dtype.kind
+            if op.promote != "float" or k == "f" or k == "c":
+                f = op.np_forward
+                out = f(da) if f is not None else op.forward(_np, da)
+                if a._requires_grad and op.differentiable and _state.enabled:
+                    return op.record(op, (a,), out, None, None)
+                return _out_tensor(out)
+    return apply_op(op, (a,))
+
+
+def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
+    """``apply_op(op, (a, b))`` (Note [unary and binary entry points])."""
+    if isinstance(a, Tensor):
+        da = a._data
+        if type(da) is _ndarray:
+            tb = type(b)
+            promote = op.promote
+            if tb is float or tb is int:
+                cat = _CATEGORY[da.dtype.kind]
+                if promote is None or cat >= 2 or (tb is int and cat >= 1 and promote != "float"):
+                    if op.scalar_array and cat >= 2 and b == b and b != 0:
+                        k = (b, da.dtype)  # Note [scalar operands]
+                        b = _SCALARS.get(k)
+                        if b is None:
+                            b = _scalar_array(k)
+                    f = op.np_forward
+                    out = f(da, b) if f is not None else op.forward(_np, da, b)
+                    if a._requires_grad and op.differentiable and _state.enabled:
+                        return op.record(op, (a, b), out, None, None)
+                    return _out_tensor(out)
+            elif isinstance(b, Tensor):
+                db = b._data
+                if type(db) is _ndarray and (
+                    promote is None
+                    or (
+                        (db.dtype is da.dtype or db.dtype == da.dtype)
+                        and (promote == "same" or _CATEGORY[da.dtype.kind] >= 2)
+                    )
+                ):
+                    f = op.np_forward
+                    try:
+                        out = f(da, db) if f is not None else op.forward(_np, da, db)
+                    except ValueError:  # shapes that do not broadcast: the forward's error
+                        out = op.forward(_np, da, db)
+                    if (
+                        (a._requires_grad or b._requires_grad)
+                        and op.differentiable
+                        and _state.enabled
+                    ):
+                        return op.record(op, (a, b), out, None, None)
+                    return _out_tensor(out)
+    return apply_op(op, (a, b))
+
+
+def _apply_general(
+    op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None
+) -> tuple[Any, bool]:
+    """Unwrap ``inputs``, promote them by PyTorch's rules and run the forward; returns the
+    forward's result and whether some Tensor input requires grad."""
+    arrays = []
+    req = False
+    first = None  # the first Tensor's array: it picks the backend and the dtype to compare with
+    fdt = None
+    mixed = False
+    scalar_cat = -1
+    for x in inputs:
+        if isinstance(x, Tensor):
+            d = x._data
+            arrays.append(d)
+            if x._requires_grad:
+                req = True
+            if first is None:
+                first = d
+                fdt = d.dtype
+            elif d.dtype is not fdt and d.dtype != fdt:
+                mixed = True
+        else:
+            if x is not None and type(x) is not bool:
+                if isinstance(x, np.generic):
+                    x = x.item()  # a NumPy scalar would be strongly typed; make it weak
+                c = 2 if isinstance(x, float) else 1
+                if c > scalar_cat:
+                    scalar_cat = c
+            arrays.append(x)
+    if first is None:
+        raise TypeError(
+            f"{op.name}(): expected at least one Tensor argument, got "
+            + ", ".join(type(x).__name__ for x in inputs)
+        )
+    promote = op.promote
+    if promote is not None:
+        cat = _CATEGORY[fdt.kind]
+        if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
+            _promote(op, inputs, arrays)
+    xp = _np if type(first) is _ndarray else backend_of(first).xp
+    out = op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
+    return out, req
+
+
+def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
+    """Make ``out`` a view of ``base``'s root: share its version counter and remember the chain
+    of view ops from the root, which in-place ops on the view replay (see ops/views.py)."""
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = VersionCounter()
+    out._vc = vc
+    d = out.__dict__
+    root = base._base
+    if root is None:
+        root = d["_base"] = base
+        d["_view_chain"] = ((op, params),)
+    else:
+        d["_base"] = root
+        d["_view_chain"] = base._view_chain + ((op, params),)
+    if base._is_inference:
+        d["_is_inference"] = True
+    # The root lists its views weakly, so that an in-place change through one of them (or to
+    # the root) can give the others a history replayed from the root's new one (see
+    # ops/views.py, Note [stale views]).
+    reg = root.__dict__.get("_views")
+    if reg is None:
+        reg = root.__dict__["_views"] = _ViewRegistry()
+    reg.add(out)
+
+
+class _ViewRegistry:
+    """Weak references to the live views of one root tensor, pruned as they die."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self) -> None:
+        self.refs: list[Any] = []
+        self.limit = 16
+
+    def add(self, view: Tensor) -> None:
+        refs = self.refs
+        refs.append(_weakref(view))
+        if len(refs) > self.limit:
+            refs[:] = [r for r in refs if r() is not None]
+            self.limit = max(16, 2 * len(refs))
+
+    def live(self) -> list[Tensor]:
+        out = []
+        for r in self.refs:
+            v = r()
+            if v is not None:
+                out.append(v)
+        return out
+
+
+_LEGACY = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def _legacy_name(d: Any) -> str:
+    return _LEGACY.get(np.dtype(d).name, str(d))
