@@ -651,6 +651,14 @@ class Tensor(
 
     # Arithmetic operators ---------------------------------------------------------------------
     #
+    # Note [hot methods]
+    #     The operators and methods that most programs run per element op (+ - * /, neg, abs,
+    #     exp, log, sqrt, sin, cos, tanh, sigmoid, relu) call the dispatcher's entry point with
+    #     the op's OpDef, ``_ops.apply_unary(_defs.exp, self)``: the one call that the public
+    #     ``chainrule.exp`` makes, so the method costs no Python frame more than calling the op
+    #     function would (ARCHITECTURE.md 5a). Each is a plain ``unary``/``binary`` op (one
+    #     output, no view, no aux), which those entry points require.
+    #
     # Note [foreign operands]
     #     With an operand that is no tensor, number, array or sequence (a str, None, any other
     #     object), an operator returns NotImplemented, so that Python tries the other operand's
