@@ -8,13 +8,13 @@ PyTorch's ATen reaches autograd through ``VariableHooksInterface`` and its ops t
 dispatcher's registry:
 
 ``ops``
-    every public op function (``chainrule.ops.__all__``) and the few internal entry points
-    that Tensor methods call (``inplace_compute``), registered by ``chainrule/ops/__init__.py``.
+    every public op function (``chainrule.ops.__all__``) and the dispatcher's entry points
+    that Tensor methods call (``apply_unary``, ``apply_binary``, ``inplace_compute``),
+    registered by ``chainrule/ops/__init__.py``.
 ``defs``
-    the ``OpDef`` of each op declared with ``unary()``/``binary()`` by its name, and the
-    dispatcher's entry points ``apply_op``/``apply_unary``/``apply_binary``: the hottest
-    Tensor methods (``x.exp()``, ``a * b``) call ``defs.apply_unary(defs.exp, x)``, the same
-    one call that ``chainrule.exp`` makes, so that a method costs no extra Python frame.
+    the ``OpDef`` of each registered op by its name: the hottest Tensor methods (``x.exp()``,
+    ``a * b``) call ``ops.apply_unary(defs.exp, x)``, the same one call that ``chainrule.exp``
+    makes, so that a method costs no extra Python frame (Note [hot methods] in _tensor.py).
 ``creation`` / ``sampling``
     the factories of ``chainrule._creation`` and the samplers of ``chainrule._sampling``.
 ``autograd``
