@@ -177,3 +177,17 @@ def freed_message(node: Any) -> str:
         "run the forward again to build a fresh graph for this backward."
         + ("" if created else _SITES_HINT)
     )
+
+
+def _origin(node: Any) -> str:
+    """Where ``node`` came from, for error messages: the forward line that made it (when
+    recorded, Note [sites]) and, for a custom Function, where its backward is."""
+    parts = []
+    site = getattr(node, "_site", None)
+    if site is not None:
+        parts.append(f"created by the forward at {format_site(site)}")
+    cls = getattr(node, "fn_cls", None)
+    code = getattr(getattr(cls, "backward", None), "__code__", None)
+    if code is not None:
+        parts.append(f"its backward is {cls.__name__}.backward at {format_site((code, -1), False)}")
+    return f" ({'; '.join(parts)})" if parts else ""
