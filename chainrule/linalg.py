@@ -1,7 +1,8 @@
 """``torch.linalg``: norms, inverse, determinants, SVD and linear solves.
 
-The differentiable primitives are registered ops in chainrule/ops/linalg.py (inv, det, slogdet,
-svd, solve) and chainrule/ops/reduction.py (the vector norm); matrix norms are built from them.
+The differentiable primitives are registered ops in chainrule/ops/linalg/ (inv, det, slogdet,
+svd, solve) and chainrule/ops/reduction/norms.py (the vector norm); matrix norms are built
+from them.
 """
 
 from __future__ import annotations
@@ -9,11 +10,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from chainrule.ops.cholesky import cholesky, solve_triangular
-from chainrule.ops.linalg import LinAlgError, linalg_det, linalg_inv, linalg_slogdet, linalg_solve
-from chainrule.ops.linalg import linalg_svd, linalg_svdvals, matmul
-from chainrule.ops.reduction import amax, amin, vector_norm_impl
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops.cholesky import cholesky, solve_triangular
+from chainrule.ops.linalg import (
+    LinAlgError,
+    linalg_det,
+    linalg_inv,
+    linalg_slogdet,
+    linalg_solve,
+    linalg_svd,
+    linalg_svdvals,
+    matmul,
+)
+from chainrule.ops.reduction import amax, amin, vector_norm_impl
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matmul",
            "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError", "cholesky", "solve_triangular"]

@@ -127,7 +127,7 @@ class return_types:  # noqa: N801  (mirrors the torch.return_types namespace)
     mode = _return_type("mode")
     cummax = _return_type("cummax")
     cummin = _return_type("cummin")
-    aminmax = _MinMax  # ops/composite.py
+    aminmax = _MinMax  # ops/composite/
 
 
 def _select_fwd(kind: str) -> Any:
