@@ -1,7 +1,8 @@
 """``torch.linalg``: norms, inverse, determinants, SVD and linear solves.
 
-The differentiable primitives are registered ops in chainrule/ops/linalg.py (inv, det, slogdet,
-svd, solve) and chainrule/ops/reduction.py (the vector norm); matrix norms are built from them.
+The differentiable primitives are registered ops in chainrule/ops/linalg/ (inv, det, slogdet,
+svd, solve) and chainrule/ops/reduction/norms.py (the vector norm); matrix norms are built
+from them.
 """
 
 from __future__ import annotations
@@ -9,9 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule.ops.cholesky import cholesky, solve_triangular
-from chainrule.ops.linalg import LinAlgError, linalg_det, linalg_inv, linalg_slogdet, linalg_solve
-from chainrule.ops.linalg import linalg_svd, linalg_svdvals, matmul
-from chainrule.ops.reduction import matrix_norm, vector_norm_impl
+from chainrule.ops.linalg import (
+    LinAlgError,
+    linalg_det,
+    linalg_inv,
+    linalg_slogdet,
+    linalg_solve,
+    linalg_svd,
+    linalg_svdvals,
+    matmul,
+)
+from chainrule.ops.reduction import vector_norm_impl
+from chainrule.ops.reduction.norms import matrix_norm
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matmul",
            "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError", "cholesky", "solve_triangular"]

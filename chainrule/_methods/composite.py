@@ -1,4 +1,4 @@
-"""Tensor methods of the composite and stacking families (ops/composite.py, ops/stacking.py;
+"""Tensor methods of the composite and stacking families (ops/composite/, ops/stacking.py;
 see chainrule/_methods/__init__.py)."""
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ cos_ = _unary_(unary.cos)
 
 # clamp is defined by the unary family; its in-place forms run the public function on a
 # stand-in for self (``inplace_compute``), so they follow whatever OpDefs it uses. (masked_fill_,
-# index_add_, scatter_ and scatter_add_ live with their ops in ops/indexing.py.)
+# index_add_, scatter_ and scatter_add_ live with their ops in ops/indexing/.)
 def _ops() -> Any:
     # Through the op table (chainrule/_dispatch.py), not the package, which imports this module.
     from chainrule._dispatch import ops

@@ -1,4 +1,4 @@
-"""OpInfo rows for chainrule/ops/composite.py (values and gradients vs PyTorch, gradcheck in
+"""OpInfo rows for chainrule/ops/composite/ (values and gradients vs PyTorch, gradcheck in
 float64)."""
 
 from __future__ import annotations

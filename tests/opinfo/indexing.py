@@ -1,4 +1,4 @@
-"""OpInfo rows for chainrule/ops/indexing.py and ops/inplace.py / ops/views.py."""
+"""OpInfo rows for chainrule/ops/indexing/ and ops/inplace.py / ops/views.py."""
 
 from __future__ import annotations
 

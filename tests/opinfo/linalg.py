@@ -1,4 +1,4 @@
-"""OpInfo rows for chainrule/ops/linalg.py and chainrule/linalg.py."""
+"""OpInfo rows for chainrule/ops/linalg/ and chainrule/linalg.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OpInfo rows for chainrule/ops/reduction.py."""
+"""OpInfo rows for chainrule/ops/reduction/."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OpInfo rows for chainrule/ops/unary.py."""
+"""OpInfo rows for chainrule/ops/unary/."""
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from chainrule.nn._functional._common import (
     _ntuple,
     _tensor_args,
 )
+from chainrule.ops import _conv_args
 from chainrule.ops import conv as _conv
 
 __all__ = [
@@ -84,7 +85,7 @@ def _avg_matrix(
     n: int, k: int, s: int, p: int, ceil_mode: bool, count_include_pad: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """0/1 window matrix (out, n) and the per-output divisors with and without padding."""
-    o = _conv.pool_out_size(n, k, s, p, 1, ceil_mode)
+    o = _conv_args.pool_out_size(n, k, s, p, 1, ceil_mode)
     m = np.zeros((o, n))
     inc = np.zeros(o)
     real = np.zeros(o)

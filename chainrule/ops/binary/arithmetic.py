@@ -7,11 +7,15 @@ Note [one declaration per arithmetic op]
     - the operators: ``a + b`` calls the op function itself (``_add``: Tensor binds its
       ``.op``), one Python call, with no ``alpha`` to test and no operand to swap;
     - the public function beside it (``add(input, other, *, alpha=1)``), which folds ``alpha``
-      into ``other`` and hands a Python number in first place (``torch.add(2, x)``) to the
-      reflected op, then calls the op function;
+      into ``other`` and swaps a Python number in first place (``torch.add(2, x)`` is
+      ``_add(x, 2)``; sub and div hand it to their reflected ops, rsub and rdiv), then calls
+      the op function;
     - the in-place forms (``add_``, ``+=``), which apply ``_add.op`` in place (ops/inplace.py).
     Only the public function is written beside the declaration: the forward is Python's
     operator (``_operator``), and NumPy's function (``np_forward``) on NumPy arrays.
+
+Long because the arithmetic ops come in reflected and scalar variants (rsub, rdiv, rpow,
+pow_scalar, remainder_scalar ...), each with PyTorch's node name, declared beside their op.
 """
 
 from __future__ import annotations

@@ -1,0 +1,197 @@
+"""Module's state dicts: ``state_dict``, ``load_state_dict`` and the per-module hooks they call
+(``_save_to_state_dict``, ``_check_state``), as a base class of ``Module`` (module.py).
+
+Every key and shape is checked before the first copy, so a failed load leaves the module
+untouched.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from typing import Any, Mapping
+
+from chainrule._tensor import Tensor
+from chainrule.autograd.grad_mode import no_grad
+from chainrule.nn.parameter import Parameter
+
+__all__: list[str] = []
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it did not find and those it did not use."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class _StateDictMixin:
+    """The state-dict surface of ``Module``; it reads the registries that Module's ``__init__``
+    fills (Note [module registries] in module.py)."""
+
+    _parameters: dict[str, Any]
+    _buffers: dict[str, Any]
+    _non_persistent_buffers_set: set[str]
+    _modules: dict[str, Any]
+
+    def _get_name(self) -> str:
+        """The class name, as ``repr`` and the load errors show it."""
+        return type(self).__name__
+
+    def _save_to_state_dict(
+        self, destination: dict[str, Any], prefix: str, keep_vars: bool
+    ) -> None:
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+
+    def state_dict(
+        self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Any]:
+        """Ordered ``{dotted_name: tensor}`` of parameters and persistent buffers.
+
+        The tensors are detached but share memory with the module (as in PyTorch); clone them
+        to keep a snapshot.
+        """
+        if args:
+            destination = args[0] if len(args) > 0 else destination
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
+        return destination
+
+    def _check_state(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        missing: list[str],
+        unexpected: list[str],
+        errors: list[str],
+        plan: list[tuple[Any, str, Tensor, Tensor]],
+        assign: bool = False,
+    ) -> None:
+        """Collect this module's copy plan and problems without changing anything."""
+        local = {k: v for k, v in self._parameters.items() if v is not None}
+        local.update(
+            (k, v)
+            for k, v in self._buffers.items()
+            if v is not None and k not in self._non_persistent_buffers_set
+        )
+        for name, param in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            src = state_dict[key]
+            if not isinstance(src, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(src)}"
+                )
+                continue
+            if param.ndim == 0 and src.ndim == 1 and src.shape[0] == 1:
+                src = src[0]
+            if src.shape != param.shape:
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {src.shape} from "
+                    f"checkpoint, the shape in current model is {param.shape}."
+                )
+                continue
+            if (
+                assign
+                and isinstance(param, Parameter)
+                and param.requires_grad
+                and not src.is_floating_point()
+            ):
+                # torch's text; checked here, before anything is replaced, so that a bad
+                # entry never leaves the module half assigned.
+                errors.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f"are {param.shape} and whose dimensions in the checkpoint are {src.shape}, "
+                    "an exception occurred : ('Only Tensors of floating point and complex dtype "
+                    "can require gradients',)."
+                )
+                continue
+            plan.append((self, name, param, src))
+        for key in state_dict:
+            if key.startswith(prefix):
+                head = key[len(prefix) :].split(".", 1)
+                if len(head) > 1:
+                    if head[0] not in self._modules:
+                        unexpected.append(key)
+                elif head[0] not in local:
+                    unexpected.append(key)
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
+        """Copy tensors from ``state_dict`` into this module's parameters and buffers.
+
+        Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``. With ``strict`` either list
+        being non-empty is an error; a size mismatch or a non-tensor value always is. Every check
+        runs before the first copy, so on error nothing has changed. With ``assign`` the
+        module's tensors are replaced by the given ones (as Parameters where they were).
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        plan: list[tuple[Any, str, Tensor, Tensor]] = []
+
+        # Walk _modules without de-duplication, as state_dict() does: a module shared under two
+        # names is loaded under both.
+        def walk(m: Any, prefix: str) -> None:
+            m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
+            for name, child in m._modules.items():
+                if child is not None:
+                    walk(child, prefix + name + ".")
+
+        walk(self, "")
+        if strict:
+            if unexpected:
+                errors.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected)
+                    ),
+                )
+            if missing:
+                errors.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing)
+                    ),
+                )
+        if errors:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    self._get_name(), "\n\t".join(errors)
+                )
+            )
+        with no_grad():
+            for mod, name, dest, src in plan:
+                if assign:
+                    if isinstance(dest, Parameter) and not isinstance(src, Parameter):
+                        src = Parameter(src, requires_grad=dest.requires_grad)
+                    elif isinstance(src, Parameter):
+                        src.requires_grad_(dest.requires_grad)
+                    setattr(mod, name, src)
+                else:
+                    dest.copy_(src)
+        return _IncompatibleKeys(missing, unexpected)

@@ -1,0 +1,161 @@
+"""Elementwise forms composed from ops: hypot, sinc, heaviside, copysign, logaddexp(2),
+logcumsumexp, exp2, deg2rad, rad2deg, positive, sgn, signbit, isposinf, isneginf, isreal."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops.composite._common import _is_t, _ops, _t
+from chainrule.ops.composite.statistics import _bool_dtype
+
+__all__ = [
+    "hypot",
+    "sinc",
+    "heaviside",
+    "copysign",
+    "logaddexp",
+    "logaddexp2",
+    "logcumsumexp",
+    "exp2",
+    "deg2rad",
+    "rad2deg",
+    "positive",
+    "sgn",
+    "signbit",
+    "isposinf",
+    "isneginf",
+    "isreal",
+]
+
+
+# Elementwise forms ------------------------------------------------------------------------------
+
+
+def hypot(input: Any, other: Any) -> Any:
+    """``sqrt(input**2 + other**2)``, scaled by the larger magnitude so that it cannot overflow.
+    VJP: (g * a / h, g * b / h)."""
+    ops = _ops()
+    a, b = input.abs(), other.abs()
+    m = ops.maximum(a, b)
+    safe = ops.where(m > 0, m, 1.0)
+    r = ops.minimum(a, b) / safe
+    return ops.where(m > 0, m * (1 + r * r).sqrt(), m)
+
+
+def sinc(input: Any) -> Any:
+    """Normalized sinc: ``sin(pi x) / (pi x)``, 1 at 0 (where its gradient is 0)."""
+    ops = _ops()
+    x = input if input.is_floating_point() else input.float()
+    px = math.pi * x
+    zero = x == 0
+    safe = ops.where(zero, 1.0, px)
+    return ops.where(zero, 1.0, safe.sin() / safe)
+
+
+def heaviside(input: Any, values: Any) -> Any:
+    """Step function: 0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
+    ops = _ops()
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    step = ops.where(input > 0, 1.0, 0.0).to(input.dtype)
+    return ops.where(input == 0, values, step)
+
+
+def copysign(input: Any, other: Any) -> Any:
+    """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative)."""
+    ops = _ops()
+    o = (
+        other
+        if _is_t(other)
+        else _t(
+            np.asarray(
+                other, dtype=np.float64 if isinstance(other, float) else np.asarray(other).dtype
+            )
+        )
+    )
+    neg = _t(np.signbit(np.asarray(o._data)))
+    x = input if input.is_floating_point() else input.float()
+    a = x.abs()
+    return ops.where(neg, -a, a)
+
+
+def logaddexp(input: Any, other: Any) -> Any:
+    """``log(exp(a) + exp(b))`` computed as ``max + log1p(exp(-|a - b|))``."""
+    ops = _ops()
+    m = ops.maximum(input, other)
+    d = (input - other).abs()
+    # Equal infinities: a - b is NaN; the answer is that infinity.
+    same_inf = (input == other) & input.isinf()
+    safe_d = ops.where(same_inf, 0.0, d)
+    return ops.where(same_inf, input, m + (-safe_d).exp().log1p())
+
+
+def logaddexp2(input: Any, other: Any) -> Any:
+    """``log2(2**a + 2**b)``."""
+    ln2 = math.log(2.0)
+    return logaddexp(input * ln2, other * ln2) / ln2
+
+
+def logcumsumexp(input: Any, dim: int) -> Any:
+    """``log(cumsum(exp(x)))`` along ``dim``, shifted by the slice maximum for stability."""
+    ops = _ops()
+    d = wrap_dim(int(dim), input.ndim)
+    if input.numel() == 0:
+        return input.clone()
+    m = input.amax(d, keepdim=True).detach()
+    m = ops.where(m.isinf(), 0.0, m)
+    return (input - m).exp().cumsum(d).log() + m
+
+
+def exp2(input: Any) -> Any:
+    """``2 ** input``."""
+    x = input if input.is_floating_point() else input.float()
+    return (x * math.log(2.0)).exp()
+
+
+def deg2rad(input: Any) -> Any:
+    """Degrees to radians."""
+    x = input if input.is_floating_point() else input.float()
+    return x * (math.pi / 180.0)
+
+
+def rad2deg(input: Any) -> Any:
+    """Radians to degrees."""
+    x = input if input.is_floating_point() else input.float()
+    return x * (180.0 / math.pi)
+
+
+def positive(input: Any) -> Any:
+    """``input`` itself (``+x``); booleans raise as in PyTorch."""
+    if input.dtype == _bool_dtype():
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def sgn(input: Any) -> Any:
+    """``sign`` for real tensors (PyTorch's complex extension ``x / |x|`` needs complex)."""
+    return input.sign()
+
+
+def signbit(input: Any) -> Any:
+    """True where the sign bit is set (negative numbers and ``-0.0``)."""
+    return _t(np.signbit(np.asarray(input._data)))
+
+
+def isposinf(input: Any) -> Any:
+    """True where the element is ``+inf``."""
+    return input.isinf() & (input > 0)
+
+
+def isneginf(input: Any) -> Any:
+    """True where the element is ``-inf``."""
+    return input.isinf() & (input < 0)
+
+
+def isreal(input: Any) -> Any:
+    """True everywhere: chainrule's tensors are real."""
+    return _t(np.ones(tuple(input.shape), dtype=bool))

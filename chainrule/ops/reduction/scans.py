@@ -1,0 +1,93 @@
+"""Scans: cumsum and cumprod."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops.reduction._common import _cast, _out_dtype
+
+__all__ = ["cumsum", "cumprod"]
+
+
+# cumsum / cumprod ----------------------------------------------------------------------------
+
+
+@defop(name="cumsum", node_name="CumsumBackward0")
+def _cumsum(xp: Any, x: Any, *, dim: int, reverse: bool = False) -> Any:
+    """Running sum along ``dim`` (from the end when ``reverse``).
+    VJP: the running sum of g in the other direction."""
+    if x.ndim == 0:
+        r = x.copy()
+    elif reverse:
+        r = xp.flip(xp.cumsum(xp.flip(x, axis=dim), axis=dim), axis=dim)
+    else:
+        r = xp.cumsum(x, axis=dim)
+    if x.dtype.kind in "biu":
+        r = r.astype("int64", copy=False)
+    return r
+
+
+@_cumsum.vjp
+def _cumsum_vjp(ctx: Any, g: Any) -> Any:
+    return (ns.cumsum(g, dim=ctx.dim, reverse=not ctx.reverse),)
+
+
+@defop(name="cumprod", saves=("x", "out"), node_name="CumprodBackward0")
+def _cumprod(xp: Any, x: Any, *, dim: int) -> Any:
+    """Running product along ``dim``.
+
+    VJP: without zeros, rcumsum(g out) / x (rcumsum = running sum from the end). With zeros,
+    let f be the first zero of a slice: before f the same formula holds; after f the
+    gradient is 0; at f it is rcumsum(g * cumprod(x with x_f := 1)) at f. Exact to all orders.
+    """
+    r = x.copy() if x.ndim == 0 else xp.cumprod(x, axis=dim)
+    if x.dtype.kind in "biu":
+        r = r.astype("int64", copy=False)
+    return r
+
+
+@_cumprod.vjp
+def _cumprod_vjp(ctx: Any, g: Any) -> Any:
+    return (_cumprod_grad(ctx.x, ctx.out, ctx.dim, g),)
+
+
+def _cumprod_grad(x: Any, out: Any, d: int, g: Any) -> Any:
+    z = ns.eq(x, 0.0)
+    if not builtins.bool(ns.sum(z)):
+        return ns.cumsum(g * out, dim=d, reverse=True) / x
+    seen = ns.cumsum(z, dim=d, reverse=False)
+    before = ns.eq(seen, 0)
+    first = z & ns.eq(seen, 1)
+    xn = ns.where(z, 1.0, x)
+    head = ns.where(before, ns.cumsum(g * out, dim=d, reverse=True) / xn, 0.0)
+    x1 = ns.where(first, 1.0, x)
+    c1 = ns.cumprod(x1, dim=d)
+    grad = head + ns.where(first, ns.cumsum(g * c1, dim=d, reverse=True), 0.0)
+    if hasattr(g, "grad_fn"):
+        # Under create_graph only: after the first zero x_f the gradient is x_f times the
+        # gradient of cumprod at x1 (x with x_f := 1). Its value is 0, but its derivative in
+        # x_f is not, and the second derivative needs it.
+        after = ns.gt(seen, 0) & ns.eq(first, False)
+        xf = ns.sum(ns.where(first, x, 0.0), dim=(d,), keepdim=True)
+        grad = grad + ns.where(after, xf * _cumprod_grad(x1, c1, d, g), 0.0)
+    return grad
+
+
+def _scan_args(input: Any, dim: Any, dtype: Any) -> tuple[Any, int]:
+    input = _cast(input, dtype)
+    return input, wrap_dim(int(dim), input.ndim)
+
+
+def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Any:
+    """Running sum along ``dim``. Integer and bool inputs give int64."""
+    input, d = _scan_args(input, dim, dtype)
+    return _out_dtype(apply_op(_cumsum, (input,), {"dim": d, "reverse": False}), dtype)
+
+
+def cumprod(input: Any, dim: int, *, dtype: Any = None) -> Any:
+    """Running product along ``dim``. Integer and bool inputs give int64."""
+    input, d = _scan_args(input, dim, dtype)
+    return _out_dtype(apply_op(_cumprod, (input,), {"dim": d}), dtype)

@@ -1,0 +1,152 @@
+"""Clamping: clamp/clip (number or tensor bounds), clamp_min and clamp_max."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chainrule.ops._registry import OpDef, apply_op, ns
+
+__all__ = ["clamp", "clip", "clamp_min", "clamp_max"]
+
+
+# clamp ----------------------------------------------------------------------------------------
+
+
+def _clamp_fwd(xp: Any, x: Any, *, min: Any = None, max: Any = None) -> Any:
+    out = x
+    if min is not None:
+        out = xp.maximum(out, min)
+    if max is not None:
+        out = xp.minimum(out, max)
+    return out.astype(x.dtype, copy=False) if out is not x else x.copy()
+
+
+def _clamp_vjp(ctx: Any, g: Any) -> Any:
+    x = ctx.x
+    if ctx.min is None:
+        return g * (x <= ctx.max)
+    if ctx.max is None:
+        return g * (x >= ctx.min)
+    return g * ((x >= ctx.min) & (x <= ctx.max))
+
+
+_clamp = OpDef(
+    "clamp",
+    _clamp_fwd,
+    ("x",),
+    saves=("x",),
+    promote="same",
+    vjps=(_clamp_vjp,),
+    node_name="ClampBackward1",
+)
+
+
+def _clamp_t_fwd(xp: Any, x: Any, lo: Any, hi: Any) -> Any:
+    out = x
+    if lo is not None:
+        out = xp.maximum(out, lo)
+    if hi is not None:
+        out = xp.minimum(out, hi)
+    return out
+
+
+def _mask(c: Any, g: Any) -> Any:
+    return ns.where(c, g, g * 0)
+
+
+def _clamp_t_vjp(ctx: Any, g: Any) -> Any:
+    # PyTorch's clamp_backward_min_max.
+    x, lo, hi = ctx.x, ctx.lo, ctx.hi
+    need = ctx.needs_input_grad
+    gx = glo = ghi = None
+    if lo is not None and hi is not None:
+        if need[0]:
+            gx = _mask((x >= lo) & (x <= hi), g)
+        if need[1]:
+            glo = _mask((x < lo) & (lo < hi), g)
+        if need[2]:
+            ghi = _mask((x > hi) | (hi < lo), g)
+    elif lo is not None:
+        gx = _mask(x >= lo, g) if need[0] else None
+        glo = _mask(x < lo, g) if need[1] else None
+    else:
+        gx = _mask(x <= hi, g) if need[0] else None
+        ghi = _mask(x > hi, g) if need[2] else None
+    return gx, glo, ghi
+
+
+_clamp_t = OpDef(
+    "clamp_tensor",
+    _clamp_t_fwd,
+    ("x", "lo", "hi"),
+    saves=("x", "lo", "hi"),
+    promote="same",
+    node_name="ClampBackward0",
+)
+_clamp_t.vjp(_clamp_t_vjp)
+
+
+def clamp(input: Any, min: Any = None, max: Any = None) -> Any:
+    """min(max(x, min), max); ``min``/``max`` are numbers or tensors (broadcast), either may be
+    None. The result dtype follows type promotion with the bounds. VJP: g where
+    min <= x <= max; with tensor bounds, g flows to the bound that is active."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if hasattr(min, "_data") or hasattr(max, "_data"):
+        return apply_op(_clamp_t, (input, min, max))
+    from chainrule._dtype import result_type
+
+    rt = result_type(input, min, max)
+    if input._data.dtype != rt.np:
+        input = input.to(rt)
+    return apply_op(_clamp, (input,), {"min": min, "max": max})
+
+
+clip = clamp
+
+
+def _clamp_min_fwd(xp: Any, x: Any, *, min: Any) -> Any:
+    return xp.maximum(x, min).astype(x.dtype, copy=False)
+
+
+def _clamp_max_fwd(xp: Any, x: Any, *, max: Any) -> Any:
+    return xp.minimum(x, max).astype(x.dtype, copy=False)
+
+
+_clamp_min = OpDef(
+    "clamp_min",
+    _clamp_min_fwd,
+    ("x",),
+    saves=("x",),
+    promote="same",
+    vjps=(lambda ctx, g: g * (ctx.x >= ctx.min),),
+)
+_clamp_max = OpDef(
+    "clamp_max",
+    _clamp_max_fwd,
+    ("x",),
+    saves=("x",),
+    promote="same",
+    vjps=(lambda ctx, g: g * (ctx.x <= ctx.max),),
+)
+
+
+def _bound_promote(input: Any, bound: Any) -> Any:
+    from chainrule._dtype import result_type
+
+    rt = result_type(input, bound)
+    return input if input._data.dtype == rt.np else input.to(rt)
+
+
+def clamp_min(input: Any, min: Any) -> Any:
+    """max(x, min). VJP: g where x >= min (the bound included, as PyTorch)."""
+    if hasattr(min, "_data"):
+        return apply_op(_clamp_t, (input, min, None))
+    return apply_op(_clamp_min, (_bound_promote(input, min),), {"min": min})
+
+
+def clamp_max(input: Any, max: Any) -> Any:
+    """min(x, max). VJP: g where x <= max (the bound included, as PyTorch)."""
+    if hasattr(max, "_data"):
+        return apply_op(_clamp_t, (input, None, max))
+    return apply_op(_clamp_max, (_bound_promote(input, max),), {"max": max})
