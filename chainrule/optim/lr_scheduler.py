@@ -15,6 +15,8 @@ from chainrule.optim._lr_base import (
     MultiStepLR,
     ReduceLROnPlateau,
     StepLR,
+)
+from chainrule.optim._lr_base import (
     _LRScheduler as _LRScheduler,
 )
 from chainrule.optim.lr_scheduler_chain import (
@@ -30,6 +32,7 @@ from chainrule.optim.lr_scheduler_cyclic import (
     CyclicLR,
     OneCycleLR,
 )
+from chainrule.optim.optimizer import Optimizer as Optimizer  # as torch's module has it
 
 __all__ = [
     "LRScheduler",
