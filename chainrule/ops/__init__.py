@@ -47,13 +47,3 @@ _dispatch.register(
     {"apply_unary": apply_unary, "apply_binary": apply_binary, "inplace_compute": inplace_compute},
 )
 _dispatch.register(_dispatch.defs, REGISTRY)
-
-
-# Tensor methods reach the ops through these tables (chainrule/_dispatch.py): every public op
-# function, the dispatcher's entry points, and each declared op's OpDef by name.
-_dispatch.register(_dispatch.ops, {n: globals()[n] for n in __all__})
-_dispatch.register(
-    _dispatch.ops,
-    {"apply_unary": apply_unary, "apply_binary": apply_binary, "inplace_compute": inplace_compute},
-)
-_dispatch.register(_dispatch.defs, REGISTRY)
