@@ -56,7 +56,7 @@ def fuse_conv_bn_weights(
         fused_b = ((b - bn_rm) * scale + bb).to(b.dtype)
     return (
         Parameter(fused_w, conv_w.requires_grad),
-        Parameter(fused_b, True if conv_b is None else conv_b.requires_grad),
+        Parameter(fused_b, b.requires_grad),
     )
 
 
@@ -97,7 +97,7 @@ def fuse_linear_bn_weights(
         fused_b = (b - bn_rm) * scale + bb
     return (
         Parameter(fused_w, linear_w.requires_grad),
-        Parameter(fused_b, True if linear_b is None else linear_b.requires_grad),
+        Parameter(fused_b, b.requires_grad),
     )
 
 
@@ -107,7 +107,8 @@ def fuse_linear_bn_eval(linear: M, bn: Module) -> M:
         raise AssertionError("Fusion only for eval!")
     if not (linear.out_features == bn.num_features or bn.num_features == 1):
         raise AssertionError(
-            "To fuse, linear.out_features == bn.num_features or bn.num_features == 1"
+            "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, got "
+            f"linear.out_features={linear.out_features} and bn.num_features={bn.num_features}"
         )
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError("BatchNorm must track running statistics to be fused")
