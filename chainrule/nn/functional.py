@@ -1194,3 +1194,5 @@ for _m in (_functional_more, _ctc, _functional_conv_more, _functional_sample):
     _reexport(_m)
 # Written out for readers and linters: interpolate is _functional_sample's (all modes).
 from chainrule.nn._functional_sample import interpolate  # noqa: E402
+from chainrule.nn._functional_bag import embedding_bag  # noqa: E402
+__all__.append("embedding_bag")

@@ -28,6 +28,7 @@ def err(f: Callable[[], Any]) -> tuple[type, str] | None:
         f()
     except Exception as e:  # noqa: BLE001 - the comparison is the point
         msg = str(e).replace("torch.nn.modules.", "").replace("torch.", "chainrule.")
+        msg = msg.replace("chainrule._tensor.Tensor", "chainrule.Tensor")
         return type(e).__name__, msg
     return None
 

@@ -64,3 +64,7 @@ def _reexport(module: object) -> None:
 for _m in (activation_more, dropout_more, loss_more, misc, adaptive, conv_more, pooling_more,
            padding, normalization_more):
     _reexport(_m)
+
+from chainrule.nn.modules import embedding_bag  # noqa: E402
+
+_reexport(embedding_bag)
