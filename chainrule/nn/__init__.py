@@ -11,3 +11,7 @@ from chainrule.nn.parameter import Parameter
 from chainrule.nn import utils
 
 __all__ = ["functional", "init", "utils", "Parameter", *_modules_all]
+
+from chainrule.nn._uninitialized import UninitializedBuffer, UninitializedParameter  # noqa: E402
+
+__all__ += ["UninitializedBuffer", "UninitializedParameter"]

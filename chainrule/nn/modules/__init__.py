@@ -68,3 +68,7 @@ for _m in (activation_more, dropout_more, loss_more, misc, adaptive, conv_more, 
 from chainrule.nn.modules import embedding_bag  # noqa: E402
 
 _reexport(embedding_bag)
+
+from chainrule.nn.modules import lazy  # noqa: E402
+
+_reexport(lazy)
