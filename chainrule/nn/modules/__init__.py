@@ -72,3 +72,7 @@ _reexport(embedding_bag)
 from chainrule.nn.modules import lazy  # noqa: E402
 
 _reexport(lazy)
+
+from chainrule.nn.modules import legacy  # noqa: E402
+
+_reexport(legacy)
