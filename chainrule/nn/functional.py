@@ -1196,3 +1196,4 @@ for _m in (_functional_more, _ctc, _functional_conv_more, _functional_sample):
 from chainrule.nn._functional_sample import interpolate  # noqa: E402
 from chainrule.nn._functional_bag import embedding_bag  # noqa: E402
 __all__.append("embedding_bag")
+from chainrule.nn._resample_more import grid_sample, interpolate  # noqa: E402, F811
