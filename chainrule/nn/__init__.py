@@ -15,3 +15,7 @@ __all__ = ["functional", "init", "utils", "Parameter", *_modules_all]
 from chainrule.nn._uninitialized import UninitializedBuffer, UninitializedParameter  # noqa: E402
 
 __all__ += ["UninitializedBuffer", "UninitializedParameter"]
+
+from chainrule.nn._factory import factory_kwargs  # noqa: E402
+
+__all__ += ["factory_kwargs"]

@@ -23,7 +23,16 @@ from chainrule import Tensor, tensor
 from chainrule import ops as _ops
 from chainrule.nn import _functional_sample as _fs
 
-__all__ = ["grid_sample", "interpolate"]
+__all__ = [
+    "GRID_SAMPLE_INTERPOLATION_MODES",
+    "GRID_SAMPLE_PADDING_MODES",
+    "grid_sample",
+    "interpolate",
+]
+
+# PyTorch's enumerations of grid_sample's string arguments.
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 
 def _arr(t: Tensor) -> np.ndarray:

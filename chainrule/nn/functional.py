@@ -1197,3 +1197,6 @@ from chainrule.nn._functional_sample import interpolate  # noqa: E402
 from chainrule.nn._functional_bag import embedding_bag  # noqa: E402
 __all__.append("embedding_bag")
 from chainrule.nn._resample_more import grid_sample, interpolate  # noqa: E402, F811
+from chainrule.nn._resample_more import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: E402, E501, F401
+from chainrule.nn._functional_lce import linear_cross_entropy  # noqa: E402
+__all__.append("linear_cross_entropy")

@@ -76,3 +76,7 @@ _reexport(lazy)
 from chainrule.nn.modules import legacy  # noqa: E402
 
 _reexport(legacy)
+
+from chainrule.nn.modules import loss_lce  # noqa: E402
+
+_reexport(loss_lce)
