@@ -457,3 +457,88 @@ def test_old_style_errors_match_torch(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         same_err(OLD_ERRORS[case])
+
+
+# Orthogonal -----------------------------------------------------------------------------------
+ORTHO = [
+    ((3, 3), None, True),
+    ((3, 3), "cayley", True),
+    ((3, 3), "householder", True),
+    ((5, 3), None, True),
+    ((3, 5), "matrix_exp", True),
+    ((4, 2), "cayley", True),
+    ((5, 3), "householder", False),
+    ((3, 4), "householder", False),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,omap,triv", ORTHO)
+def test_orthogonal_matches_torch(shape, omap, triv, dtype):
+    def build(lib):
+        torch.manual_seed(0)
+        m = lib.nn.Linear(shape[1], shape[0])
+        with lib.no_grad():
+            w = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+            m.weight.copy_(lib.tensor(w))
+        m.to(DT[dtype][1] if lib is torch else DT[dtype][2])
+        return lib.nn.utils.parametrizations.orthogonal(
+            m, orthogonal_map=omap, use_trivialization=triv
+        )
+
+    tm, cm = build(torch), build(chainrule)
+    assert list(cm.state_dict()) == list(tm.state_dict())
+    if shape[0] == shape[1] or not triv:
+        # Deterministic right_inverse (QR): the stored tensors agree without copying.
+        for k, v in tm.state_dict().items():
+            if k.startswith("parametrizations."):
+                close(cm.state_dict()[k], v, dtype, k)
+    copy_weights(tm, cm)
+    _check_forward_backward(tm, cm, dtype, (2, shape[1]))
+    w = cm.weight.detach().numpy().astype(np.float64)
+    gram = w.T @ w if shape[0] >= shape[1] else w @ w.T
+    np.testing.assert_allclose(gram, np.eye(min(shape)), atol=1e-5)
+    if triv:
+        # Assigning an orthogonal matrix stores it in base and sets original to -I.
+        q = np.linalg.qr(np.random.default_rng(1).standard_normal((max(shape), min(shape))))[0]
+        q = (q if shape[0] >= shape[1] else q.T).astype(DT[dtype][0])
+        if shape[0] == shape[1]:
+            tm.weight = torch.tensor(q)
+            cm.weight = chainrule.tensor(q)
+            for k, v in tm.state_dict().items():
+                close(cm.state_dict()[k], v, dtype, k)
+            close(cm.weight, torch.tensor(q), dtype, "assigned weight")
+
+
+def test_orthogonal_gradcheck_and_errors():
+    from chainrule.nn.utils._orthogonal import _Orthogonal
+
+    rng = np.random.default_rng(0)
+    for omap, shape in (("matrix_exp", (3, 3)), ("cayley", (4, 2)), ("householder", (2, 3))):
+        p = _Orthogonal(chainrule.zeros(shape), omap, use_trivialization=False)
+        x = rng.standard_normal(shape) * 0.5
+        if omap == "householder":
+            np.fill_diagonal(x, 1.5)  # signs +1, away from the jumps of the truncation
+        xt = chainrule.tensor(x, requires_grad=True)
+        assert gradcheck(p, (xt,))
+    errors = {
+        "map": lambda lib: lib.nn.utils.parametrizations.orthogonal(
+            lib.nn.Linear(3, 3), orthogonal_map="foo"
+        ),
+        "vector": lambda lib: lib.nn.utils.parametrizations.orthogonal(
+            lib.nn.Linear(3, 3), name="bias"
+        ),
+        "missing": lambda lib: lib.nn.utils.parametrizations.orthogonal(
+            lib.nn.Linear(3, 3), name="foo"
+        ),
+        "assign_shape": lambda lib: setattr(
+            lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 4)), "weight", lib.ones(3, 3)
+        ),
+        "assign_no_trivialization": lambda lib: setattr(
+            lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3), use_trivialization=False),
+            "weight",
+            lib.eye(3),
+        ),
+    }
+    for make in errors.values():
+        same_err(make)

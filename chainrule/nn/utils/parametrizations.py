@@ -3,9 +3,7 @@ parametrizations (``parametrize.register_parametrization``), with PyTorch's stat
 (``parametrizations.weight.original0`` / ``original1`` for weight_norm's g and v;
 ``parametrizations.weight.original`` plus ``parametrizations.weight.0._u`` / ``._v`` for
 spectral_norm's power-iteration vectors).
-
-Differs from torch: ``orthogonal`` is not provided yet (it needs ``matrix_exp``,
-``householder_product`` and QR, which chainrule's linalg lacks).
+``orthogonal`` lives in ``_orthogonal.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from chainrule.nn import functional as F
 from chainrule.nn.modules.module import Module
 from chainrule.nn.utils import parametrize
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
@@ -146,3 +144,6 @@ def spectral_norm(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
     )
     return module
+
+
+from chainrule.nn.utils._orthogonal import orthogonal  # noqa: E402

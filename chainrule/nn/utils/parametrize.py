@@ -87,7 +87,12 @@ class ParametrizationList(ModuleList):
             new: Any = original
             for m in reversed(self):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    # A right_inverse that raises NotImplementedError counts as the identity
+                    # here, as in PyTorch (orthogonal's maps without trivialization).
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:
+                        pass
         if isinstance(new, Tensor):
             if not unsafe and new.dtype != original.dtype:
                 raise ValueError(
