@@ -1,7 +1,9 @@
 """nn.utils.parametrize, nn.utils.parametrizations (weight_norm, spectral_norm) and the
 hook forms nn.utils.weight_norm / spectral_norm against torch: state-dict keys, class names,
 values and gradients from identical weights (float32 and float64), error types and texts,
-and the state of the module after a failed call."""
+and the state of the module after a failed call. Long because it covers the whole
+parametrization family (parametrize itself, weight_norm, spectral_norm, orthogonal and the
+hook forms), which share its helpers."""
 
 from __future__ import annotations
 

@@ -7,6 +7,9 @@ tensor again combines the methods in a ``PruningContainer``: the new method only
 entries (unstructured) or channels (structured) still kept. ``remove`` makes the pruned weight
 permanent. The mask is computed before the module is changed, so a bad ``amount`` leaves the
 module as it was.
+
+Long because it is PyTorch's whole ``prune`` surface: six pruning methods, the container, and
+the function form of each.
 """
 
 from __future__ import annotations
