@@ -26,7 +26,6 @@ from chainrule.serialization._format import (
     _canonical,
 )
 
-
 _JSON_CONTAINERS = frozenset((list, tuple, dict, OrderedDict, Counter))
 
 

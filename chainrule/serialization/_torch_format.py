@@ -360,8 +360,14 @@ def load_torch_zip(f: FileLike, map_location: Any, weights_only: bool, mmap: Any
         up = _TorchUnpickler(data, persistent, weights_only)
         try:
             obj = up.load()
-        except (pickle.UnpicklingError, CheckpointError):
+        except CheckpointError:
             raise
+        except pickle.UnpicklingError as e:
+            if str(e).startswith(("Weights only load failed", "chainrule.load")):
+                raise
+            raise CheckpointError(
+                f"chainrule.load: cannot read '{name}': its data.pkl is malformed ({e})"
+            ) from None
         except (EOFError, ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
             raise CheckpointError(
                 f"chainrule.load: cannot read '{name}': its data.pkl is malformed "
