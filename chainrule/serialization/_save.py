@@ -201,6 +201,8 @@ def save(
     pickle_module: Any = None,
     pickle_protocol: int = 2,
     _use_new_zipfile_serialization: bool = True,
+    *,
+    format: str = "chainrule",  # noqa: A002 - the natural name; torch has no such argument
 ) -> None:
     """Save ``obj`` to ``f``, a path or a binary file object, as ``torch.save`` does: a
     tensor, a state dict, a training checkpoint (``{"epoch": 3, "model": model.state_dict(),
@@ -220,8 +222,11 @@ def save(
         pickle_module: the module whose ``Pickler`` pickles the non-tensor objects
             (default: ``pickle``).
         pickle_protocol: the pickle protocol of those objects (default 2, as torch).
-        _use_new_zipfile_serialization: accepted for torch compatibility (the file is always
-            chainrule's safetensors-based format).
+        _use_new_zipfile_serialization: accepted for torch compatibility.
+        format: ``"chainrule"`` (the default, Note [checkpoint format]) or ``"torch"``:
+            PyTorch's zip format, which ``torch.load`` reads with its default
+            ``weights_only=True`` (for tensors, Parameters, dicts, OrderedDicts, lists, tuples,
+            dtypes, sizes, devices and plain values only; ``_torch_writer.py``).
 
     Differs from torch: the file is safetensors with JSON metadata (``safetensors`` and
     older chainrule versions read the tensors of a file without pickled parts); tensors that
@@ -229,10 +234,18 @@ def save(
     two places of ``obj`` comes back as two copies unless it is the same node of ``obj``.
 
     Raises:
-        ValueError: ``obj`` (outside its pickled parts) contains itself.
+        ValueError: ``obj`` (outside its pickled parts) contains itself; an unknown ``format``.
+        TypeError: with ``format="torch"``, an object that format is not written for.
         pickle.PicklingError and what pickle raises: an object that cannot be pickled
             (a lambda, a local class), as in torch.
     """
+    if format == "torch":
+        from chainrule.serialization._torch_writer import save_torch_zip
+
+        save_torch_zip(obj, f)
+        return
+    if format != "chainrule":
+        raise ValueError(f"chainrule.save: format must be 'chainrule' or 'torch', got {format!r}")
     enc = _Encoder(pickle_module, pickle_protocol)
     enc.encode(obj)
     # Largest item size first: with an 8-byte-aligned header every tensor is then aligned.
