@@ -1,5 +1,8 @@
 """Reading the checkpoints that PyTorch's ``torch.save`` writes, without torch.
 
+Over 400 lines because every record a hostile file can hold (storage ids, sizes, strides,
+offsets, byte order, the pickle itself) is checked here with its own message.
+
 Note [torch checkpoints]
 Since PyTorch 1.6 ``torch.save`` writes a zip archive (stored, not compressed) whose entries
 share one top folder, ``<prefix>/``: ``data.pkl`` (a pickle of the saved object), ``data/<key>``
