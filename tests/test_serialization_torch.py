@@ -349,3 +349,16 @@ def test_torch_format_refuses_what_it_cannot_write():
         chainrule.save({"m": nn.Sequential()}, io.BytesIO(), format="torch")
     with pytest.raises(ValueError, match="format must be 'chainrule' or 'torch'"):
         chainrule.save({}, io.BytesIO(), format="pickle")
+
+
+def test_mmap_load_of_a_torch_file_is_private_copy_on_write(tmp_path):
+    path = tmp_path / "m.pt"
+    obj = {"w": torch.arange(6.0).reshape(2, 3), "e": torch.empty(0), "i": torch.arange(3)}
+    torch.save(obj, path)
+    before = path.read_bytes()
+    r = chainrule.load(path, mmap=True)
+    _same(r, torch.load(path))
+    r["w"].add_(100)  # writable, and the file is untouched
+    assert r["w"][0, 0].item() == 100.0 and path.read_bytes() == before
+    with pytest.raises(ValueError, match="f must be a file path in order to use the mmap"):
+        chainrule.load(io.BytesIO(before), mmap=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import struct
 import zipfile
 from collections import OrderedDict
 from typing import Any
@@ -293,9 +294,51 @@ def _rebuild_parameter_with_state(
     return p
 
 
+def _read_record(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, numel: int, dt: np.dtype, name: str, key: str
+) -> np.ndarray:
+    """A storage record copied straight into a new array."""
+    arr = np.empty(numel, dt)
+    with zf.open(info) as src:
+        buf = memoryview(arr.view(np.uint8))
+        got = 0
+        while got < len(buf):
+            n = src.readinto(buf[got:])  # type: ignore[attr-defined]
+            if not n:
+                raise CheckpointError(
+                    f"chainrule.load: cannot read '{name}': storage '{key}' is truncated"
+                )
+            got += n
+    return arr
+
+
 def load_torch_zip(f: FileLike, map_location: Any, weights_only: bool, mmap: Any) -> Any:
-    """``load`` for a PyTorch zip checkpoint (Note [torch checkpoints])."""
+    """``load`` for a PyTorch zip checkpoint (Note [torch checkpoints]); with ``mmap=True``
+    the storages view a private copy-on-write mapping of the file, as in torch."""
     name = _name_of(f)
+    mapping = None
+    if mmap:
+        if not isinstance(f, (str, os.PathLike)):
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        import mmap as _mmap
+
+        with open(f, "rb") as fh:
+            mapping = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
+
+    def mapped_offset(info: zipfile.ZipInfo) -> int | None:
+        """Where a stored record's bytes start in the file (None if compressed)."""
+        assert mapping is not None
+        if info.compress_type != zipfile.ZIP_STORED:
+            return None
+        head = mapping[info.header_offset : info.header_offset + 30]
+        if len(head) < 30 or head[:4] != _MAGIC:
+            raise CheckpointError(f"chainrule.load: cannot read '{name}': a damaged zip entry")
+        n, m = struct.unpack("<HH", head[26:30])
+        lo = info.header_offset + 30 + n + m
+        if lo + info.file_size > len(mapping):
+            raise CheckpointError(f"chainrule.load: cannot read '{name}': a truncated zip entry")
+        return lo
+
     with _open_zip(f) as zf:
         prefix = _prefix(zf)
         assert prefix is not None
@@ -342,17 +385,12 @@ def load_torch_zip(f: FileLike, map_location: Any, weights_only: bool, mmap: Any
                     f"{info.file_size} bytes; {numel} elements of {stype!r} need "
                     f"{numel * dt.itemsize}"
                 )
-            arr = np.empty(numel, dt)
-            with zf.open(info) as src:
-                buf = memoryview(arr.view(np.uint8))
-                got = 0
-                while got < len(buf):
-                    n = src.readinto(buf[got:])
-                    if not n:
-                        raise CheckpointError(
-                            f"chainrule.load: cannot read '{name}': storage '{key}' is truncated"
-                        )
-                    got += n
+            lo = mapped_offset(info) if mapping is not None and numel else None
+            if lo is not None:
+                # mmap=True: the storage views the private (copy-on-write) mapping.
+                arr = np.frombuffer(mapping, dtype=dt, count=numel, offset=lo)
+            else:
+                arr = _read_record(zf, info, numel, dt, name, key)
             if order != ("little" if np.little_endian else "big") and dt.itemsize > 1:
                 arr = arr.view(dt.newbyteorder("S")).astype(dt)
             st = _Storage(arr, str(location))
