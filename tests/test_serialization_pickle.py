@@ -277,3 +277,30 @@ def test_malformed_pickle_under_weights_only_is_an_unpickling_error():
     node["v"] = base64.b64encode(base64.b64decode(node["v"])[:-3]).decode()
     with pytest.raises(pickle.UnpicklingError):
         chainrule.load(io.BytesIO(craft(structure=nodes)))
+
+
+def test_build_on_a_shared_dtype_or_a_tensor_is_refused():
+    """A crafted pickle that BUILDs (sets the state of) the float32 singleton or a tensor of
+    the checkpoint is refused under weights_only, and nothing is changed."""
+    from tests.test_serialization_fuzz import craft
+
+    name = f"{chainrule.float32.__reduce__()[0].__module__}\n_dtype_by_name\n"
+    evil_dtype = (
+        b"\x80\x02c" + name.encode() + b"X\x07\x00\x00\x00float32\x85R"
+        b"N}X\x04\x00\x00\x00nameX\x04\x00\x00\x00evils\x86b."
+    )
+    evil_tensor = b"\x80\x02K\x00QN}X\x01\x00\x00\x00xK\x01s\x86b."
+    t0 = {"t": "tensor", "k": "0", "rg": False, "param": False}
+    for payload, nodes in (
+        (evil_dtype, [{"t": "pickle", "v": base64.b64encode(evil_dtype).decode(), "p": []}]),
+        (evil_tensor, [t0, {"t": "pickle", "v": base64.b64encode(evil_tensor).decode(), "p": [0]}]),
+    ):
+        with pytest.raises(pickle.UnpicklingError, match="Can only build"):
+            chainrule.load(io.BytesIO(craft(structure=nodes)))
+    assert chainrule.float32.name == "float32"
+    # The same payload with weights_only=False is plain pickle, as in torch.
+    nodes = [{"t": "pickle", "v": base64.b64encode(evil_dtype).decode(), "p": []}]
+    try:
+        assert chainrule.load(io.BytesIO(craft(structure=nodes)), weights_only=False).name == "evil"
+    finally:
+        chainrule.float32.name = "float32"

@@ -238,7 +238,7 @@ def test_damaged_torch_checkpoints_fail_clearly():
             _rewrite(buf, "data.pkl", lambda d: d.replace(b"K\x02K\x03\x86", b"K\x02K\t\x86"))
         )
     with pytest.raises(CheckpointError, match="data.pkl is malformed"):
-        chainrule.load(_rewrite(buf, "data.pkl", lambda d: d[: len(d) // 2]))
+        chainrule.load(_rewrite(buf, "data.pkl", lambda d: d[:-1]))
     # Not a zip archive after all: the safetensors reader names a damaged PyTorch file.
     with pytest.raises(CheckpointError, match="PyTorch"):
         chainrule.load(io.BytesIO(buf.getvalue()[:100]))

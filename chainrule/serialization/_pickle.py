@@ -15,7 +15,9 @@ Loading a pickle node follows PyTorch >= 2.6: with ``weights_only=True`` (the de
 unpickler's ``find_class`` resolves only the globals of an allow-list (a few builtins and
 chainrule's dtype, Size and device, plus what ``add_safe_globals`` added) and refuses any
 other with PyTorch's "Weights only load failed" UnpicklingError, before importing its module;
-``weights_only=False`` is plain pickle, which can run any code the file names.
+its BUILD opcode (set an object's state) is refused but on fresh objects of allowed classes,
+so a file cannot rewrite a dtype singleton or a tensor. ``weights_only=False`` is plain
+pickle, which can run any code the file names.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def _builtin_allowed() -> dict[str, Any]:
         "collections.OrderedDict": collections.OrderedDict,
         "collections.Counter": collections.Counter,
     }
-    for obj in (_dtype._dtype_by_name, _dtype.dtype, device, Size):
+    for obj in (_dtype._dtype_by_name, device, Size):
         allowed[f"{obj.__module__}.{obj.__qualname__}"] = obj
     return allowed
 
@@ -166,13 +168,20 @@ def py3_name(module: str, name: str) -> str:
     return f"{module}.{name}"
 
 
-class RestrictedUnpickler(pickle.Unpickler):
+class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined, misc]
     """An Unpickler whose ``find_class`` resolves only allow-listed names, looked up by name
-    *before* anything is imported (importing a module can itself run code).
+    *before* anything is imported (importing a module can itself run code), and whose BUILD
+    (set an object's state) applies only to fresh objects of allowed classes, never to a
+    shared singleton (a dtype) or to a tensor of the checkpoint.
+
+    It is the pure-Python unpickler, whose opcode table can be changed; the pickles it reads
+    hold only the objects around the tensors, so its speed does not matter.
 
     ``persistent_load`` hands back the objects of ``persistent`` (tensors); ``extra`` maps
     further names (PyTorch's own globals, for its files) to objects.
     """
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
 
     def __init__(
         self,
@@ -186,6 +195,11 @@ class RestrictedUnpickler(pickle.Unpickler):
         for g in _user_globals:
             full, obj = _global_name(g)
             self._allowed[full] = obj
+        from chainrule._device import device
+
+        self._buildable = {collections.OrderedDict, collections.Counter, device}
+        self._buildable.update(o for o in _user_set() if isinstance(o, type))
+        self._check_build = True
 
     def find_class(self, module: str, name: str) -> Any:
         full = py3_name(module, name)
@@ -196,6 +210,21 @@ class RestrictedUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid: Any) -> Any:
         return self._persistent(pid)
+
+    def _load_build(self) -> None:
+        inst = self.stack[-2]  # under the state that BUILD sets
+        if self._check_build and type(inst) not in self._buildable:
+            raise weights_only_error(
+                "Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+                f"`add_safe_globals`, but got {type(inst)}"
+            )
+        pickle._Unpickler.load_build(self)  # type: ignore[attr-defined]
+
+    dispatch[pickle.BUILD[0]] = _load_build
+
+
+def _user_set() -> set[Any]:
+    return {_global_name(g)[1] for g in _user_globals}
 
 
 class FullUnpickler(pickle.Unpickler):

@@ -192,6 +192,7 @@ class _TorchUnpickler(_pickle.RestrictedUnpickler):
     def __init__(self, data: bytes, persistent: Any, weights_only: bool) -> None:
         super().__init__(data, persistent, _torch_globals())
         self.weights_only = weights_only
+        self._check_build = weights_only
 
     def find_class(self, module: str, name: str) -> Any:
         full = _pickle.py3_name(module, name)
@@ -212,7 +213,7 @@ class _TorchUnpickler(_pickle.RestrictedUnpickler):
             )
         if self.weights_only:
             raise _pickle.unsupported_global(full)
-        return pickle.Unpickler.find_class(self, module, name)
+        return pickle._Unpickler.find_class(self, module, name)  # type: ignore[attr-defined]
 
 
 def _bad(what: str) -> CheckpointError:
