@@ -239,6 +239,13 @@ def test_damaged_torch_checkpoints_fail_clearly():
         )
     with pytest.raises(CheckpointError, match="data.pkl is malformed"):
         chainrule.load(_rewrite(buf, "data.pkl", lambda d: d[:-1]))
+    # A flipped byte in a storage record: its CRC-32 no longer matches.
+    raw = bytearray(buf.getvalue())
+    at = raw.find(np.arange(6, dtype=np.float32).tobytes())
+    assert at > 0
+    raw[at + 5] ^= 0x40
+    with pytest.raises(CheckpointError, match="storage '0' fails its CRC-32"):
+        chainrule.load(io.BytesIO(bytes(raw)))
     # Not a zip archive after all: the safetensors reader names a damaged PyTorch file.
     with pytest.raises(CheckpointError, match="PyTorch"):
         chainrule.load(io.BytesIO(buf.getvalue()[:100]))

@@ -36,6 +36,7 @@ import numpy as np
 
 from chainrule.serialization import _pickle
 from chainrule.serialization._format import CheckpointError, FileLike, _name_of
+from chainrule.serialization._reader import _THREADED_BYTES, _Checksums
 
 __all__ = ["is_torch_zip", "load_torch_zip"]
 
@@ -295,21 +296,62 @@ def _rebuild_parameter_with_state(
     return p
 
 
+def _data_offset(read_at: Any, info: zipfile.ZipInfo, size: int, name: str) -> int:
+    """Where a stored record's bytes start in the file, from its local header."""
+    head = read_at(info.header_offset, 30)
+    if len(head) < 30 or head[:4] != _MAGIC:
+        raise CheckpointError(f"chainrule.load: cannot read '{name}': a damaged zip entry")
+    n, m = struct.unpack("<HH", head[26:30])
+    lo = info.header_offset + 30 + n + m
+    if lo + info.file_size > size:
+        raise CheckpointError(f"chainrule.load: cannot read '{name}': a truncated zip entry")
+    return lo
+
+
 def _read_record(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, numel: int, dt: np.dtype, name: str, key: str
+    zf: zipfile.ZipFile,
+    fh: Any,
+    info: zipfile.ZipInfo,
+    numel: int,
+    dt: np.dtype,
+    name: str,
+    key: str,
+    sums: Any,
 ) -> np.ndarray:
-    """A storage record copied straight into a new array."""
+    """A storage record copied straight into a new array: a stored record is read from the
+    file at its offset and handed to ``sums`` for its CRC-32 (computed on a second thread for
+    large files, while the next record is read; zipfile's own reader copies through buffers
+    and checksums in line); a compressed one is read through zipfile."""
     arr = np.empty(numel, dt)
-    with zf.open(info) as src:
-        buf = memoryview(arr.view(np.uint8))
+    buf = memoryview(arr.reshape(-1).view(np.uint8))
+    truncated = f"chainrule.load: cannot read '{name}': storage '{key}' is truncated"
+    if info.compress_type == zipfile.ZIP_STORED and fh is not None and len(buf):
+
+        def read_at(o: int, n: int) -> bytes:
+            fh.seek(o)
+            return fh.read(n)
+
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(_data_offset(read_at, info, size, name))
         got = 0
         while got < len(buf):
-            n = src.readinto(buf[got:])  # type: ignore[attr-defined]
+            n = fh.readinto(buf[got:])
             if not n:
-                raise CheckpointError(
-                    f"chainrule.load: cannot read '{name}': storage '{key}' is truncated"
-                )
+                raise CheckpointError(truncated)
             got += n
+        if info.CRC:  # a zero CRC: written without checksums
+            sums.add(key, buf)
+        return arr
+    try:
+        with zf.open(info) as src:
+            got = 0
+            while got < len(buf):
+                n = src.readinto(buf[got:])  # type: ignore[attr-defined]
+                if not n:
+                    raise CheckpointError(truncated)
+                got += n
+    except zipfile.BadZipFile as e:
+        raise CheckpointError(f"chainrule.load: cannot read '{name}': {e}") from None
     return arr
 
 
@@ -325,20 +367,24 @@ def load_torch_zip(f: FileLike, map_location: Any, weights_only: bool, mmap: Any
 
         with open(f, "rb") as fh:
             mapping = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
+    own = open(f, "rb") if isinstance(f, (str, os.PathLike)) else None  # noqa: SIM115
+    try:
+        return _load_zip(
+            f, own if own is not None else f, name, mapping, map_location, weights_only
+        )
+    finally:
+        if own is not None:
+            own.close()
 
+
+def _load_zip(
+    f: Any, fh: Any, name: str, mapping: Any, map_location: Any, weights_only: bool
+) -> Any:
     def mapped_offset(info: zipfile.ZipInfo) -> int | None:
-        """Where a stored record's bytes start in the file (None if compressed)."""
-        assert mapping is not None
+        """Where a stored record's bytes start in the mapping (None if compressed)."""
         if info.compress_type != zipfile.ZIP_STORED:
             return None
-        head = mapping[info.header_offset : info.header_offset + 30]
-        if len(head) < 30 or head[:4] != _MAGIC:
-            raise CheckpointError(f"chainrule.load: cannot read '{name}': a damaged zip entry")
-        n, m = struct.unpack("<HH", head[26:30])
-        lo = info.header_offset + 30 + n + m
-        if lo + info.file_size > len(mapping):
-            raise CheckpointError(f"chainrule.load: cannot read '{name}': a truncated zip entry")
-        return lo
+        return _data_offset(lambda o, n: mapping[o : o + n], info, len(mapping), name)
 
     with _open_zip(f) as zf:
         prefix = _prefix(zf)
@@ -352,6 +398,9 @@ def load_torch_zip(f: FileLike, map_location: Any, weights_only: bool, mmap: Any
                 f"chainrule.load: cannot read '{name}': its byteorder record is {order!r:.20}"
             )
         storages: dict[str, _Storage] = {}
+        crcs: dict[str, int] = {}
+        stored = sum(i.file_size for i in zf.infolist())
+        sums = _Checksums(True, threaded=stored >= _THREADED_BYTES)
 
         def persistent(pid: Any) -> Any:
             if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
@@ -391,7 +440,8 @@ def load_torch_zip(f: FileLike, map_location: Any, weights_only: bool, mmap: Any
                 # mmap=True: the storage views the private (copy-on-write) mapping.
                 arr = np.frombuffer(mapping, dtype=dt, count=numel, offset=lo)
             else:
-                arr = _read_record(zf, info, numel, dt, name, key)
+                arr = _read_record(zf, fh, info, numel, dt, name, key, sums)
+                crcs[key] = info.CRC
             if order != ("little" if np.little_endian else "big") and dt.itemsize > 1:
                 arr = arr.view(dt.newbyteorder("S")).astype(dt)
             st = _Storage(arr, str(location))
@@ -415,6 +465,14 @@ def load_torch_zip(f: FileLike, map_location: Any, weights_only: bool, mmap: Any
                 f"chainrule.load: cannot read '{name}': its data.pkl is malformed "
                 f"({type(e).__name__}: {e})"
             ) from None
+        finally:
+            got = sums.results()
+        for key, crc in crcs.items():
+            if key in got and got[key] != crc:
+                raise CheckpointError(
+                    f"chainrule.load: cannot read '{name}': storage '{key}' fails its CRC-32, "
+                    "so the file is corrupted"
+                )
     if map_location is not None:
         obj = _map_all(obj, map_location)
     return obj
