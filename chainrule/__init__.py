@@ -140,6 +140,7 @@ def is_floating_point(input: Tensor) -> Any:
 _LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", "accelerator",
          "amp", "jit", "compiler", "hub", "distributions"}
 _LAZY.add("func")
+_LAZY |= {"serialization"}  # torch.serialization.add_safe_globals and friends
 
 from chainrule.ops.reduction import return_types  # noqa: E402
 
