@@ -207,11 +207,15 @@ class Future:
     ) -> None:
         if work is not None:
             thunk = work.result
+        self._work = work
         self._thunk = thunk
         self._value = value
 
     def done(self) -> bool:
-        return self._thunk is None
+        """Whether the value is ready (tests the underlying work, driving its progress)."""
+        if self._thunk is None:
+            return True
+        return self._work is not None and self._work.is_completed()
 
     def wait(self) -> Any:
         if self._thunk is not None:

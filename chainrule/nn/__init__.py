@@ -9,5 +9,8 @@ from chainrule.nn.modules import *  # noqa: F403
 from chainrule.nn.modules import __all__ as _modules_all
 from chainrule.nn.parameter import Parameter
 from chainrule.nn import utils
+from chainrule.nn import parallel
+from chainrule.nn.modules.sync_batchnorm import SyncBatchNorm
 
 __all__ = ["functional", "init", "utils", "Parameter", *_modules_all]
+__all__ += ["parallel", "SyncBatchNorm"]
