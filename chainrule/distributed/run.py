@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m chainrule.distributed.run",
         description="Launch a chainrule.distributed job through mpirun (torchrun's flags).",
+        allow_abbrev=False,
     )
     p.add_argument(
         "--nproc-per-node",
@@ -131,9 +132,29 @@ def _nproc(value: str) -> int:
     return n
 
 
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The launcher's options, then the target and everything after it for the script
+    (argparse alone would also read the script's own options that look like ours)."""
+    parser = _parser()
+    takes_value = {
+        s for a in parser._actions if a.nargs is None and a.option_strings for s in a.option_strings
+    }
+    argv = list(argv)
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "--":
+            argv.pop(i)
+            break
+        if not tok.startswith("-") or tok == "-":
+            break
+        i += 2 if tok in takes_value else 1
+    return parser.parse_args([*argv[:i], *(["--"] if i < len(argv) else []), *argv[i:]])
+
+
 def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """The mpirun command line and environment for the launcher's arguments ``argv``."""
-    return _plan(_parser().parse_args(list(argv)))
+    return _plan(_parse(argv))
 
 
 def _plan(a: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
@@ -196,7 +217,7 @@ def _plan(a: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the job; returns mpirun's exit status."""
-    a = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    a = _parse(sys.argv[1:] if argv is None else argv)
     cmd, env = _plan(a)
     if a.dry_run:
         print(" ".join(cmd))

@@ -17,6 +17,7 @@ _EQUIVALENCE = [
 ]
 _FEATURES = [
     "OK no_sync accumulates locally, the next backward averages the sum",
+    "OK two forwards before one backward are reduced once",
     "OK find_unused_parameters: globally unused grads untouched, partly used averaged",
     "OK unused parameter without find_unused_parameters: PyTorch's error at the next forward",
     "OK gradient_as_bucket_view: grads are bucket views, same training",
@@ -38,3 +39,10 @@ def test_ddp_four_ranks_matches_one_process() -> None:
     assert r.returncode == 0, r.out[-4000:]
     for line in _EQUIVALENCE + ["OK ddp job on 4 ranks done"]:
         assert line in r.out, (line, r.out[-4000:])
+
+
+@pytest.mark.parametrize("nproc", [2, pytest.param(4, marks=pytest.mark.slow)])
+def test_srgan_shared_graph_step_matches_one_process(nproc: int) -> None:
+    r = launch("srgan_step.py", nproc, limit=150)
+    assert r.returncode == 0, r.out[-4000:]
+    assert f"OK srgan step on {nproc} ranks matches one process" in r.out, r.out[-4000:]

@@ -204,6 +204,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_where", where)
         object.__setattr__(self, "_comm_hook", None)
         object.__setattr__(self, "_expect", False)
+        object.__setattr__(self, "_started", False)
         object.__setattr__(self, "_next_launch", 0)
         object.__setattr__(self, "_locally_used", np.zeros(len(params), np.uint8))
         object.__setattr__(self, "_launch_log", [])
@@ -259,7 +260,9 @@ class DistributedDataParallel(Module):
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         grad_on = chainrule.is_grad_enabled()
-        if self._expect and grad_on:
+        # As in PyTorch, only a backward that delivered some gradients but not all leaves the
+        # reduction unfinished; a second forward before any backward just starts over.
+        if self._expect and grad_on and self._started:
             missing = [
                 str(b.indices[k])
                 for b in self._buckets
@@ -280,6 +283,7 @@ class DistributedDataParallel(Module):
 
     def _prepare_for_backward(self, out: Any) -> None:
         object.__setattr__(self, "_expect", True)
+        object.__setattr__(self, "_started", False)
         object.__setattr__(self, "_next_launch", 0)
         self._launch_log.clear()
         self._locally_used[:] = 0
@@ -300,6 +304,7 @@ class DistributedDataParallel(Module):
     def _on_grad(self, p: Tensor) -> None:
         if not self._expect:
             return  # backward outside a synced DDP forward (no_sync, or a plain module call)
+        object.__setattr__(self, "_started", True)
         bi, k = self._where[id(p)]
         b = self._buckets[bi]
         if b.ready[k]:

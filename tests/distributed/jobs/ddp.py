@@ -145,6 +145,15 @@ if full:
     assert any(float((a - p.grad).abs().max()) > 1e-6 for a, p in zip(local_only, m.parameters()))
     ok("no_sync accumulates locally, the next backward averages the sum")
 
+    # Two forwards, then one backward through both (a GAN's D(real), D(fake)), as PyTorch allows.
+    m = DDP(build("mlp", 0))
+    (m(xs).sum() + m(xs * 2).sum()).backward()
+    ref = build("mlp", 0)
+    ((ref(x).sum() + ref(x * 2).sum()) / N).backward()
+    for p, q in zip(m.parameters(), ref.parameters()):
+        assert float((p.grad - q.grad).abs().max()) <= TOL
+    ok("two forwards before one backward are reduced once")
+
     # Unused parameters: a branch that rank 0 alone uses.
     class Branchy(nn.Module):
         def __init__(self) -> None:
