@@ -6,7 +6,7 @@ version bumped, as an in-place op would. Every call starts non-blocking MPI requ
 chunks of at most ``_mpi.max_count`` elements, and waits on them through ``_work`` (timeouts:
 see Note [collective timeouts]); with ``async_op=True`` it returns the :class:`Work` instead.
 
-This file is long (about 450 lines) because it holds one small function per collective of
+This file is long (about 580 lines) because it holds one small function per collective of
 PyTorch's API; they share the helpers at the top and split into no smaller topic.
 """
 

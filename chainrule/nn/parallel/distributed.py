@@ -13,7 +13,7 @@ mean of the ranks' losses, the same on every rank.
 DDP runs its collectives on its own duplicate of the process group's communicator, so they
 never interleave with the user's collectives (or SyncBatchNorm's) on that group.
 
-This file is long (about 420 lines) because the reducer (buckets, readiness, unused-parameter
+This file is long (about 480 lines) because the reducer (buckets, readiness, unused-parameter
 search, finalisation) is one state machine that reads best in one place.
 """
 
@@ -33,6 +33,17 @@ from chainrule.nn.modules.module import Module
 
 __all__ = ["DistributedDataParallel", "GradBucket"]
 
+# PyTorch's other keyword arguments: accepted at their defaults only.
+_TORCH_ONLY = {
+    "delay_all_reduce_named_params",
+    "param_to_hook_all_reduce",
+    "mixed_precision",
+    "device_mesh",
+    "skip_all_reduce_unused_params",
+    "bucket_cap_mb_list",
+    "batched_grad_copy",
+    "forward_sync_buffers",
+}
 _FIRST_BUCKET_BYTES = 1024 * 1024  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
 _MB = 1024 * 1024
 
@@ -160,6 +171,13 @@ class DistributedDataParallel(Module):
         **kwargs: Any,
     ) -> None:
         super().__init__()
+        for k, v in kwargs.items():
+            if k not in _TORCH_ONLY:
+                raise TypeError(
+                    f"DistributedDataParallel.__init__() got an unexpected keyword argument '{k}'"
+                )
+            if v not in (None, False):
+                raise ValueError(f"DistributedDataParallel: {k} is not supported by chainrule")
         pg = resolve(process_group, "DistributedDataParallel")
         if pg is None:
             raise ValueError("DistributedDataParallel: this rank is not part of process_group")

@@ -169,6 +169,21 @@ def run_all(tag: str, dtypes: list, sizes: list) -> None:
     objs = [None] * N
     dist.all_gather_object(objs, {"rank": R, "s": "x" * R})
     ok(objs == [{"rank": r, "s": "x" * r} for r in range(N)], True, f"{tag} all_gather_object")
+    got = [None] * N if R == 0 else None
+    dist.gather_object(("g", R), got, dst=0)
+    if R == 0:
+        ok(got == [("g", r) for r in range(N)], True, f"{tag} gather_object")
+    out_obj = [None]
+    dist.scatter_object_list(out_obj, [{"to": r} for r in range(N)] if R == 0 else None, src=0)
+    ok(out_obj[0] == {"to": R}, True, f"{tag} scatter_object_list")
+    ins = [torch.from_numpy(data(R, 5, "float64", salt=20 + j)) for j in range(N)]
+    out = torch.from_numpy(np.zeros(5))
+    dist.reduce_scatter(out, ins)
+    ok(
+        out.numpy(),
+        sum(data(r, 5, "float64", salt=20 + R) for r in range(N)),
+        f"{tag} reduce_scatter",
+    )
     lst = [R, "a", None] if R == 1 else [None, None, None]
     dist.broadcast_object_list(lst, src=1)
     ok(lst == [1, "a", None], True, f"{tag} broadcast_object_list")

@@ -65,6 +65,13 @@ x = torch.randn(5, 3, dtype=torch.float64)
 F.mse_loss(ddp(x), torch.zeros(5, 1, dtype=torch.float64)).backward()
 F.mse_loss(ref(x), torch.zeros(5, 1, dtype=torch.float64)).backward()
 assert all(torch.equal(p.grad, q.grad) for p, q in zip(m.parameters(), ref.parameters()))
+for bad, err in (({"bogus": 1}, TypeError), ({"mixed_precision": object()}, ValueError)):
+    try:
+        nn.parallel.DistributedDataParallel(nn.Linear(2, 2), **bad)
+    except err:
+        pass
+    else:
+        raise AssertionError(f"DDP accepted {bad}")
 print("OK DDP on one rank")
 dist.destroy_process_group()
 assert not dist.is_initialized()
