@@ -9,6 +9,8 @@ from chainrule.nn.modules import *  # noqa: F403
 from chainrule.nn.modules import __all__ as _modules_all
 from chainrule.nn.parameter import Parameter
 from chainrule.nn import utils
+from chainrule.nn import parallel
+from chainrule.nn.modules.sync_batchnorm import SyncBatchNorm
 
 __all__ = ["functional", "init", "utils", "Parameter", *_modules_all]
 
@@ -19,3 +21,4 @@ __all__ += ["UninitializedBuffer", "UninitializedParameter"]
 from chainrule.nn._factory import factory_kwargs  # noqa: E402
 
 __all__ += ["factory_kwargs"]
+__all__ += ["parallel", "SyncBatchNorm"]
