@@ -30,6 +30,7 @@ __all__ = [
     "cuda_available",
     "set_cupy_module",
     "cupy_module",
+    "seed_cuda",
 ]
 
 _NUMPY = NumpyBackend()
@@ -37,6 +38,8 @@ _BY_TYPE: dict[type, Backend] = {np.ndarray: _NUMPY}
 
 # The CUDA backend: None until first asked for; False when CuPy could not be loaded.
 _CUDA: list[Any] = [None]
+# Seeds asked for before the CUDA backend exists, by device index (None: every device).
+_CUDA_SEEDS: dict[int | None, int] = {}
 # The module standing in for ``cupy`` (set_cupy_module / CHAINRULE_CUPY_MODULE), or None.
 _OVERRIDE: list[Any] = [None]
 
@@ -94,7 +97,7 @@ def _cuda_backend() -> Any:
         else:
             from chainrule.backends.cupy_backend import CupyBackend
 
-            b = CupyBackend(cupy, cupyx)
+            b = CupyBackend(cupy, cupyx, _CUDA_SEEDS)
             _BY_TYPE[cupy.ndarray] = b
         _CUDA[0] = b
     return b
@@ -109,6 +112,21 @@ def cuda_available() -> bool:
         return b.device_count() > 0
     except Exception:  # CuPy raises CUDARuntimeError when no driver or device is present
         return False
+
+
+def seed_cuda(seed: int, device: int | None = None) -> None:
+    """Seed the random source of GPU ``device`` (every GPU when None).
+
+    Never imports CuPy: before the CUDA backend is first used the seed is kept and applied when
+    each device's generator is made, as PyTorch queues seeds until CUDA is initialised.
+    """
+    seed = int(seed)
+    if device is None:
+        _CUDA_SEEDS.clear()
+    _CUDA_SEEDS[device] = seed
+    b = _CUDA[0]
+    if b:
+        b.reseed(device)
 
 
 def _lookup(t: type) -> Backend:

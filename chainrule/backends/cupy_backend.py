@@ -105,7 +105,7 @@ class CupyBackend(Backend):
     name = "cupy"
     device = "cuda"
 
-    def __init__(self, cupy: Any, cupyx: Any) -> None:
+    def __init__(self, cupy: Any, cupyx: Any, seeds: dict[int | None, int] | None = None) -> None:
         self.xp = cupy
         self._cp = cupy
         self._cpx = cupyx
@@ -113,6 +113,8 @@ class CupyBackend(Backend):
         self._peak: dict[int, int] = {}
         self._tracking = False
         self._rngs: dict[int, CupyRandom] = {}
+        # Seeds by device index (None: all), shared with chainrule.backends.seed_cuda.
+        self._seeds = {} if seeds is None else seeds
 
     # Where arrays live -------------------------------------------------------------------
     def device_of(self, array: Any) -> str:
@@ -243,16 +245,21 @@ class CupyBackend(Backend):
 
     # Random numbers ----------------------------------------------------------------------
     def generator(self, device: Any = None) -> CupyRandom:
-        """The default random source of a GPU (made on first use)."""
+        """The default random source of a GPU, made on first use from the seed given to
+        ``chainrule.backends.seed_cuda`` for it (or for all GPUs), else from OS entropy."""
         idx = self.check_device(device)
         g = self._rngs.get(idx)
         if g is None:
-            g = self._rngs[idx] = CupyRandom(self._cp, None, idx)
+            seed = self._seeds.get(idx, self._seeds.get(None))
+            g = self._rngs[idx] = CupyRandom(self._cp, _seed64(seed), idx)
         return g
 
-    def manual_seed(self, seed: int, device: Any = None) -> None:
-        idx = self.check_device(device)
-        self._rngs[idx] = CupyRandom(self._cp, int(seed) & 0xFFFFFFFFFFFFFFFF, idx)
+    def reseed(self, device: int | None = None) -> None:
+        """Drop the generator of ``device`` (all when None), so the next use takes its seed."""
+        if device is None:
+            self._rngs.clear()
+        else:
+            self._rngs.pop(device, None)
 
     # Memory --------------------------------------------------------------------------------
     # CuPy's memory pool knows the bytes in use but no peak. The peak is kept by an allocator
@@ -340,6 +347,10 @@ class CupyBackend(Backend):
 
     def event_elapsed_ms(self, start: Any, end: Any) -> float:
         return float(self._cp.cuda.get_elapsed_time(start, end))
+
+
+def _seed64(seed: int | None) -> int | None:
+    return None if seed is None else int(seed) & 0xFFFFFFFFFFFFFFFF
 
 
 def _index_of(device: Any) -> int | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.backends import cuda_available, get_backend
+from chainrule.backends import cuda_available, get_backend, seed_cuda
 from chainrule.cuda.streams import Event, Stream, current_stream, default_stream, stream
 
 __all__ = [
@@ -137,15 +137,12 @@ def synchronize(device: Any = None) -> None:
 def manual_seed(seed: int) -> None:
     """Seed the current GPU's generator; a no-op without a GPU backend (as in PyTorch)."""
     if cuda_available():
-        _backend().manual_seed(int(seed))
+        seed_cuda(int(seed), _backend().current_device())
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seed every GPU's generator; a no-op without a GPU backend (as in PyTorch)."""
-    if cuda_available():
-        b = _backend()
-        for i in range(b.device_count()):
-            b.manual_seed(int(seed), i)
+    """Seed every GPU's generator (kept until a GPU is first used, as PyTorch does)."""
+    seed_cuda(int(seed))
 
 
 def empty_cache() -> None:

@@ -112,6 +112,33 @@ def test_manual_seed_makes_the_device_generator_repeat(cuda):
     assert be.device_of(be.generator(1).random(size=3)) == "cuda:1"
 
 
+def test_global_manual_seed_reaches_every_gpu(cuda):
+    # torch.manual_seed seeds the CUDA generators too; the seed waits for the backend.
+    be = get_backend("cuda")
+    cr.manual_seed(11)
+    want = be.to_host(be.default_rng(11).random(size=3))
+    for i in (0, 1):
+        assert np.array_equal(be.to_host(be.generator(i).random(size=3)), want)
+    cuda.manual_seed(12)  # the current device only
+    assert np.array_equal(
+        be.to_host(be.generator(0).random(size=3)), be.to_host(be.default_rng(12).random(size=3))
+    )
+    assert not np.array_equal(be.to_host(be.generator(1).random(size=3)), want)  # moved on
+
+
+def test_seed_given_before_the_backend_exists_is_applied(fake_cuda):
+    from chainrule import backends
+
+    backends.set_cupy_module(None)  # no CUDA backend now
+    cr.cuda.manual_seed_all(21)
+    backends.set_cupy_module(fake_cuda)
+    be = get_backend("cuda")
+    assert np.array_equal(
+        be.to_host(be.generator(1).standard_normal(size=2)),
+        be.to_host(be.default_rng(21, device=1).standard_normal(size=2)),
+    )
+
+
 def test_memory_counters(cuda):
     be = get_backend("cuda")
     cuda.reset_peak_memory_stats()
