@@ -15,6 +15,8 @@ tests/opinfo tables). Three parts, each with a time budget:
 3. **SRGAN step time** against PyTorch CUDA, at the demo's size (2x, 32x32 patches, batch 8)
    and at 4x with 96x96 patches, batch 16 (64 channels, 16 residual blocks, as SRGAN).
 
+PyTorch's TF32 is switched off for all three, so both libraries do the same float32 arithmetic.
+
 Without a GPU it prints ``skipped: no GPU`` and the reason, and exits 0. It exits 1 when a
 check fails. Written against chainrule's public API only, so it measures what users get.
 """
@@ -313,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: no GPU ({why}; chainrule.cuda.is_available() is False)")
         return 0
     torch, why_not = _torch_cuda()
+    if torch is not None:
+        # The same float32 arithmetic on both sides: PyTorch lets cuDNN use TF32 by default,
+        # CuPy does not (CUPY_TF32 unset), and TF32 alone would exceed the op table's tolerances.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     print(f"GPU: {cr.cuda.get_device_name()}; PyTorch CUDA: {why_not or torch.__version__}")
 
     results: dict[str, Any] = {"device": cr.cuda.get_device_name()}

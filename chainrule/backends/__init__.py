@@ -40,6 +40,8 @@ _BY_TYPE: dict[type, Backend] = {np.ndarray: _NUMPY}
 _CUDA: list[Any] = [None]
 # Seeds asked for before the CUDA backend exists, by device index (None: every device).
 _CUDA_SEEDS: dict[int | None, int] = {}
+# Why the CUDA backend could not be made (shown in get_backend's error).
+_WHY = [""]
 # The module standing in for ``cupy`` (set_cupy_module / CHAINRULE_CUPY_MODULE), or None.
 _OVERRIDE: list[Any] = [None]
 
@@ -92,8 +94,9 @@ def _cuda_backend() -> Any:
     if b is None:
         try:
             cupy, cupyx = _load_modules()
-        except ImportError:
+        except Exception as e:  # ImportError, or CuPy failing to load its CUDA libraries
             b = False
+            _WHY[0] = f"{type(e).__name__}: {e}"
         else:
             from chainrule.backends.cupy_backend import CupyBackend
 
@@ -172,7 +175,7 @@ def backend_of(*arrays: Any) -> Backend:
                 found, first = b, a
                 continue
             _mixed(found.device_of(first), b.device_of(a))
-        elif b is not _NUMPY and a.device.id != first.device.id:
+        elif b is not _NUMPY and b.multi_gpu and a.device.id != first.device.id:
             _mixed(found.device_of(first), b.device_of(a))
     return found if found is not None else _NUMPY
 
@@ -193,7 +196,8 @@ def get_backend(device: Any) -> Backend:
         if cuda_available():
             return _CUDA[0]
         # AssertionError, as PyTorch's CPU build raises, so that old `except` clauses still match.
-        raise AssertionError(_NO_CUDA)
+        why = _WHY[0] if _CUDA[0] is False else "CuPy sees no GPU"
+        raise AssertionError(f"{_NO_CUDA} [{why}]")
     raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {device}")
 
 

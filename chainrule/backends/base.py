@@ -104,6 +104,8 @@ class Backend:
     def check_index_bounds(self, index: Any, size: int, dim: int = 0) -> None:
         """Raise PyTorch's ``IndexError`` when an integer index array has an entry outside
         ``[-size, size)``. On the GPU this costs one small device-to-host copy."""
+        if index.size == 0:
+            return
         lo, hi = (int(v) for v in self.to_host(self.xp.stack([index.min(), index.max()])))
         bad = lo if lo < -size else hi if hi >= size else None
         if bad is not None:

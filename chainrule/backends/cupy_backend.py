@@ -199,6 +199,14 @@ class CupyBackend(Backend):
         return out
 
     # Devices -------------------------------------------------------------------------------
+    @property
+    def multi_gpu(self) -> bool:
+        """Whether more than one GPU is visible (only then can two arrays' devices differ)."""
+        m = self.__dict__.get("_multi")
+        if m is None:
+            m = self._multi = self.device_count() > 1
+        return m
+
     def device_count(self) -> int:
         """Number of visible GPUs."""
         return int(self._cp.cuda.runtime.getDeviceCount())
