@@ -67,7 +67,7 @@ contiguous_format = memory_format._make("contiguous_format")
 preserve_format = memory_format._make("preserve_format")
 channels_last = memory_format._make("channels_last")
 channels_last_3d = memory_format._make("channels_last_3d")
-legacy_contiguous_format = memory_format._make("legacy_contiguous_format")
+legacy_contiguous_format = contiguous_format  # the same object in PyTorch
 
 
 def empty_strided(

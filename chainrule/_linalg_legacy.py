@@ -132,7 +132,7 @@ _Svd.__name__ = _Svd.__qualname__ = "svd"
 def svd(input: Any, some: bool = True, compute_uv: bool = True) -> Any:
     """``(U, S, V)`` with input = U diag(S) V^T (V, not V^T as ``linalg.svd`` returns);
     ``some=False`` gives the full square U and V. ``compute_uv=False`` returns zero-filled U
-    and V (PyTorch's convention) and S without gradient through U, V."""
+    and V of square shapes (PyTorch's convention)."""
     from chainrule import linalg, ops
 
     if not compute_uv:
@@ -141,8 +141,9 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> Any:
         batch = tuple(input.shape[:-2])
         from chainrule._creation import zeros
 
-        U = zeros(batch + (m, m if not some else min(m, n)), dtype=input.dtype)
-        V = zeros(batch + (n, n if not some else min(m, n)), dtype=input.dtype)
+        # PyTorch's zero-filled U and V are square whatever ``some`` says.
+        U = zeros(batch + (m, m), dtype=input.dtype)
+        V = zeros(batch + (n, n), dtype=input.dtype)
         return _Svd(U, S, V)
     U, S, Vh = linalg.svd(input, full_matrices=not some)
     return _Svd(U, S, ops.transpose(Vh, -2, -1))

@@ -1,7 +1,9 @@
 """The torch-namespace forms of ``torch.nn.functional``'s functions (``torch.prelu``,
 ``torch.kl_div``, ``torch.max_pool1d`` ...), with the signatures of PyTorch's native
 functions: positional ``train``/``training`` flags without defaults, and the loss reduction
-as PyTorch's integer enum (0: 'none', 1: 'mean', 2: 'sum'). Each calls the
+as PyTorch's integer enum (0: 'none', 1: 'mean', 2: 'sum'). Called without a reduction,
+PyTorch's Python bindings of these losses do not reduce (observed with PyTorch 2.13, whatever
+their schemas say); so here the default is 0. Each calls the
 ``chainrule.nn.functional`` function, so values and gradients are that function's.
 """
 
@@ -302,7 +304,7 @@ def pdist(input: Any, p: float = 2) -> Any:
 
 
 def binary_cross_entropy_with_logits(
-    input: Any, target: Any, weight: Any = None, pos_weight: Any = None, reduction: int = 1
+    input: Any, target: Any, weight: Any = None, pos_weight: Any = None, reduction: int = 0
 ) -> Any:
     """``F.binary_cross_entropy_with_logits`` with the reduction as an int."""
     return _F().binary_cross_entropy_with_logits(
@@ -310,7 +312,7 @@ def binary_cross_entropy_with_logits(
     )
 
 
-def kl_div(input: Any, target: Any, reduction: int = 1, *, log_target: bool = False) -> Any:
+def kl_div(input: Any, target: Any, reduction: int = 0, *, log_target: bool = False) -> Any:
     """``F.kl_div`` with the reduction as an int (1, 'mean', averages over all elements)."""
     r = _reduction(reduction)
     if r == "mean":  # the native function's mean is over all elements, without F's warning
@@ -319,7 +321,7 @@ def kl_div(input: Any, target: Any, reduction: int = 1, *, log_target: bool = Fa
 
 
 def cosine_embedding_loss(
-    input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = 1
+    input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = 0
 ) -> Any:
     """``F.cosine_embedding_loss`` with the reduction as an int."""
     return _F().cosine_embedding_loss(
@@ -327,13 +329,13 @@ def cosine_embedding_loss(
     )
 
 
-def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, reduction: int = 1) -> Any:
+def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, reduction: int = 0) -> Any:
     """``F.hinge_embedding_loss`` with the reduction as an int."""
     return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
 def margin_ranking_loss(
-    input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = 1
+    input1: Any, input2: Any, target: Any, margin: float = 0.0, reduction: int = 0
 ) -> Any:
     """``F.margin_ranking_loss`` with the reduction as an int."""
     return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
@@ -356,7 +358,7 @@ def triplet_margin_loss(
     p: float = 2.0,
     eps: float = 1e-6,
     swap: bool = False,
-    reduction: int = 1,
+    reduction: int = 0,
 ) -> Any:
     """``F.triplet_margin_loss`` with the reduction as an int."""
     return _F().triplet_margin_loss(

@@ -260,11 +260,7 @@ class NamesMethods:
         return _ops.masked_scatter(self, mask, source)
 
     def masked_scatter_(self, mask: Any, source: Any) -> Any:
-        if tuple(np.broadcast_shapes(tuple(self.shape), tuple(mask.shape))) != tuple(self.shape):
-            raise RuntimeError(
-                f"masked_scatter_: expected mask to be broadcastable to self, but got mask "
-                f"shape {list(mask.shape)} and self shape {list(self.shape)}"
-            )
+        _expandable(mask, tuple(self.shape))
         return _inplace(self, lambda a: _ops.masked_scatter(a, mask, source), source)
 
     def put(self, index: Any, source: Any, accumulate: bool = False) -> Any:
@@ -421,13 +417,24 @@ class NamesMethods:
 
     @property
     def H(self) -> Any:  # noqa: N802 - PyTorch's name
-        """The conjugate transpose of a matrix (0-D and 1-D tensors: themselves)."""
-        if self.ndim > 2:
+        """The conjugate transpose of a matrix (a 0-D tensor: itself, with PyTorch's
+        deprecation warning)."""
+        if self.ndim == 0:
+            import warnings
+
+            warnings.warn(
+                "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self
+        if self.ndim != 2:
+            hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
             raise RuntimeError(
                 f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D "
-                "tensor. For batches of matrices, consider using tensor.mH"
+                f"tensor.{hint}"
             )
-        return _ops.t(self) if self.ndim == 2 else self
+        return _ops.t(self)
 
     def is_complex(self) -> bool:
         return _ops.is_complex(self)
@@ -447,11 +454,16 @@ class NamesMethods:
     def is_signed(self) -> bool:
         return _ops.is_signed(self)
 
+    # nn.functional's (imported at call time: nn.functional is a layer above Tensor).
     def hardshrink(self, lambd: float = 0.5) -> Any:
-        return _ops.hardshrink(self, lambd)
+        from chainrule.nn import functional
+
+        return functional.hardshrink(self, lambd)
 
     def prelu(self, weight: Any) -> Any:
-        return _ops.prelu(self, weight)
+        from chainrule.nn import functional
+
+        return functional.prelu(self, weight)
 
     # Layout attributes and legacy constructors ------------------------------------------------
     @property
@@ -618,6 +630,25 @@ class NamesMethods:
         from chainrule import _linalg_legacy
 
         return _linalg_legacy.eig(self, eigenvectors)
+
+
+def _expandable(mask: Any, shape: tuple[int, ...]) -> None:
+    """Raise PyTorch's ``expand`` errors unless ``mask`` broadcasts to ``shape``."""
+    ms = tuple(mask.shape)
+    if len(ms) > len(shape):
+        raise RuntimeError(
+            f"expand(CPUBoolType{{{list(ms)}}}, size={list(shape)}): the number of sizes "
+            f"provided ({len(shape)}) must be greater or equal to the number of dimensions in "
+            f"the tensor ({len(ms)})"
+        )
+    off = len(shape) - len(ms)
+    for i, n in enumerate(ms):
+        if n != 1 and n != shape[off + i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({shape[off + i]}) must match the existing "
+                f"size ({n}) at non-singleton dimension {off + i}.  Target sizes: "
+                f"{list(shape)}.  Tensor sizes: {list(ms)}"
+            )
 
 
 def _tensor_arg(name: str, other: Any) -> None:

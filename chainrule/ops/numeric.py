@@ -120,7 +120,7 @@ def _integer_fwd(kernel: str, f: Any) -> Any:
         a, b = _arrays(xp, a, b)
         for x in (a, b):
             if x.dtype.kind not in "iub" or (x.dtype.kind == "b" and not shift):
-                raise RuntimeError(
+                raise NotImplementedError(
                     f"\"{kernel}_cpu\" not implemented for '{_scalar_name(x.dtype)}'"
                 )
         _broadcast_check(a, b)
@@ -205,7 +205,9 @@ def _nextafter_fwd(xp: Any, a: Any, b: Any) -> Any:
     a, b = _arrays(xp, a, b)
     for x in (a, b):
         if x.dtype.kind != "f":
-            raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{_scalar_name(x.dtype)}'")
+            raise NotImplementedError(
+                f"\"nextafter_cpu\" not implemented for '{_scalar_name(x.dtype)}'"
+            )
     _broadcast_check(a, b)
     return xp.nextafter(a, b)
 
@@ -322,6 +324,13 @@ def cross(input: Any, other: Any, dim: int | None = None) -> Any:
 
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if dim is not None:
+        d = wrap_dim(int(dim), input.ndim)
+        if input.shape[d] != 3 or other.shape[d] != 3:
+            raise RuntimeError(
+                f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                f"{input.shape[d]} and {other.shape[d]}"
+            )
     shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     if dim is None:
         warnings.warn(

@@ -361,10 +361,11 @@ def _check_source(who: str, input: Any, dim: int, ia: np.ndarray, source: Any) -
         )
     for d in range(len(s)):
         if d != dim and d < len(ss) and ss[d] != s[d]:
+            k = d if d < dim else d - 1  # PyTorch numbers the dims of the slice
             raise RuntimeError(
                 f"{who}(): Source/destination tensor must have same slice shapes. Destination "
-                f"slice shape: {s[d]} at dimension {d} and source slice shape: {ss[d]} at "
-                f"dimension {d}."
+                f"slice shape: {s[d]} at dimension {k} and source slice shape: {ss[d]} at "
+                f"dimension {k}."
             )
     n_src = ss[dim] if ss else 1
     if ia.size != n_src:
@@ -686,8 +687,8 @@ def histogram(
             lo, hi = float(range[0]), float(range[1])
             if lo > hi:
                 raise RuntimeError(
-                    f"torch.histogramdd: min should not exceed max, but got min {range[0]} "
-                    f"max {range[1]} for dimension 0"
+                    f"torch.histogramdd: min should not exceed max, but got min {lo:g} "
+                    f"max {hi:g} for dimension 0"
                 )
         elif xa.size:
             lo, hi = float(xa.min()), float(xa.max())
