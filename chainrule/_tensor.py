@@ -37,6 +37,7 @@ from chainrule._methods.stochastic import StochasticMethods
 from chainrule._methods.sampling import SamplingMethods
 from chainrule._methods.surface import SurfaceMethods
 from chainrule._methods.inplace_generated import GeneratedInplaceMethods
+from chainrule._methods.names import NamesMethods
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import _GRAD_LOCK, AccumulateGrad, VersionCounter
 from chainrule.backends import backend_of, get_backend
@@ -114,6 +115,7 @@ class Tensor(
     SamplingMethods,
     SurfaceMethods,
     GeneratedInplaceMethods,
+    NamesMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

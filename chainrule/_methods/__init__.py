@@ -11,9 +11,10 @@ from typing import Any
 
 from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
 from chainrule._methods import composite, sorting, special, stochastic, surface
+from chainrule._methods import names
 
 FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting, composite,
-            special, stochastic, surface)
+            special, stochastic, surface, names)
 
 
 def bind(ops: Any) -> None:
