@@ -50,3 +50,12 @@ vae: $(VENV)/.examples
 
 reinforce: $(VENV)/.examples
 	$(BIN)/python examples/reinforce/reinforce.py --out reinforce_out
+
+# Data-parallel SRGAN on 2 processes (chainrule.distributed over MPI; installs the mpi extra).
+.PHONY: ddp
+$(VENV)/.mpi: $(VENV)/.examples
+	$(BIN)/python -m pip install -q -e '.[examples,mpi]'
+	touch $@
+
+ddp: $(VENV)/.mpi
+	$(BIN)/python examples/srgan/srgan.py --nproc 2 --out srgan_ddp_out

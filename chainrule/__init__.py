@@ -140,6 +140,8 @@ def is_floating_point(input: Tensor) -> Any:
 
 _LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", "accelerator",
          "amp", "jit", "compiler", "hub", "distributions"}
+_LAZY.add("func")
+_LAZY |= {"serialization"}  # torch.serialization.add_safe_globals and friends
 
 from chainrule.ops.reduction import return_types  # noqa: E402
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
@@ -175,6 +177,14 @@ _LAZY_ATTRS = {
         "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
         "set_deterministic_debug_mode", "get_deterministic_debug_mode",
         "set_float32_matmul_precision", "get_float32_matmul_precision")},
+    **{n: "chainrule._layout" for n in (
+        "layout", "memory_format", "strided", "contiguous_format", "preserve_format",
+        "channels_last", "channels_last_3d", "legacy_contiguous_format", "empty_strided")},
+    **{n: "chainrule._linalg_legacy" for n in (
+        "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "svd", "triangular_solve",
+        "solve", "lstsq", "symeig", "eig", "matrix_rank")},
+    **{n: "chainrule._torch_misc" for n in importlib.import_module("chainrule._torch_misc").__all__},
+    **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
 }
 
 

@@ -115,7 +115,7 @@ def _finish(data: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
         device = _DEFAULT_DEVICE[0]
     if device is not None and _device(device).type != "cpu":
         be = get_backend(device)
-        data = be.asarray(data)
+        data = be.asarray(data, device=_device(device).index)
     t = _new_tensor(data)
     if requires_grad:
         if data.dtype.kind not in "fc":

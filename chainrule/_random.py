@@ -50,7 +50,11 @@ default_generator = Generator()
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (randn, rand, dropout, init, shuffling)."""
+    """Seed the default generator (randn, rand, dropout, init, shuffling) and, as PyTorch
+    does, every GPU's (applied when a GPU is first used; CuPy is not imported here)."""
+    from chainrule.backends import seed_cuda
+
+    seed_cuda(seed)
     return default_generator.manual_seed(seed)
 
 

@@ -45,6 +45,7 @@ from chainrule._methods.stochastic import StochasticMethods
 from chainrule._methods.sampling import SamplingMethods
 from chainrule._methods.surface import SurfaceMethods
 from chainrule._methods.inplace_generated import GeneratedInplaceMethods
+from chainrule._methods.names import NamesMethods
 from chainrule.backends import backend_of, get_backend
 from chainrule.utils.hooks import RemovableHandle
 
@@ -114,6 +115,7 @@ class Tensor(
     SurfaceMethods,
     GeneratedInplaceMethods,
     TensorBase,
+    NamesMethods,
 ):
     """A multi-dimensional array that can record operations for automatic differentiation.
 

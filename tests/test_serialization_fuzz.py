@@ -175,6 +175,19 @@ def test_malformed_metadata(case, tmp_path):
     must_fail(craft(meta=meta), match, tmp_path=tmp_path)
 
 
+def _b64_pickle_of_persistent(pid):
+    """A pickle (protocol 2) whose only content is the persistent id ``pid``."""
+    import base64
+
+    class _P(pickle.Pickler):
+        def persistent_id(self, o):
+            return pid if o == "tensor" else None
+
+    buf = io.BytesIO()
+    _P(buf, protocol=2).dump(["tensor"])
+    return base64.b64encode(buf.getvalue()).decode()
+
+
 def _node(k="0"):
     return {"t": "tensor", "k": k, "rg": False, "param": False}
 
@@ -191,7 +204,15 @@ STRUCTURE_CASES = {
     "tensor key int": ([{"t": "tensor", "k": 0}], "key 0; expected a string"),
     "tensor key absent": ([_node("9")], "refers to tensor '9'"),
     "tensor flag string": ([{**_node(), "rg": "yes"}], "'rg'"),
-    "unknown tag": ([{"t": "pickle", "v": "os.system"}], 'unknown type "pickle"'),
+    "unknown tag": ([{"t": "exec", "v": "os.system"}], 'unknown type "exec"'),
+    "pickle without refs": ([{"t": "pickle", "v": "os.system"}], "'p': null"),
+    "pickle not base64": ([{"t": "pickle", "v": "os.system!", "p": []}], "expected base64"),
+    "pickle empty": ([{"t": "pickle", "v": "", "p": []}], "expected base64"),
+    "pickle refers to a str": (["s", {"t": "pickle", "v": "gAJdcQAu", "p": [0]}], "not a tensor"),
+    "pickle of an unlisted tensor": (
+        [_node(), {"t": "pickle", "v": _b64_pickle_of_persistent(0), "p": []}],
+        "refers to 0, which is not one of the tensors it lists",
+    ),
     "tag not a string": ([{"t": 5}], "object with a string 't'"),
     "node a list": ([[1, 2]], "expected a JSON scalar"),
     "dict unequal": ([1, {"t": "dict", "k": [0, 0], "v": [0]}], "2 keys but 1 values"),
@@ -265,9 +286,15 @@ def test_pickle_payload_is_refused_and_never_run(tmp_path):
         must_fail(data, "PyTorch", tmp_path=tmp_path)
     import torch
 
+    # The same payload in a PyTorch zip checkpoint and in a chainrule one (pickled part):
+    # refused by the weights_only allow-list before anything is imported or called.
     path = tmp_path / "torch.pt"
-    torch.save({"w": torch.ones(2)}, path)
-    must_fail(path.read_bytes(), "PyTorch", tmp_path=tmp_path)
+    torch.save({"w": torch.ones(2), "boom": _Boom()}, path)
+    buf = io.BytesIO()
+    save({"w": chainrule.ones(2), "boom": _Boom()}, buf)
+    for src in (path, io.BytesIO(path.read_bytes()), io.BytesIO(buf.getvalue())):
+        with pytest.raises(pickle.UnpicklingError, match=r"global: GLOBAL posix\.system was"):
+            load(src)
     assert not target.exists()
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
 from chainrule._methods import composite, sorting, special, stochastic, surface
+from chainrule._methods import names
 
 FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting, composite,
-            special, stochastic, surface)
+            special, stochastic, surface, names)
 

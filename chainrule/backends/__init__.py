@@ -1,60 +1,203 @@
 """Array backends. Only this package may import CuPy.
 
 A :class:`Backend` names the array module (``xp``) and the few operations where NumPy and CuPy
-really differ. ``backend_of(array)`` picks one from the array's type and caches the answer.
+really differ (``backends/base.py`` lists them). ``backend_of(*arrays)`` picks one from the
+arrays' types, caching the answer per type; ``get_backend(device)`` picks one for a device.
+
+CuPy is imported only when a CUDA device is first asked for, never by ``import chainrule``.
+The hook :func:`set_cupy_module` (or the environment variable ``CHAINRULE_CUPY_MODULE``, read
+when CuPy is first needed) names a module to use in its place: the test suite registers its
+strict CPU stand-in ``tests/_fakecupy`` that way, as the ``cuda`` device.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+from types import ModuleType
 from typing import Any
 
+import numpy as np
+
+from chainrule.backends.base import Backend
 from chainrule.backends.numpy_backend import NumpyBackend
 
-__all__ = ["Backend", "backend_of", "get_backend", "NumpyBackend", "cuda_available"]
-
-Backend = NumpyBackend  # the interface every backend implements
+__all__ = [
+    "Backend",
+    "NumpyBackend",
+    "backend_of",
+    "get_backend",
+    "cuda_available",
+    "set_cupy_module",
+    "cupy_module",
+    "seed_cuda",
+]
 
 _NUMPY = NumpyBackend()
-_BY_TYPE: dict[type, Any] = {}
+_BY_TYPE: dict[type, Backend] = {np.ndarray: _NUMPY}
+
+# The CUDA backend: None until first asked for; False when CuPy could not be loaded.
+_CUDA: list[Any] = [None]
+# Seeds asked for before the CUDA backend exists, by device index (None: every device).
+_CUDA_SEEDS: dict[int | None, int] = {}
+# Why the CUDA backend could not be made (shown in get_backend's error).
+_WHY = [""]
+# The module standing in for ``cupy`` (set_cupy_module / CHAINRULE_CUPY_MODULE), or None.
+_OVERRIDE: list[Any] = [None]
+
+_NO_CUDA = (
+    "Torch not compiled with CUDA enabled (chainrule: no GPU backend is available here; "
+    "it needs CuPy and a visible GPU). Keep tensors on 'cpu', or guard GPU code with "
+    "`device = 'cuda' if chainrule.cuda.is_available() else 'cpu'`."
+)
 
 
-def backend_of(array: Any) -> NumpyBackend:
-    """The backend owning ``array``; NumPy arrays and scalars map to the NumPy backend."""
-    t = type(array)
-    b = _BY_TYPE.get(t)
+def set_cupy_module(module: ModuleType | str | None) -> ModuleType | None:
+    """Use ``module`` (a module or its dotted name) as ``cupy``; ``None`` restores the real one.
+
+    The module must offer the part of CuPy's API that chainrule uses and a ``cupyx``
+    attribute standing for the ``cupyx`` module. Returns the previous override. Clears the
+    cached backends, so arrays made before the switch map to the new module's backend only if
+    they are of its array type.
+    """
+    prev = _OVERRIDE[0]
+    if isinstance(module, str):
+        module = importlib.import_module(module)
+    _OVERRIDE[0] = module
+    _CUDA[0] = None
+    for t, b in list(_BY_TYPE.items()):
+        if b is not _NUMPY:
+            del _BY_TYPE[t]
+    return prev
+
+
+def cupy_module() -> ModuleType | None:
+    """The module used as ``cupy`` (importing it on first call), or None when unavailable."""
+    b = _cuda_backend()
+    return b.xp if b else None
+
+
+def _load_modules() -> tuple[Any, Any]:
+    mod = _OVERRIDE[0]
+    if mod is None:
+        name = os.environ.get("CHAINRULE_CUPY_MODULE")
+        if name:
+            mod = _OVERRIDE[0] = importlib.import_module(name)
+    if mod is not None:
+        return mod, mod.cupyx
+    return importlib.import_module("cupy"), importlib.import_module("cupyx")
+
+
+def _cuda_backend() -> Any:
+    """The CUDA backend, or False when CuPy cannot be imported."""
+    b = _CUDA[0]
     if b is None:
-        mod = t.__module__.split(".")[0]
-        if mod == "cupy":
-            b = get_backend("cuda")
+        try:
+            cupy, cupyx = _load_modules()
+        except Exception as e:  # ImportError, or CuPy failing to load its CUDA libraries
+            b = False
+            _WHY[0] = f"{type(e).__name__}: {e}"
         else:
-            b = _NUMPY
-        _BY_TYPE[t] = b
+            from chainrule.backends.cupy_backend import CupyBackend
+
+            b = CupyBackend(cupy, cupyx, _CUDA_SEEDS)
+            _BY_TYPE[cupy.ndarray] = b
+        _CUDA[0] = b
     return b
 
 
 def cuda_available() -> bool:
-    """True when CuPy imports and sees at least one GPU."""
+    """True when CuPy (or the registered stand-in) imports and sees at least one GPU."""
+    b = _cuda_backend()
+    if not b:
+        return False
     try:
-        import cupy  # noqa: F401
-
-        return bool(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
+        return b.device_count() > 0
+    except Exception:  # CuPy raises CUDARuntimeError when no driver or device is present
         return False
 
 
-def get_backend(device: Any) -> NumpyBackend:
+def seed_cuda(seed: int, device: int | None = None) -> None:
+    """Seed the random source of GPU ``device`` (every GPU when None).
+
+    Never imports CuPy: before the CUDA backend is first used the seed is kept and applied when
+    each device's generator is made, as PyTorch queues seeds until CUDA is initialised.
+    """
+    seed = int(seed)
+    if device is None:
+        _CUDA_SEEDS.clear()
+    _CUDA_SEEDS[device] = seed
+    b = _CUDA[0]
+    if b:
+        b.reseed(device)
+
+
+def _lookup(t: type) -> Backend:
+    b = _BY_TYPE.get(t)
+    if b is not None:
+        return b
+    b = _NUMPY
+    root = t.__module__.split(".")[0]
+    if root == "cupy" or _OVERRIDE[0] is not None:
+        cb = _cuda_backend()
+        if cb and issubclass(t, cb.ndarray):
+            b = cb
+    _BY_TYPE[t] = b
+    return b
+
+
+def _is_scalar(a: Any) -> bool:
+    # A host scalar may join device arrays: Python and NumPy numbers, 0-d NumPy arrays.
+    return not isinstance(a, np.ndarray) or a.ndim == 0
+
+
+def backend_of(*arrays: Any) -> Backend:
+    """The backend owning ``arrays``; NumPy arrays, scalars and other objects map to NumPy.
+
+    Arrays on different devices raise PyTorch's error; host scalars (Python and NumPy numbers,
+    0-d NumPy arrays) may go with GPU arrays, as 0-d CPU tensors may in PyTorch.
+    """
+    if len(arrays) == 1:
+        t = type(arrays[0])
+        b = _BY_TYPE.get(t)
+        return b if b is not None else _lookup(t)
+    found: Backend | None = None
+    first: Any = None
+    for a in arrays:
+        t = type(a)
+        b = _BY_TYPE.get(t) or _lookup(t)
+        if found is None:
+            found, first = b, a
+        elif b is not found:
+            if b is _NUMPY and _is_scalar(a):
+                continue
+            if found is _NUMPY and _is_scalar(first):
+                found, first = b, a
+                continue
+            _mixed(found.device_of(first), b.device_of(a))
+        elif b is not _NUMPY and b.multi_gpu and a.device.id != first.device.id:
+            _mixed(found.device_of(first), b.device_of(a))
+    return found if found is not None else _NUMPY
+
+
+def _mixed(a: str, b: str) -> None:
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{a} and {b}!"
+    )
+
+
+def get_backend(device: Any) -> Backend:
     """The backend for a device: ``'cpu'`` (NumPy) or ``'cuda'`` (CuPy, when available)."""
     name = str(device).split(":")[0] if device is not None else "cpu"
     if name == "cpu":
         return _NUMPY
     if name == "cuda":
+        if cuda_available():
+            return _CUDA[0]
         # AssertionError, as PyTorch's CPU build raises, so that old `except` clauses still match.
-        raise AssertionError(
-            "Torch not compiled with CUDA enabled (chainrule: no GPU backend is available here; "
-            "it needs CuPy and a visible GPU). Keep tensors on 'cpu', or guard GPU code with "
-            "`device = 'cuda' if chainrule.cuda.is_available() else 'cpu'`."
-        )
+        why = _WHY[0] if _CUDA[0] is False else "CuPy sees no GPU"
+        raise AssertionError(f"{_NO_CUDA} [{why}]")
     raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {device}")
 
 

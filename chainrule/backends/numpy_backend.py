@@ -2,24 +2,83 @@
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, ContextManager
 
 import numpy as np
 
+from chainrule.backends.base import Backend
 
-class NumpyBackend:
+__all__ = ["NumpyBackend"]
+
+_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
+
+
+class NumpyBackend(Backend):
     """CPU arrays through NumPy."""
 
     name = "numpy"
     device = "cpu"
     xp = np
 
-    def asarray(self, obj: Any, dtype: Any = None) -> np.ndarray:
+    def device_of(self, array: Any) -> str:
+        return "cpu"
+
+    def device_index(self, array: Any) -> int | None:
+        return None
+
+    def asarray(self, obj: Any, dtype: Any = None, device: Any = None) -> np.ndarray:
         return np.asarray(obj, dtype=dtype)
 
     def to_host(self, array: Any) -> np.ndarray:
         return np.asarray(array)
 
+    def from_host(self, array: Any, device: Any = None) -> np.ndarray:
+        return np.asarray(array)
+
     def scatter_add(self, target: np.ndarray, index: Any, values: Any) -> None:
-        """target[index] += values, unbuffered, so repeated indices all contribute."""
         np.add.at(target, index, values)
+
+    def scatter_reduce(self, target: np.ndarray, index: Any, values: Any, reduce: str) -> None:
+        try:
+            uf = _UFUNCS[reduce]
+        except KeyError:
+            raise ValueError(
+                f"scatter_reduce: reduce must be one of {sorted(_UFUNCS)}, got {reduce!r}"
+            ) from None
+        uf.at(target, index, values)
+
+    def errstate(self, **kwargs: Any) -> ContextManager[Any]:
+        return np.errstate(**kwargs)
+
+    def default_rng(self, seed: int | None = None, device: Any = None) -> Any:
+        # numpy.random loads on first use (a sixth of NumPy's import time).
+        return np.random.default_rng(seed)
+
+    def ensure_array(self, value: Any) -> np.ndarray:
+        return value if type(value) is np.ndarray else np.asarray(value)
+
+    def check_index_bounds(self, index: Any, size: int, dim: int = 0) -> None:
+        index = np.asarray(index)
+        if index.size == 0:
+            return
+        lo, hi = int(index.min()), int(index.max())
+        bad = lo if lo < -size else hi if hi >= size else None
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+    def linalg_errors(self) -> ContextManager[Any]:
+        return contextlib.nullcontext()  # NumPy's linalg raises LinAlgError by itself
+
+    def float_to_int(self, array: Any, dtype: Any) -> np.ndarray:
+        # NumPy warns "invalid value encountered in cast" for NaN/inf; PyTorch does not.
+        with np.errstate(invalid="ignore"):
+            return np.trunc(array).astype(dtype)
+
+    def sliding_window_view(self, array: Any, window_shape: Any, axis: Any = None) -> np.ndarray:
+        return np.lib.stride_tricks.sliding_window_view(array, window_shape, axis=axis)
+
+    def einsum(self, subscripts: str, *operands: Any, out: Any = None) -> Any:
+        if out is None:
+            return np.einsum(subscripts, *operands)
+        return np.einsum(subscripts, *operands, out=out)

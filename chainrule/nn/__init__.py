@@ -9,5 +9,16 @@ from chainrule.nn.modules import *  # noqa: F403
 from chainrule.nn.modules import __all__ as _modules_all
 from chainrule.nn.parameter import Parameter
 from chainrule.nn import utils
+from chainrule.nn import parallel
+from chainrule.nn.modules.sync_batchnorm import SyncBatchNorm
 
 __all__ = ["functional", "init", "utils", "Parameter", *_modules_all]
+
+from chainrule.nn._uninitialized import UninitializedBuffer, UninitializedParameter  # noqa: E402
+
+__all__ += ["UninitializedBuffer", "UninitializedParameter"]
+
+from chainrule.nn._factory import factory_kwargs  # noqa: E402
+
+__all__ += ["factory_kwargs"]
+__all__ += ["parallel", "SyncBatchNorm"]

@@ -31,3 +31,9 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+# PyTorch's home of the lazy modules' tensors (torch.nn.parameter.UninitializedParameter).
+from chainrule.nn._uninitialized import UninitializedBuffer, UninitializedParameter  # noqa: E402
+
+__all__ += ["UninitializedBuffer", "UninitializedParameter"]

@@ -11,9 +11,10 @@ from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexi
 from chainrule.ops import nn, conv
 from chainrule.ops import composite, sorting, stacking
 from chainrule.ops import cholesky, special
+from chainrule.ops import numeric, scattering, aliases
 
 FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, sorting,
-            stacking, composite, special, cholesky)
+            stacking, composite, special, cholesky, numeric, scattering, aliases)
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 

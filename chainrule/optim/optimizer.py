@@ -14,13 +14,96 @@ to rounding.
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
+import functools
+from collections import OrderedDict, defaultdict
+from itertools import chain
 from typing import Any, Callable, Iterable
 
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import enable_grad, no_grad
+from chainrule.utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "OptimizerStateKeyError", "required"]
+__all__ = [
+    "Optimizer", "OptimizerStateKeyError", "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook", "required",
+]
+
+# Step hooks of every optimizer (Note [optimizer hooks]).
+_global_optimizer_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+
+_HOOK_DICTS = (
+    "_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks",
+)
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return
+    ``(new_args, new_kwargs)``."""
+    return RemovableHandle(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return RemovableHandle(_global_optimizer_post_hooks, hook)
+
+
+def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` wrapped to run the global and per-optimizer step hooks around it.
+
+    Note [optimizer hooks]
+    Every subclass's ``step`` is wrapped when the class is made (``__init_subclass__``), as
+    PyTorch patches it: global pre-hooks, then the optimizer's own, each called with
+    ``(optimizer, args, kwargs)`` where ``args`` starts with the optimizer; a pre-hook may
+    return ``(new_args, new_kwargs)``. After the step, the optimizer's post-hooks, then the
+    global ones. A ``step`` that calls its parent's (wrapped) ``step`` runs the hooks once.
+    """
+
+    @functools.wraps(step)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        d = self.__dict__
+        if d.get("_in_step_hooks"):
+            return step(*args, **kwargs)
+        pre = d.get("_optimizer_step_pre_hooks") or {}
+        post = d.get("_optimizer_step_post_hooks") or {}
+        if not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
+            d["_in_step_hooks"] = True
+            try:
+                return step(*args, **kwargs)
+            finally:
+                d["_in_step_hooks"] = False
+        for hook in list(chain(_global_optimizer_pre_hooks.values(), pre.values())):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but "
+                        f"got {result}."
+                    )
+        d["_in_step_hooks"] = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            d["_in_step_hooks"] = False
+        for hook in list(chain(post.values(), _global_optimizer_post_hooks.values())):
+            hook(self, args, kwargs)
+        return out
+
+    wrapper._step_hooked = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _add_hook(hooks: OrderedDict[int, Any], hook: Callable[..., Any], prepend: bool
+              ) -> RemovableHandle:
+    handle = RemovableHandle(hooks, hook)
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 class _Required:
@@ -75,7 +158,15 @@ class Optimizer:
     the first step); the checks above use it.
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_step_hooked", False):
+            cls.step = _with_step_hooks(step)  # type: ignore[method-assign]
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        for name in _HOOK_DICTS:
+            setattr(self, name, OrderedDict())
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
@@ -96,6 +187,51 @@ class Optimizer:
         return {
             "defaults": self.defaults, "state": self.state, "param_groups": self.param_groups
         }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
+
+    def _hook_dict(self, name: str) -> OrderedDict[int, Any]:
+        d = self.__dict__.get(name)
+        if d is None:
+            d = self.__dict__[name] = OrderedDict()
+        return d
+
+    # Hooks (Note [optimizer hooks]) -------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` before this optimizer's ``step``; it may
+        return ``(new_args, new_kwargs)``."""
+        return RemovableHandle(self._hook_dict("_optimizer_step_pre_hooks"), hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` after this optimizer's ``step``."""
+        return RemovableHandle(self._hook_dict("_optimizer_step_post_hooks"), hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                     ) -> RemovableHandle:
+        """Run ``hook(optimizer)`` before ``state_dict()`` builds its result."""
+        return _add_hook(self._hook_dict("_optimizer_state_dict_pre_hooks"), hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                      ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` on ``state_dict()``'s result; a non-None
+        return replaces it."""
+        return _add_hook(self._hook_dict("_optimizer_state_dict_post_hooks"), hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                          ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` before ``load_state_dict``; a non-None return
+        is loaded instead."""
+        return _add_hook(
+            self._hook_dict("_optimizer_load_state_dict_pre_hooks"), hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any],
+                                           prepend: bool = False) -> RemovableHandle:
+        """Run ``hook(optimizer)`` after ``load_state_dict`` has loaded."""
+        return _add_hook(
+            self._hook_dict("_optimizer_load_state_dict_post_hooks"), hook, prepend)
 
     def __repr__(self) -> str:
         s = self.__class__.__name__ + " ("
@@ -123,6 +259,32 @@ class Optimizer:
             )
         else:
             param_group["params"] = list(params)
+        # PyTorch 2.6+: params may be (name, tensor) pairs, as named_parameters() gives; the
+        # names are kept in the group's "param_names".
+        tensors: list[Any] = []
+        names: list[Any] = []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = names
+        if self.param_groups and (
+            ("param_names" in param_group) != ("param_names" in self.param_groups[0])
+        ):
+            with_names = "with" if "param_names" in param_group else "without"
+            raise ValueError(
+                "all optimizer param groups should be with/without names. cannot add param "
+                f"group {with_names} names to the optimizer"
+            )
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError(
@@ -219,7 +381,17 @@ class Optimizer:
     def state_dict(self) -> dict[str, Any]:
         """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}`` with
         parameters numbered in order across groups, PyTorch's layout. The state tensors are
-        shared, not copied."""
+        shared, not copied. State-dict pre- and post-hooks run around it."""
+        for hook in list(self._hook_dict("_optimizer_state_dict_pre_hooks").values()):
+            hook(self)
+        out = self._state_dict()
+        for hook in list(self._hook_dict("_optimizer_state_dict_post_hooks").values()):
+            result = hook(self, out)
+            if result is not None:
+                out = result
+        return out
+
+    def _state_dict(self) -> dict[str, Any]:
         mapping: dict[int, int] = {}
         start = 0
         groups = []
@@ -257,6 +429,15 @@ class Optimizer:
             ValueError: the group count or a group's size differs, a state index names no
                 parameter, or a state tensor's shape differs from its parameter's.
         """
+        for hook in list(self._hook_dict("_optimizer_load_state_dict_pre_hooks").values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load_state_dict(state_dict)
+        for hook in list(self._hook_dict("_optimizer_load_state_dict_post_hooks").values()):
+            hook(self)
+
+    def _load_state_dict(self, state_dict: dict[str, Any]) -> None:
         name = type(self).__name__
         if not isinstance(state_dict, dict):
             raise TypeError(
@@ -326,6 +507,8 @@ class Optimizer:
             new_state[param] = self._cast_state(param, v, k)
         for g, s in zip(groups, saved_groups):
             s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
         self.state = new_state
         self.param_groups = saved_groups
 

@@ -8,6 +8,6 @@ from typing import Any
 
 def __getattr__(name: str) -> Any:
     # Lazy, because _tensor imports utils.hooks and utils.data imports _tensor.
-    if name in ("data", "dlpack"):
+    if name in ("data", "dlpack", "checkpoint", "tensorboard"):
         return importlib.import_module(f"chainrule.utils.{name}")
     raise AttributeError(f"module 'chainrule.utils' has no attribute {name!r}")

@@ -2,7 +2,12 @@
 against bicubic upscaling on held-out images.
 
     python examples/srgan/srgan.py [--steps N] [--pretrain-steps N] [--scale 2|4] [--out DIR]
-                                   [--resume]
+                                   [--resume] [--nproc N]
+
+``--nproc N`` trains data-parallel on N processes (``chainrule.distributed`` over MPI): the
+script relaunches itself through ``python -m chainrule.distributed.run``, both networks are
+wrapped in ``DistributedDataParallel``, each rank draws ``batch / N`` patches of its own, and
+rank 0 writes the checkpoints, pictures and scores.
 
 The discriminator and generator updates share one forward of the fake images:
 ``d_loss.backward(retain_graph=True)``; after ``optimizerD.step()`` the generator loss runs the
@@ -43,6 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ckpt-every", type=int, default=100)
+    p.add_argument("--nproc", type=int, default=1, help="data-parallel processes (MPI)")
     return p.parse_args(argv)
 
 
@@ -59,14 +65,41 @@ def save_checkpoint(path: pathlib.Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
+def relaunch(args: argparse.Namespace, argv: list[str] | None) -> dict:
+    """Run this script on ``args.nproc`` ranks through chainrule's launcher."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "chainrule.distributed.run", "--nproc-per-node",
+           str(args.nproc), __file__, *(sys.argv[1:] if argv is None else argv)]
+    # The launcher and the ranks import the chainrule this process imported.
+    root = str(pathlib.Path(torch.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    return {"returncode": subprocess.call(cmd, env=env)}
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
+    in_job = "WORLD_SIZE" in os.environ and "RANK" in os.environ
+    if args.nproc > 1 and not in_job:
+        return relaunch(args, argv)
     from tqdm import tqdm
 
+    rank, world = 0, 1
+    if args.nproc > 1:
+        import chainrule.distributed as dist
+        from chainrule.nn.parallel import DistributedDataParallel as DDP
+
+        dist.init_process_group("mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if args.batch % world:
+            raise SystemExit(f"--batch {args.batch} must be a multiple of --nproc {world}")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
-    sampler = PatchSampler(args.scale, args.patch, seed=args.seed)
+    # Each rank draws its own patches; --batch is the batch over all ranks.
+    sampler = PatchSampler(args.scale, args.patch, seed=args.seed + 1000 * rank)
+    local_batch = args.batch // world
     netG = Generator(args.scale, args.channels, args.blocks)
     netD = Discriminator(args.channels)
     criterion = GeneratorLoss()
@@ -87,17 +120,24 @@ def main(argv: list[str] | None = None) -> dict:
         done_pre, done_adv = state["done_pre"], state["done_adv"]
         print(f"resumed from {ckpt}: {done_pre} pre-training and {done_adv} adversarial steps done")
 
+    # The single-process modules: checkpoints keep their keys whatever --nproc was.
+    plainG, plainD = netG, netD
+    if world > 1:
+        netG, netD = DDP(netG), DDP(netD)
+
     def checkpoint() -> None:
-        save_checkpoint(ckpt, {"G": netG.state_dict(), "D": netD.state_dict(),
+        if rank != 0:
+            return
+        save_checkpoint(ckpt, {"G": plainG.state_dict(), "D": plainD.state_dict(),
                                "optG": optimizerG.state_dict(), "optD": optimizerD.state_dict(),
                                "history": history, "done_pre": done_pre, "done_adv": done_adv})
 
     t0 = time.perf_counter()
     netG.train()
     bar = tqdm(range(done_pre, args.pretrain_steps), desc="pre-train G (MSE)", leave=True,
-               ascii=True)
+               ascii=True, disable=rank != 0)
     for i in bar:
-        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(args.batch))
+        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
         optimizerG.zero_grad()
         loss = mse(netG(lr, bic), hr)
         loss.backward()
@@ -111,9 +151,10 @@ def main(argv: list[str] | None = None) -> dict:
     for g in optimizerG.param_groups:
         g["lr"] = 1e-4
     netD.train()
-    bar = tqdm(range(done_adv, args.steps), desc="adversarial", leave=True, ascii=True)
+    bar = tqdm(range(done_adv, args.steps), desc="adversarial", leave=True, ascii=True,
+               disable=rank != 0)
     for i in bar:
-        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(args.batch))
+        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
         real_img, fake_img = hr, netG(lr, bic)
 
         # (1) Update D: maximize D(x) - D(G(z)), i.e. minimize 1 - D(real) + D(fake).
@@ -121,13 +162,18 @@ def main(argv: list[str] | None = None) -> dict:
         real_out = netD(real_img).mean()
         fake_out = netD(fake_img).mean()
         d_loss = 1 - real_out + fake_out
-        d_loss.backward(retain_graph=True)
+        if world > 1:
+            # Only D's gradients: G's hooks must fire once, in the generator's backward below.
+            d_loss.backward(retain_graph=True, inputs=list(plainD.parameters()))
+        else:
+            d_loss.backward(retain_graph=True)
         optimizerD.step()
 
         # (2) Update G: the discriminator changed in place, so run it again on fake_img
-        # (its generator graph was retained above) rather than reuse fake_out.
+        # (its generator graph was retained above) rather than reuse fake_out. D's gradients
+        # from this pass are thrown away, so with --nproc it runs without DDP's reduction.
         netG.zero_grad()
-        fake_out = netD(fake_img).mean()
+        fake_out = plainD(fake_img).mean()
         g_loss = criterion(fake_out, fake_img, real_img)
         g_loss.backward()
         optimizerG.step()
@@ -141,10 +187,12 @@ def main(argv: list[str] | None = None) -> dict:
             checkpoint()
     checkpoint()
     train_s = time.perf_counter() - t0
+    if rank != 0:
+        return {"rank": rank, "train_seconds": train_s}
 
-    results = evaluate(netG, args, out)
+    results = evaluate(plainG, args, out)
     plot_losses(history, out / "losses.png")
-    print(f"\ntraining took {train_s:.1f} s; outputs in {out}/")
+    print(f"\ntraining took {train_s:.1f} s on {world} process(es); outputs in {out}/")
     print(f"{'image':<10} {'bicubic PSNR':>13} {'SRGAN PSNR':>11} {'bicubic SSIM':>13} "
           f"{'SRGAN SSIM':>11}")
     for r in results["images"]:
@@ -210,4 +258,4 @@ def plot_losses(history: dict[str, list[float]], path: pathlib.Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main().get("returncode", 0))

@@ -52,3 +52,22 @@ def test_srgan_runs_resumes_and_writes_outputs(srgan, tmp_path, capsys):
     state = chainrule.load(str(out / "checkpoint.safetensors"))
     assert state["done_adv"] == 4 and len(state["history"]["d_loss"]) == 4
     assert math.isfinite(res2["mean"]["sr_psnr"])
+
+
+@pytest.mark.slow
+def test_srgan_data_parallel_two_processes(tmp_path):
+    """--nproc 2 relaunches the demo through chainrule.distributed.run; rank 0 writes the
+    outputs."""
+    import os
+    import subprocess
+
+    pytest.importorskip("mpi4py")
+    out = tmp_path / "dp"
+    root = SRGAN.parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, str(SRGAN / "srgan.py"), *ARGS, "--batch", "4",
+                        "--pretrain-steps", "2", "--steps", "2", "--nproc", "2", "--out",
+                        str(out)], env=env, cwd=root, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "on 2 process(es)" in r.stdout
+    assert (out / "checkpoint.safetensors").exists() and (out / "losses.png").exists()

@@ -64,3 +64,19 @@ def _reexport(module: object) -> None:
 for _m in (activation_more, dropout_more, loss_more, misc, adaptive, conv_more, pooling_more,
            padding, normalization_more):
     _reexport(_m)
+
+from chainrule.nn.modules import embedding_bag  # noqa: E402
+
+_reexport(embedding_bag)
+
+from chainrule.nn.modules import lazy  # noqa: E402
+
+_reexport(lazy)
+
+from chainrule.nn.modules import legacy  # noqa: E402
+
+_reexport(legacy)
+
+from chainrule.nn.modules import loss_lce  # noqa: E402
+
+_reexport(loss_lce)

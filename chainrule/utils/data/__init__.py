@@ -14,6 +14,7 @@ from chainrule.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from chainrule.utils.data.distributed import DistributedSampler
 from chainrule.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -29,3 +30,4 @@ __all__ = [
     "BatchSampler", "IterableDataset", "ChainDataset", "StackDataset", "SubsetRandomSampler",
     "WeightedRandomSampler", "get_worker_info", "WorkerInfo",
 ]
+__all__ += ["DistributedSampler"]

@@ -1,0 +1,184 @@
+"""Data-parallel scaling: one MLP training step (784-512-512-10, float32, global batch 256,
+SGD) with DistributedDataParallel on 1 and 2 ranks, chainrule (over MPI) against PyTorch DDP
+(gloo), 1 BLAS thread per rank; and the all-reduce time of one 25 MB bucket, chainrule's
+``all_reduce`` against mpi4py's blocking ``Allreduce`` (the MPI library's own figure).
+
+    python bench/ddp_scaling.py [--steps 30] [--ranks 1,2]
+
+Prints a table and writes ``bench/results/ddp_scaling.json``. Throughput is samples per second
+over all ranks; "DDP overhead" is the DDP step time on one rank minus the plain module's step
+time (bucket copies and the hooks: what DDP adds besides the network). Recorded, not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+GLOBAL_BATCH = 256
+
+
+def _mlp(m):
+    nn = m.nn
+    m.manual_seed(0)
+    return nn.Sequential(
+        nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+    )
+
+
+def worker(lib: str, steps: int) -> None:
+    if lib == "torch":
+        import torch as m
+        import torch.distributed as dist
+
+        m.set_num_threads(1)
+        dist.init_process_group("gloo")
+    else:
+        import chainrule as m
+        import chainrule.distributed as dist
+
+        dist.init_process_group("mpi")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local = GLOBAL_BATCH // world
+    rng = np.random.default_rng(rank)
+    x = m.from_numpy(rng.standard_normal((local, 784)).astype(np.float32))
+    y = m.from_numpy(rng.integers(0, 10, local))
+
+    def timed(model) -> float:
+        opt = m.optim.SGD(model.parameters(), lr=0.01)
+        times = []
+        for i in range(steps + 3):
+            dist.barrier()
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            m.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times[3:]))
+
+    ddp = m.nn.parallel.DistributedDataParallel(_mlp(m))
+    t_ddp = timed(ddp)
+    t_plain = timed(_mlp(m)) if world == 1 else float("nan")
+    # One 25 MB bucket's all-reduce.
+    buf = np.ones(25 * 1024 * 1024 // 4, np.float32)
+    t = m.from_numpy(buf.copy())
+    ar = []
+    for _ in range(8):
+        dist.barrier()
+        t0 = time.perf_counter()
+        dist.all_reduce(t)
+        ar.append(time.perf_counter() - t0)
+    mpi_ref = float("nan")
+    if lib == "chainrule":
+        from mpi4py import MPI
+
+        out = np.empty_like(buf)
+        ref = []
+        for _ in range(8):
+            MPI.COMM_WORLD.Barrier()
+            t0 = time.perf_counter()
+            MPI.COMM_WORLD.Allreduce(buf, out)
+            ref.append(time.perf_counter() - t0)
+        mpi_ref = float(np.median(ref[2:]))
+    if rank == 0:
+        print(
+            "RESULT "
+            + json.dumps(
+                {
+                    "lib": lib,
+                    "ranks": world,
+                    "step_ms": t_ddp * 1e3,
+                    "plain_step_ms": t_plain * 1e3,
+                    "samples_per_s": GLOBAL_BATCH / t_ddp,
+                    "allreduce_25MB_ms": float(np.median(ar[2:])) * 1e3,
+                    "mpi_allreduce_25MB_ms": mpi_ref * 1e3,
+                }
+            ),
+            flush=True,
+        )
+    dist.destroy_process_group()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(lib: str, ranks: int, steps: int) -> dict:
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    me = [str(HERE / "ddp_scaling.py"), "--worker", lib, "--steps", str(steps)]
+    if lib == "chainrule":
+        cmd = [
+            sys.executable,
+            "-m",
+            "chainrule.distributed.run",
+            "--nproc-per-node",
+            str(ranks),
+            *me,
+        ]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600).stdout
+    else:
+        port = str(_free_port())
+        procs = [
+            subprocess.Popen(
+                [sys.executable, *me],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=dict(
+                    env,
+                    RANK=str(r),
+                    WORLD_SIZE=str(ranks),
+                    MASTER_ADDR="127.0.0.1",
+                    MASTER_PORT=port,
+                ),
+            )
+            for r in range(ranks)
+        ]
+        out = "".join(p.communicate(timeout=600)[0] for p in procs)
+    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
+    return json.loads(line[len("RESULT ") :])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--worker", default=None)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--ranks", default="1,2")
+    a = p.parse_args()
+    if a.worker:
+        worker(a.worker, a.steps)
+        return
+    rows = [run(lib, int(n), a.steps) for n in a.ranks.split(",") for lib in ("chainrule", "torch")]
+    print(
+        f"{'library':<10} {'ranks':>5} {'step ms':>8} {'samples/s':>10} {'DDP overhead ms':>16} "
+        f"{'25MB allreduce ms':>18} {'MPI Allreduce ms':>17}"
+    )
+    for r in rows:
+        over = r["step_ms"] - r["plain_step_ms"]
+        print(
+            f"{r['lib']:<10} {r['ranks']:>5} {r['step_ms']:>8.2f} {r['samples_per_s']:>10.0f} "
+            f"{over:>16.2f} {r['allreduce_25MB_ms']:>18.2f} {r['mpi_allreduce_25MB_ms']:>17.2f}"
+        )
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "ddp_scaling.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

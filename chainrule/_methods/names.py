@@ -1,0 +1,664 @@
+"""Tensor methods of the numeric, scattering and aliases families (ops/numeric.py,
+ops/scattering.py, ops/aliases.py), their in-place ``_`` forms, the in-place forms of the
+special functions, the shape-changing in-place ops (``t_``, ``transpose_``, ``squeeze_``,
+``unsqueeze_``, ``swapaxes_``, ``resize_``), the legacy ``new``/``char``, the layout
+attributes, and Tensor forms of the older torch linear-algebra functions (see
+chainrule/_methods/__init__.py).
+
+Why this file is over 400 lines: it is one family's list of one-line wrappers, kept together
+so that the lead can move it as a unit.
+
+An in-place form ``x.f_(*args)`` computes ``x.f(*args)`` through ``inplace_compute`` (the
+mechanism of every in-place op: PyTorch's leaf/view/version checks, the history rebased).
+A shape-changing in-place op swaps ``x``'s array for the new-shaped view of the same memory and
+gives ``x`` the history of the out-of-place op, as PyTorch's ``t_`` (node ``TBackward1``...)
+does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from chainrule._dispatch import ops as _ops
+
+
+def _inplace(
+    self: Any, compute: Callable[[Any], Any], *others: Any, differentiable: bool = True
+) -> Any:
+    from chainrule._tensor import Tensor
+    from chainrule.ops._registry import inplace_compute
+
+    ts = [o for o in others if isinstance(o, Tensor)]
+    if not differentiable:
+
+        def plain(a: Any) -> Any:
+            r = compute(a)
+            return a * 0 + r.to(a.dtype) if a.requires_grad else r
+
+        return inplace_compute(self, plain, ts)
+    return inplace_compute(self, compute, ts)
+
+
+_VIEW_MSG = (
+    "{name}(): chainrule cannot change the shape in place of a tensor that is a view or has "
+    "views (their recorded view chains would no longer fit); use the out-of-place {base}() "
+    "instead."
+)
+
+
+def _reshape_inplace(self: Any, name: str, base: str, make: Callable[[Any], Any]) -> Any:
+    """Give ``self`` the shape of ``make(self)`` (a view op), in place: same memory, new
+    metadata; when recorded, ``self``'s history becomes that op's node."""
+    from chainrule.autograd import grad_mode
+    from chainrule.ops._registry import check_inplace, history_alias
+
+    check_inplace(self)
+    if self._base is not None or self.__dict__.get("_views"):
+        raise RuntimeError(_VIEW_MSG.format(name=name, base=base))
+    if grad_mode.is_grad_enabled() and self.requires_grad:
+        result = make(history_alias(self, False))
+        self._data = result._data
+        self.grad_fn = result.grad_fn
+        if "_output_nr" in self.__dict__:
+            del self.__dict__["_output_nr"]
+    else:
+        with grad_mode.no_grad():
+            self._data = make(self)._data
+    self._bump_version()
+    return self
+
+
+class NamesMethods:
+    __slots__ = ()
+
+    # Inverse hyperbolic functions -------------------------------------------------------
+    def asinh(self) -> Any:
+        return _ops.asinh(self)
+
+    def asinh_(self) -> Any:
+        return _inplace(self, _ops.asinh)
+
+    def arcsinh(self) -> Any:
+        return _ops.asinh(self)
+
+    def arcsinh_(self) -> Any:
+        return _inplace(self, _ops.asinh)
+
+    def acosh(self) -> Any:
+        return _ops.acosh(self)
+
+    def acosh_(self) -> Any:
+        return _inplace(self, _ops.acosh)
+
+    def arccosh(self) -> Any:
+        return _ops.acosh(self)
+
+    def arccosh_(self) -> Any:
+        return _inplace(self, _ops.acosh)
+
+    def atanh(self) -> Any:
+        return _ops.atanh(self)
+
+    def atanh_(self) -> Any:
+        return _inplace(self, _ops.atanh)
+
+    def arctanh(self) -> Any:
+        return _ops.atanh(self)
+
+    def arctanh_(self) -> Any:
+        return _inplace(self, _ops.atanh)
+
+    # Integer and floating-point functions -----------------------------------------------
+    def gcd(self, other: Any) -> Any:
+        _tensor_arg("gcd", other)
+        return _ops.gcd(self, other)
+
+    def gcd_(self, other: Any) -> Any:
+        _tensor_arg("gcd_", other)
+        return _inplace(self, lambda a: _ops.gcd(a, other), other, differentiable=False)
+
+    def lcm(self, other: Any) -> Any:
+        _tensor_arg("lcm", other)
+        return _ops.lcm(self, other)
+
+    def lcm_(self, other: Any) -> Any:
+        _tensor_arg("lcm_", other)
+        return _inplace(self, lambda a: _ops.lcm(a, other), other, differentiable=False)
+
+    def bitwise_left_shift(self, other: Any) -> Any:
+        return _ops.bitwise_left_shift(self, other)
+
+    def bitwise_left_shift_(self, other: Any) -> Any:
+        return _inplace(
+            self, lambda a: _ops.bitwise_left_shift(a, other), other, differentiable=False
+        )
+
+    def bitwise_right_shift(self, other: Any) -> Any:
+        return _ops.bitwise_right_shift(self, other)
+
+    def bitwise_right_shift_(self, other: Any) -> Any:
+        return _inplace(
+            self, lambda a: _ops.bitwise_right_shift(a, other), other, differentiable=False
+        )
+
+    def __lshift__(self, other: Any) -> Any:
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Any:
+        return _ops.bitwise_left_shift(_scalar_like(other, self), self)
+
+    def __ilshift__(self, other: Any) -> Any:
+        return self.bitwise_left_shift_(other)
+
+    def __rshift__(self, other: Any) -> Any:
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Any:
+        return _ops.bitwise_right_shift(_scalar_like(other, self), self)
+
+    def __irshift__(self, other: Any) -> Any:
+        return self.bitwise_right_shift_(other)
+
+    def nextafter(self, other: Any) -> Any:
+        _tensor_arg("nextafter", other)
+        return _ops.nextafter(self, other)
+
+    def nextafter_(self, other: Any) -> Any:
+        _tensor_arg("nextafter_", other)
+        return _inplace(self, lambda a: _ops.nextafter(a, other), other, differentiable=False)
+
+    def frexp(self) -> Any:
+        return _ops.frexp(self)
+
+    def ldexp(self, other: Any) -> Any:
+        return _ops.ldexp(self, other)
+
+    def ldexp_(self, other: Any) -> Any:
+        return _inplace(self, lambda a: _ops.ldexp(a, other), other)
+
+    def vdot(self, other: Any) -> Any:
+        return _ops.vdot(self, other)
+
+    def cross(self, other: Any, dim: int | None = None) -> Any:
+        return _ops.cross(self, other, dim)
+
+    # In-place special functions -----------------------------------------------------------
+    def i0_(self) -> Any:
+        return _inplace(self, _ops.i0)
+
+    def lgamma_(self) -> Any:
+        return _inplace(self, _ops.lgamma)
+
+    def digamma_(self) -> Any:
+        return _inplace(self, _ops.digamma)
+
+    def erfinv_(self) -> Any:
+        return _inplace(self, _ops.erfinv)
+
+    def logit_(self, eps: float | None = None) -> Any:
+        return _inplace(self, lambda a: _ops.logit(a, eps))
+
+    def xlogy_(self, other: Any) -> Any:
+        return _inplace(self, lambda a: _ops.xlogy(a, other), other)
+
+    def igamma_(self, other: Any) -> Any:
+        return _inplace(self, lambda a: _ops.igamma(a, other), other)
+
+    def igammac_(self, other: Any) -> Any:
+        return _inplace(self, lambda a: _ops.igammac(a, other), other)
+
+    def mvlgamma_(self, p: int) -> Any:
+        return _inplace(self, lambda a: _ops.mvlgamma(a, p))
+
+    def polygamma_(self, n: int) -> Any:
+        return _inplace(self, lambda a: _ops.polygamma(n, a))
+
+    # Scatters, index writes and order statistics --------------------------------------------
+    def scatter_reduce(
+        self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+    ) -> Any:
+        return _ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(
+        self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
+    ) -> Any:
+        return _inplace(
+            self,
+            lambda a: _ops.scatter_reduce(a, dim, index, src, reduce, include_self=include_self),
+            src,
+        )
+
+    def index_reduce(
+        self, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
+    ) -> Any:
+        return _ops.index_reduce(self, dim, index, source, reduce, include_self=include_self)
+
+    def index_reduce_(
+        self, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
+    ) -> Any:
+        return _inplace(
+            self,
+            lambda a: _ops.index_reduce(a, dim, index, source, reduce, include_self=include_self),
+            source,
+        )
+
+    def index_copy(self, dim: int, index: Any, source: Any) -> Any:
+        return _ops.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim: int, index: Any, source: Any) -> Any:
+        return _inplace(self, lambda a: _ops.index_copy(a, dim, index, source), source)
+
+    def index_fill(self, dim: int, index: Any, value: Any) -> Any:
+        return _ops.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: Any, value: Any) -> Any:
+        return _inplace(self, lambda a: _ops.index_fill(a, dim, index, value), value)
+
+    def masked_scatter(self, mask: Any, source: Any) -> Any:
+        return _ops.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Any, source: Any) -> Any:
+        _expandable(mask, tuple(self.shape))
+        return _inplace(self, lambda a: _ops.masked_scatter(a, mask, source), source)
+
+    def put(self, index: Any, source: Any, accumulate: bool = False) -> Any:
+        return _ops.put(self, index, source, accumulate)
+
+    def put_(self, index: Any, source: Any, accumulate: bool = False) -> Any:
+        return _inplace(self, lambda a: _ops.put(a, index, source, accumulate), source)
+
+    def diagonal_scatter(self, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+        return _ops.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def select_scatter(self, src: Any, dim: int, index: int) -> Any:
+        return _ops.select_scatter(self, src, dim, index)
+
+    def slice_scatter(
+        self,
+        src: Any,
+        dim: int = 0,
+        start: int | None = None,
+        end: int | None = None,
+        step: int = 1,
+    ) -> Any:
+        return _ops.slice_scatter(self, src, dim, start, end, step)
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Any:
+        """Fill the main diagonal (all indices equal) of a tensor of 2 or more dims with
+        ``fill_value``, in place; ``wrap``: in a tall matrix, restart after every ``N + 1``
+        rows (NumPy's ``fill_diagonal``)."""
+        shape = tuple(self.shape)
+        if len(shape) < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if len(shape) > 2 and len(set(shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        mask = np.zeros(shape, dtype=bool)
+        np.fill_diagonal(mask, True, wrap=bool(wrap))
+        from chainrule._creation import tensor
+
+        m = tensor(mask, device=self.device)
+        return _inplace(self, lambda a: a.masked_fill(m, fill_value), fill_value)
+
+    def quantile(
+        self,
+        q: Any,
+        dim: int | None = None,
+        keepdim: bool = False,
+        *,
+        interpolation: str = "linear",
+    ) -> Any:
+        return _ops.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(
+        self,
+        q: Any,
+        dim: int | None = None,
+        keepdim: bool = False,
+        *,
+        interpolation: str = "linear",
+    ) -> Any:
+        return _ops.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def histogram(
+        self,
+        bins: Any = 100,
+        *,
+        range: Sequence[float] | None = None,
+        weight: Any = None,
+        density: bool = False,
+    ) -> Any:
+        return _ops.histogram(self, bins, range=range, weight=weight, density=density)
+
+    # Aliases and copies -------------------------------------------------------------------
+    def swapaxes(self, axis0: int, axis1: int) -> Any:
+        return _ops.swapaxes(self, axis0, axis1)
+
+    def swapdims(self, dim0: int, dim1: int) -> Any:
+        return _ops.swapdims(self, dim0, dim1)
+
+    def swapaxes_(self, axis0: int, axis1: int) -> Any:
+        return _reshape_inplace(
+            self, "swapaxes_", "swapaxes", lambda a: _ops.transpose(a, axis0, axis1)
+        )
+
+    def swapdims_(self, dim0: int, dim1: int) -> Any:
+        return _reshape_inplace(
+            self, "swapdims_", "swapdims", lambda a: _ops.transpose(a, dim0, dim1)
+        )
+
+    def transpose_(self, dim0: int, dim1: int) -> Any:
+        return _reshape_inplace(
+            self, "transpose_", "transpose", lambda a: _ops.transpose(a, dim0, dim1)
+        )
+
+    def t_(self) -> Any:
+        return _reshape_inplace(self, "t_", "t", _ops.t)
+
+    def squeeze_(self, dim: Any = None) -> Any:
+        return _reshape_inplace(self, "squeeze_", "squeeze", lambda a: _ops.squeeze(a, dim))
+
+    def unsqueeze_(self, dim: int) -> Any:
+        return _reshape_inplace(self, "unsqueeze_", "unsqueeze", lambda a: _ops.unsqueeze(a, dim))
+
+    def ravel(self) -> Any:
+        return _ops.ravel(self)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Any:
+        return _ops.unfold(self, dimension, size, step)
+
+    def split_with_sizes(self, split_sizes: Sequence[int], dim: int = 0) -> Any:
+        return _ops.split_with_sizes(self, split_sizes, dim)
+
+    def unsafe_split(self, split_size: int, dim: int = 0) -> Any:
+        return _ops.unsafe_split(self, split_size, dim)
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> Any:
+        return _ops.unsafe_chunk(self, chunks, dim)
+
+    def unsafe_split_with_sizes(self, split_sizes: Sequence[int], dim: int = 0) -> Any:
+        return _ops.unsafe_split_with_sizes(self, split_sizes, dim)
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> Any:
+        return _ops.narrow_copy(self, dim, start, length)
+
+    def conj(self) -> Any:
+        return _ops.conj(self)
+
+    def resolve_conj(self) -> Any:
+        return _ops.resolve_conj(self)
+
+    def resolve_neg(self) -> Any:
+        return _ops.resolve_neg(self)
+
+    def conj_physical(self) -> Any:
+        return _ops.conj_physical(self)
+
+    def conj_physical_(self) -> Any:
+        """In-place conjugation: nothing to change in a real tensor."""
+        from chainrule.ops._registry import check_inplace
+
+        check_inplace(self)
+        return self
+
+    def adjoint(self) -> Any:
+        return _ops.adjoint(self)
+
+    @property
+    def mH(self) -> Any:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of the last two dims (for real tensors, ``mT``)."""
+        if self.ndim < 2:
+            raise RuntimeError(
+                "tensor.mH is only supported on matrices or batches of matrices. "
+                f"Got {self.ndim}-D tensor."
+            )
+        return _ops.transpose(self, -2, -1)
+
+    @property
+    def H(self) -> Any:  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of a matrix (a 0-D tensor: itself, with PyTorch's
+        deprecation warning)."""
+        if self.ndim == 0:
+            import warnings
+
+            warnings.warn(
+                "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self
+        if self.ndim != 2:
+            hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D "
+                f"tensor.{hint}"
+            )
+        return _ops.t(self)
+
+    def is_complex(self) -> bool:
+        return _ops.is_complex(self)
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def is_nonzero(self) -> bool:
+        return _ops.is_nonzero(self)
+
+    def is_same_size(self, other: Any) -> bool:
+        return _ops.is_same_size(self, other)
+
+    def is_signed(self) -> bool:
+        return _ops.is_signed(self)
+
+    # nn.functional's (imported at call time: nn.functional is a layer above Tensor).
+    def hardshrink(self, lambd: float = 0.5) -> Any:
+        from chainrule.nn import functional
+
+        return functional.hardshrink(self, lambd)
+
+    def prelu(self, weight: Any) -> Any:
+        from chainrule.nn import functional
+
+        return functional.prelu(self, weight)
+
+    # Layout attributes and legacy constructors ------------------------------------------------
+    @property
+    def layout(self) -> Any:
+        """The memory layout: always ``torch.strided`` (dense)."""
+        from chainrule._layout import strided
+
+        return strided
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_sparse_csr(self) -> bool:
+        return False
+
+    @property
+    def name(self) -> None:
+        """A tensor's name in a named-tensor dim (PyTorch: None for ordinary tensors)."""
+        return None
+
+    def char(self) -> Any:
+        """Cast to int8."""
+        from chainrule import _dtype
+
+        return self.to(_dtype.int8)
+
+    def new(self, *args: Any, **kwargs: Any) -> Any:
+        """Legacy constructor: ``x.new(2, 3)`` (uninitialised, as ``new_empty``), ``x.new(size)``
+        for a ``Size``, ``x.new(data)`` (as ``new_tensor``), ``x.new()`` (empty 1-D); in
+        ``x``'s dtype and device."""
+        from chainrule._tensor import Size, Tensor
+
+        if kwargs.keys() - {"device", "dtype"}:
+            bad = sorted(kwargs.keys() - {"device", "dtype"})[0]
+            raise TypeError(f"new() got an unexpected keyword argument '{bad}'")
+        if not args:
+            return self.new_empty((0,), **kwargs)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0].to(dtype=self.dtype).detach()
+        if all(isinstance(a, (int, np.integer)) for a in args) or (
+            len(args) == 1 and isinstance(args[0], Size)
+        ):
+            size = tuple(args[0]) if isinstance(args[0], Size) else tuple(int(a) for a in args)
+            return self.new_empty(size, **kwargs)
+        if len(args) == 1:
+            return self.new_tensor(args[0], **kwargs)
+        raise TypeError("new(): invalid arguments: expected sizes (ints) or one data argument")
+
+    def new_empty_strided(
+        self,
+        size: Sequence[int],
+        stride: Sequence[int],
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        layout: Any = None,
+        pin_memory: bool = False,
+    ) -> Any:
+        """An uninitialised tensor with the given sizes and strides (``torch.empty_strided``),
+        in ``self``'s dtype and device by default."""
+        from chainrule._layout import empty_strided
+
+        return empty_strided(
+            size,
+            stride,
+            dtype=dtype or self.dtype,
+            device=device or self.device,
+            requires_grad=requires_grad,
+        )
+
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Any:
+        """Give ``self`` the shape ``sizes`` in place, keeping its first elements (in memory
+        order) and extending it with uninitialised ones (here zeros) when it grows. Not
+        allowed on tensors that require grad (PyTorch's error)."""
+        from chainrule.ops._registry import check_inplace
+
+        if (
+            len(sizes) == 1
+            and isinstance(sizes[0], (tuple, list))
+            or (len(sizes) == 1 and hasattr(sizes[0], "__iter__"))
+        ):
+            sizes = tuple(sizes[0])
+        size = tuple(int(s) for s in sizes)
+        if any(s < 0 for s in size):
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {min(size)}: {list(size)}"
+            )
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        check_inplace(self)
+        if self._base is not None or self.__dict__.get("_views"):
+            raise RuntimeError(_VIEW_MSG.format(name="resize_", base="reshape"))
+        d = self._data
+        xp = self._backend.xp
+        n = int(np.prod(size, dtype=np.int64))
+        flat = xp.ascontiguousarray(d).reshape(-1)
+        if n <= flat.size and d.flags.c_contiguous:
+            new = flat[:n].reshape(size)
+        else:
+            new = xp.zeros(n, dtype=d.dtype)
+            k = min(n, flat.size)
+            new[:k] = flat[:k]
+            new = new.reshape(size)
+        self._data = new
+        self._bump_version()
+        return self
+
+    def resize_as_(self, the_template: Any, *, memory_format: Any = None) -> Any:
+        """``self.resize_(the_template.shape)``."""
+        return self.resize_(tuple(the_template.shape))
+
+    # The older torch linear-algebra functions -----------------------------------------------
+    def cholesky(self, upper: bool = False) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.cholesky(self, upper)
+
+    def cholesky_solve(self, input2: Any, upper: bool = False) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: bool = False) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.cholesky_inverse(self, upper)
+
+    def pinverse(self, rcond: float = 1e-15) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.pinverse(self, rcond)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.svd(self, some, compute_uv)
+
+    def triangular_solve(
+        self, A: Any, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+    ) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.triangular_solve(self, A, upper, transpose, unitriangular)
+
+    def lstsq(self, A: Any) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.lstsq(self, A)
+
+    def solve(self, A: Any) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.solve(self, A)
+
+    def symeig(self, eigenvectors: bool = False, upper: bool = True) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.symeig(self, eigenvectors, upper)
+
+    def eig(self, eigenvectors: bool = False) -> Any:
+        from chainrule import _linalg_legacy
+
+        return _linalg_legacy.eig(self, eigenvectors)
+
+
+def _expandable(mask: Any, shape: tuple[int, ...]) -> None:
+    """Raise PyTorch's ``expand`` errors unless ``mask`` broadcasts to ``shape``."""
+    ms = tuple(mask.shape)
+    if len(ms) > len(shape):
+        raise RuntimeError(
+            f"expand(CPUBoolType{{{list(ms)}}}, size={list(shape)}): the number of sizes "
+            f"provided ({len(shape)}) must be greater or equal to the number of dimensions in "
+            f"the tensor ({len(ms)})"
+        )
+    off = len(shape) - len(ms)
+    for i, n in enumerate(ms):
+        if n != 1 and n != shape[off + i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({shape[off + i]}) must match the existing "
+                f"size ({n}) at non-singleton dimension {off + i}.  Target sizes: "
+                f"{list(shape)}.  Tensor sizes: {list(ms)}"
+            )
+
+
+def _tensor_arg(name: str, other: Any) -> None:
+    if not hasattr(other, "_data"):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
+        )
+
+
+def _scalar_like(x: Any, t: Any) -> Any:
+    from chainrule._creation import tensor
+
+    return tensor(x, device=t.device)

@@ -1,0 +1,7 @@
+"""``chainrule.distributed.nn``: collectives that autograd differentiates through."""
+
+from __future__ import annotations
+
+from chainrule.distributed.nn import functional
+
+__all__ = ["functional"]

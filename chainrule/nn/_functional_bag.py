@@ -1,0 +1,225 @@
+"""``F.embedding_bag``: sums, means or maxima of bags of embedding rows, without building the
+per-entry embeddings tensor as a user-visible intermediate.
+
+A bag is a run of ``input`` between consecutive ``offsets`` (or a row of a 2-d ``input``).
+``sum`` / ``mean`` gather the rows and add them into their bags with one ``index_add``; ``max``
+lays the bags out as a padded (bags, longest bag, dim) block and reduces it. Entries equal to
+``padding_idx`` are left out of every bag (and of the mean's count); an empty bag gives zeros.
+Everything is composed from differentiable ops, so gradients (and double backward) reach
+``weight`` and ``per_sample_weights``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chainrule import Tensor, full, no_grad, ones_like, tensor, zeros
+from chainrule import ops as _ops
+
+__all__ = ["embedding_bag"]
+
+
+def _index_dtype_check(t: Tensor, argno: int, what: str) -> None:
+    if t.detach().numpy().dtype.kind not in "iu":
+        raise RuntimeError(
+            f"Expected tensor for argument #{argno} '{what}' to have one of the following "
+            f"scalar types: Long, Int; but got {t.type()} instead (while checking arguments "
+            "for embedding_bag)"
+        )
+
+
+def _renorm_rows_(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """Scale the rows ``idx`` of ``weight`` in place to norm at most ``max_norm`` (PyTorch's
+    ``embedding_renorm_``: rows over the limit get factor max_norm / (norm + 1e-7))."""
+    rows = np.unique(idx)
+    if rows.size == 0:
+        return
+    with no_grad():
+        r = tensor(rows)
+        w = weight[r]
+        a = w.abs()
+        if norm_type == float("inf"):
+            norm = a.amax(1, keepdim=True)
+        elif norm_type == 2:
+            norm = (w * w).sum(1, keepdim=True).sqrt()
+        else:
+            norm = (a**norm_type).sum(1, keepdim=True) ** (1.0 / norm_type)
+        scale = _ops.where(norm > max_norm, max_norm / (norm + 1e-7), ones_like(norm))
+        weight[r] = w * scale
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Reduce bags of rows of ``weight``: out[b] = reduce_{j in bag b} psw[j] * weight[input[j]].
+
+    Args:
+        input: indices, 1-d with ``offsets`` (bag b is ``input[offsets[b]:offsets[b+1]]``) or
+            2-d (each row a bag; ``offsets`` must be None).
+        weight: the (num_embeddings, dim) table.
+        offsets: start of each bag (with ``include_last_offset``, the last entry is the end of
+            the last bag).
+        max_norm: rows used are first renormalized in place to norm <= max_norm.
+        norm_type: the p of that norm.
+        scale_grad_by_freq: scale each row's gradient by 1 / (its count in ``input``).
+        mode: ``"sum"``, ``"mean"`` or ``"max"``.
+        sparse: sparse gradients are not supported (raises).
+        per_sample_weights: one weight per entry of ``input`` (``mode="sum"`` only).
+        include_last_offset: see ``offsets``.
+        padding_idx: entries with this index are left out of their bag.
+
+    Returns:
+        (number of bags, dim) tensor; an empty bag gives zeros.
+
+    Differs from torch: with ``include_last_offset`` the last bag ends at ``offsets[-1]`` in
+    every mode (PyTorch's CPU kernels disagree between modes when ``offsets[-1]`` is less than
+    the input's length); ``scale_grad_by_freq`` divides each row's gradient by its count in
+    ``input``, as ``F.embedding`` does (PyTorch's ``embedding_bag`` CPU kernel attributes the
+    counts to the wrong rows).
+    """
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})"
+        )
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}"
+            )
+        n_bags, length = input.shape
+        starts = (
+            np.arange(0, n_bags * length, length, dtype=np.int64)
+            if length
+            else np.zeros(n_bags, np.int64)
+        )
+        end = n_bags * length
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts = None
+        end = input.shape[0]
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    elif mode not in ("sum", "mean"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if sparse:
+        raise NotImplementedError("embedding_bag: sparse gradients are not supported by chainrule")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise RuntimeError(
+                f"padding_idx must be within the number of embeddings, -{num} through "
+                f"{num - 1}, but got {padding_idx}"
+            )
+        if padding_idx < 0:
+            padding_idx += num
+    _index_dtype_check(input, 1, "indices")
+    idx = np.asarray(input.numpy(), dtype=np.int64)
+    if starts is None:
+        # torch names the offsets "indices" here too.
+        _index_dtype_check(offsets, 1, "indices")  # type: ignore[arg-type]
+        starts = np.asarray(offsets.numpy(), dtype=np.int64)  # type: ignore[union-attr]
+        if starts.size and starts[0] != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                f"start from position 0. However, got {starts[0]}"
+            )
+        if starts.size and starts[-1] > end:
+            raise RuntimeError(
+                f"offsets[-1] can not be greater than input's length {end} but got "
+                f"offsets[-1] of {starts[-1]}"
+            )
+        if np.any(np.diff(starts) < 0):
+            raise RuntimeError("embedding_bag: offsets have to be non-decreasing")
+        if include_last_offset:
+            if starts.size == 0:
+                raise RuntimeError(
+                    "embedding_bag: with include_last_offset=True, offsets must have at least "
+                    "one element"
+                )
+            end = int(starts[-1])
+            starts = starts[:-1]
+    bad = np.flatnonzero((idx < 0) | (idx >= num))
+    if bad.size:
+        j = int(bad[0])
+        raise RuntimeError(
+            f"Index {j} of input takes value {idx[j]} which is not in the valid range [0, {num})"
+        )
+    n_bags = starts.size
+    pos = np.arange(idx.size)
+    bag = np.searchsorted(starts, pos, side="right") - 1
+    keep = (pos < end) & (bag >= 0)
+    if padding_idx is not None:
+        keep &= idx != padding_idx
+    if max_norm is not None:
+        _renorm_rows_(weight, idx[keep], max_norm, norm_type)
+    kept = np.flatnonzero(keep)
+    bag_k = bag[kept]
+    idx_k = idx[kept]
+    rows = weight[tensor(idx_k)]
+    if scale_grad_by_freq:
+        # The value is unchanged (rd + 0); only the gradient is scaled by 1 / count.
+        counts = np.bincount(idx_k, minlength=num)[idx_k].astype(np.float64)
+        s = tensor((1.0 / counts)[:, None], dtype=weight.dtype)
+        rd = rows.detach()
+        rows = rd + (rows - rd) * s
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[tensor(kept)].unsqueeze(1)
+    dim = weight.shape[1]
+    if mode in ("sum", "mean"):
+        out = zeros(n_bags, dim, dtype=weight.dtype).index_add(0, tensor(bag_k), rows)
+        if mode == "mean":
+            count = np.maximum(np.bincount(bag_k, minlength=n_bags), 1)
+            out = out / tensor(count[:, None].astype(np.float64), dtype=weight.dtype)
+        return out
+    return _bag_max(rows, bag_k, n_bags, dim, weight)
+
+
+def _bag_max(rows: Tensor, bag_k: np.ndarray, n_bags: int, dim: int, weight: Tensor) -> Tensor:
+    """Per-bag maximum over the kept rows (zeros for an empty bag): the rows are placed in a
+    padded (bags, longest bag, dim) block, filled with -inf, and reduced along axis 1."""
+    counts = np.bincount(bag_k, minlength=n_bags)
+    longest = int(counts.max()) if counts.size else 0
+    if longest == 0:
+        return zeros(n_bags, dim, dtype=weight.dtype) + rows.sum() * 0
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    slot = np.arange(bag_k.size) - first[bag_k]
+    flat = bag_k * longest + slot
+    block = full((n_bags * longest, dim), float("-inf"), dtype=weight.dtype)
+    block = block.index_put((tensor(flat),), rows).reshape(n_bags, longest, dim)
+    out = block.max(1).values
+    empty = tensor((counts == 0)[:, None])
+    return _ops.where(empty, zeros((), dtype=weight.dtype), out)

@@ -1,0 +1,360 @@
+"""The GPU check: one command, under 5 minutes, on a machine with a GPU (issue 17).
+
+    python tools/gpu_check.py [--json results.json] [--quick]
+
+Needs only what such a machine has: CuPy, PyTorch with CUDA, NumPy (and the repository's
+tests/opinfo tables). Three parts, each with a time budget:
+
+1. **The op table on the GPU.** Every row and sample of tests/opinfo, in float32, run by
+   chainrule on ``cuda`` and compared with chainrule on the CPU and with PyTorch on CUDA:
+   outputs, and the gradients of ``sum(outputs)`` for rows that are differentiable.
+2. **The seed GAN loop with ``.cuda()``.** The SRGAN update loop of examples/seeds (models,
+   criterion and inputs moved with ``.cuda()``, the corrected update order) for three steps;
+   its losses against the same loop on the CPU and in PyTorch CUDA; then the seed program
+   itself, as written.
+3. **SRGAN step time** against PyTorch CUDA, at the demo's size (2x, 32x32 patches, batch 8)
+   and at 4x with 96x96 patches, batch 16 (64 channels, 16 residual blocks, as SRGAN).
+
+PyTorch's TF32 is switched off for all three, so both libraries do the same float32 arithmetic.
+
+Without a GPU it prints ``skipped: no GPU`` and the reason, and exits 0. It exits 1 when a
+check fails. Written against chainrule's public API only, so it measures what users get.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import pathlib
+import runpy
+import sys
+import time
+import traceback
+from typing import Any, Callable
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def _torch_cuda() -> tuple[Any, str]:
+    """PyTorch when it has CUDA, else None and why."""
+    try:
+        import torch
+    except ImportError as e:
+        return None, f"PyTorch is not installed ({e})"
+    if not torch.cuda.is_available():
+        return None, "PyTorch has no CUDA here"
+    return torch, ""
+
+
+def _to_np(t: Any) -> np.ndarray:
+    return t.detach().cpu().numpy()
+
+
+def _flat(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        return [y for o in out for y in _flat(o)]
+    return [out]
+
+
+def _close(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        return bool(np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+# 1. The op table --------------------------------------------------------------------------------
+def _run_case(m: Any, row: Any, sample: Any, device: str) -> tuple[list[np.ndarray], list[Any]]:
+    """Outputs and input gradients of one op-table case in library ``m`` on ``device``."""
+    args, leaves = [], []
+    for i, a in enumerate(sample.args):
+        if isinstance(a, np.ndarray):
+            if a.dtype.kind == "f":
+                rg = row.differentiable and i not in sample.no_grad
+                t = m.tensor(a.astype(np.float32)).to(device).requires_grad_(rg)
+                if rg:
+                    leaves.append(t)
+            else:
+                t = m.tensor(a).to(device)
+            args.append(t)
+        else:
+            args.append(a)
+    outs = [o for o in _flat(row.call(m, *args, **sample.kwargs)) if hasattr(o, "shape")]
+    grads: list[Any] = []
+    diff = [o for o in outs if o.requires_grad]
+    if leaves and diff:
+        total = sum(o.float().sum() for o in diff)
+        gs = m.autograd.grad(total, leaves, allow_unused=True)
+        grads = [None if g is None else _to_np(g) for g in gs]
+    return [_to_np(o) for o in outs], grads
+
+
+def _same(ref: Any, got: Any, atol: float, rtol: float) -> bool:
+    (ro, rg), (go, gg) = ref, got
+    if len(ro) != len(go) or len(rg) != len(gg):
+        return False
+    pairs = list(zip(ro, go)) + [(a, b) for a, b in zip(rg, gg) if a is not None or b is not None]
+    return all(a is not None and b is not None and _close(a, b, atol, rtol) for a, b in pairs)
+
+
+def check_op_table(torch: Any, budget: float, quick: bool) -> dict[str, Any]:
+    import chainrule as cr
+    from tests.opinfo.registry import all_rows
+
+    t0 = time.perf_counter()
+    res: dict[str, Any] = {"cases": 0, "match_cpu": 0, "match_torch": 0, "failures": []}
+    rows = all_rows()
+    for row in rows[::7] if quick else rows:
+        for k, s in enumerate(row.samples(np.random.default_rng(1234))):
+            if time.perf_counter() - t0 > budget:
+                res["stopped"] = f"time budget ({budget:.0f} s) spent at row {row.name}"
+                return res
+            name = f"{row.name}-{s.name or k}"
+            res["cases"] += 1
+            tol = (max(row.atol, 1e-4), max(row.rtol, 1e-3))  # float32 on a GPU: TF32 off
+            try:
+                cpu = _run_case(cr, row, s, "cpu")
+                gpu = _run_case(cr, row, s, "cuda")
+            except Exception as e:  # noqa: BLE001 - each case's failure is reported
+                res["failures"].append(f"{name}: {type(e).__name__}: {str(e)[:200]}")
+                continue
+            if _same(cpu, gpu, *tol):
+                res["match_cpu"] += 1
+            else:
+                res["failures"].append(f"{name}: CUDA result differs from the CPU one")
+            if torch is not None and row.torch:
+                try:
+                    ref = _run_case(torch, row, s, "cuda")
+                except Exception as e:  # noqa: BLE001
+                    res["failures"].append(f"{name}: PyTorch CUDA failed: {type(e).__name__}")
+                    continue
+                if _same(ref, gpu, *tol):
+                    res["match_torch"] += 1
+                else:
+                    res["failures"].append(f"{name}: CUDA result differs from PyTorch CUDA")
+    res["seconds"] = round(time.perf_counter() - t0, 1)
+    return res
+
+
+# 2. The seed GAN loop ---------------------------------------------------------------------------
+def _seed_loop(m: Any, device: str, steps: int = 3) -> list[tuple[float, float]]:
+    """The seed program's SRGAN loop (corrected order), models and data on ``device``."""
+    import workloads
+
+    mods = workloads._srgan_models(m)
+    nn, optim = m.nn, m.optim
+    netG = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.PReLU(),
+        nn.Conv2d(8, 12, 3, padding=1),
+        nn.PixelShuffle(2),
+    )
+    netD = mods.Discriminator(8)
+    workloads._init_like(m, netG, 1)
+    workloads._init_like(m, netD, 2)
+    criterion = mods.GeneratorLoss()
+    if device == "cuda":
+        netG, netD, criterion = netG.cuda(), netD.cuda(), criterion.cuda()
+    optimizerG, optimizerD = optim.Adam(netG.parameters()), optim.Adam(netD.parameters())
+    rng = np.random.default_rng(0)
+    bar = [
+        (rng.uniform(0, 1, (2, 3, 8, 8)), rng.uniform(0, 1, (2, 3, 16, 16))) for _ in range(steps)
+    ]
+    losses = []
+    for data, target in bar:
+        real_img = m.from_numpy(target.astype(np.float32))
+        z = m.from_numpy(data.astype(np.float32))
+        if device == "cuda":
+            real_img, z = real_img.cuda(), z.cuda()
+        fake_img = netG(z)
+        netD.zero_grad()
+        real_out = netD(real_img).mean()
+        fake_out = netD(fake_img).mean()
+        d_loss = 1 - real_out + fake_out
+        d_loss.backward(retain_graph=True)
+        optimizerD.step()
+        netG.zero_grad()
+        fake_out = netD(fake_img).mean()
+        g_loss = criterion(fake_out, fake_img, real_img)
+        g_loss.backward()
+        optimizerG.step()
+        losses.append((d_loss.item(), g_loss.item()))
+    return losses
+
+
+def check_seed_loop(torch: Any) -> dict[str, Any]:
+    import chainrule as cr
+
+    res: dict[str, Any] = {}
+    try:
+        cpu, gpu = _seed_loop(cr, "cpu"), _seed_loop(cr, "cuda")
+        res["chainrule_cuda"] = gpu
+        res["matches_cpu"] = bool(np.allclose(cpu, gpu, rtol=1e-3, atol=1e-4))
+        if torch is not None:
+            ref = _seed_loop(torch, "cuda")
+            res["torch_cuda"] = ref
+            res["matches_torch"] = bool(np.allclose(ref, gpu, rtol=1e-3, atol=1e-4))
+    except Exception as e:  # noqa: BLE001
+        res["error"] = f"{type(e).__name__}: {e}"
+        res["traceback"] = traceback.format_exc(limit=6)
+    # The seed program itself, unmodified (it moves its inputs with .cuda() when it can).
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(
+                str(ROOT / "examples" / "seeds" / "srgan_update_order.py"), run_name="__main__"
+            )
+        res["seed_program"] = "ran"
+    except Exception as e:  # noqa: BLE001
+        res["seed_program"] = f"{type(e).__name__}: {e}"
+    res["seed_program_output"] = out.getvalue().splitlines()[:6]
+    return res
+
+
+# 3. SRGAN step time -----------------------------------------------------------------------------
+def _srgan_step(
+    m: Any, scale: int, patch: int, batch: int, channels: int, blocks: int
+) -> Callable[[], Any]:
+    import workloads
+
+    mods = workloads._srgan_models(m)
+    netG = mods.Generator(scale, channels, blocks)
+    netD = mods.Discriminator(channels)
+    workloads._init_like(m, netG, 4)
+    workloads._init_like(m, netD, 5)
+    netG, netD = netG.cuda(), netD.cuda()
+    criterion = mods.GeneratorLoss().cuda()
+    optG = m.optim.Adam(netG.parameters(), lr=1e-4)
+    optD = m.optim.Adam(netD.parameters(), lr=1e-4)
+    rng = np.random.default_rng(6)
+    hr_np = rng.uniform(0, 1, (batch, 3, patch, patch)).astype(np.float32)
+    p = patch // scale
+    lr_np = hr_np.reshape(batch, 3, p, scale, p, scale).mean(axis=(3, 5))
+    bic_np = np.repeat(np.repeat(lr_np, scale, axis=2), scale, axis=3)
+    lr, bic, hr = (m.from_numpy(a.copy()).cuda() for a in (lr_np, bic_np, hr_np))
+
+    def step() -> Any:
+        fake = netG(lr, bic)
+        netD.zero_grad()
+        d_loss = 1 - netD(hr).mean() + netD(fake).mean()
+        d_loss.backward(retain_graph=True)
+        optD.step()
+        netG.zero_grad()
+        g_loss = criterion(netD(fake).mean(), fake, hr)
+        g_loss.backward()
+        optG.step()
+        return g_loss
+
+    return step
+
+
+def _time(m: Any, step: Callable[[], Any], budget: float) -> float:
+    """Median milliseconds of ``step`` (GPU work finished before each clock read)."""
+    for _ in range(2):
+        step()
+    m.cuda.synchronize()
+    times: list[float] = []
+    t_end = time.perf_counter() + budget
+    while len(times) < 3 or (len(times) < 20 and time.perf_counter() < t_end):
+        t = time.perf_counter()
+        step()
+        m.cuda.synchronize()
+        times.append((time.perf_counter() - t) * 1000)
+    return float(np.median(times))
+
+
+SIZES = {
+    "demo (2x, 32x32, batch 8, 24 ch, 2 blocks)": (2, 32, 8, 24, 2),
+    "4x, 96x96, batch 16, 64 ch, 16 blocks": (4, 96, 16, 64, 16),
+}
+
+
+def check_srgan_speed(torch: Any, budget: float) -> dict[str, Any]:
+    import chainrule as cr
+
+    res: dict[str, Any] = {}
+    for label, size in SIZES.items():
+        r: dict[str, Any] = {}
+        for name, m in (("chainrule", cr), ("torch", torch)):
+            if m is None:
+                continue
+            try:
+                r[f"{name}_ms"] = round(_time(m, _srgan_step(m, *size), budget / 4), 2)
+            except Exception as e:  # noqa: BLE001
+                r[f"{name}_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+        if "chainrule_ms" in r and "torch_ms" in r:
+            r["ratio"] = round(r["chainrule_ms"] / r["torch_ms"], 2)
+        res[label] = r
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json", help="also write the results to this file")
+    p.add_argument("--quick", action="store_true", help="every 7th op-table row only")
+    p.add_argument("--op-budget", type=float, default=150.0, help="seconds for the op table")
+    p.add_argument("--speed-budget", type=float, default=60.0, help="seconds for the timings")
+    args = p.parse_args(argv)
+
+    import chainrule as cr
+
+    if not cr.cuda.is_available():
+        import importlib.util
+
+        if importlib.util.find_spec("cupy") is None:
+            why = "CuPy is not installed: pip install 'chainrule[cuda]'"
+        else:
+            why = "CuPy is installed but sees no GPU"
+        print(f"skipped: no GPU ({why}; chainrule.cuda.is_available() is False)")
+        return 0
+    torch, why_not = _torch_cuda()
+    if torch is not None:
+        # The same float32 arithmetic on both sides: PyTorch lets cuDNN use TF32 by default,
+        # CuPy does not (CUPY_TF32 unset), and TF32 alone would exceed the op table's tolerances.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    print(f"GPU: {cr.cuda.get_device_name()}; PyTorch CUDA: {why_not or torch.__version__}")
+
+    results: dict[str, Any] = {"device": cr.cuda.get_device_name()}
+    t0 = time.perf_counter()
+    ops = results["op_table"] = check_op_table(torch, args.op_budget, args.quick)
+    print(
+        f"op table: {ops['cases']} cases, {ops['match_cpu']} match the CPU, "
+        f"{ops['match_torch']} match PyTorch CUDA, {len(ops['failures'])} failures"
+        + (f" ({ops['stopped']})" if "stopped" in ops else "")
+    )
+    for f in ops["failures"][:25]:
+        print("   ", f)
+    seed = results["seed_loop"] = check_seed_loop(torch)
+    print(
+        f"seed GAN loop with .cuda(): {seed.get('error') or 'ran'}; matches CPU: "
+        f"{seed.get('matches_cpu')}; matches PyTorch CUDA: {seed.get('matches_torch')}; "
+        f"seed program: {seed['seed_program']}"
+    )
+    speed = results["srgan_step"] = check_srgan_speed(torch, args.speed_budget)
+    for label, r in speed.items():
+        print(f"SRGAN step, {label}: {r}")
+    results["seconds"] = round(time.perf_counter() - t0, 1)
+    print(f"total {results['seconds']} s")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+    ok = (
+        not ops["failures"]
+        and "stopped" not in ops
+        and seed.get("matches_cpu")
+        and seed.get("matches_torch", True)
+        and seed["seed_program"] == "ran"
+        and all("chainrule_ms" in r for r in speed.values())
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
