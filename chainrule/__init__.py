@@ -47,6 +47,7 @@ from chainrule._legacy import (
     ShortTensor,
 )
 from chainrule import _sampling  # noqa: F401  (registers the samplers, _dispatch.py)
+from chainrule import _dispatch  # noqa: E402
 from chainrule._creation import (
     arange,
     as_tensor,
@@ -186,6 +187,20 @@ _LAZY_ATTRS = {
     **{n: "chainrule._torch_misc" for n in importlib.import_module("chainrule._torch_misc").__all__},
     **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
 }
+
+
+# Tensor methods whose implementation lives in a module loaded on first use reach it through
+# this table (chainrule/_dispatch.py, ``upper``): Tensor sits below those modules.
+_dispatch.register_lazy(
+    _dispatch.upper,
+    {
+        **{n: _LAZY_ATTRS[n] for n in (
+            "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "svd",
+            "triangular_solve", "solve", "lstsq", "symeig", "eig", "strided", "empty_strided")},
+        "hardshrink": "chainrule.nn.functional",
+        "prelu": "chainrule.nn.functional",
+    },
+)
 
 
 def __getattr__(name: str) -> Any:

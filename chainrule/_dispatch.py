@@ -17,6 +17,10 @@ dispatcher's registry:
     makes, so that a method costs no extra Python frame (Note [hot methods] in _tensor.py).
 ``creation`` / ``sampling``
     the factories of ``chainrule._creation`` and the samplers of ``chainrule._sampling``.
+``upper``
+    a :class:`LazyTable` of the few cold Tensor methods' implementations that live in
+    modules loaded on first use (legacy linear algebra, layouts, two ``nn.functional``
+    functions), registered by name by the package ``__init__``.
 ``autograd``
     ``AutogradHooks``: what Tensor needs of the graph and the engine, registered by
     ``chainrule.autograd``.
@@ -37,7 +41,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ContextManager, Mapping, Protocol
 
-__all__ = ["Table", "AutogradHooks", "register", "ops", "defs", "creation", "sampling", "autograd"]
+__all__ = [
+    "Table",
+    "LazyTable",
+    "AutogradHooks",
+    "register",
+    "register_lazy",
+    "ops",
+    "defs",
+    "creation",
+    "sampling",
+    "autograd",
+    "upper",
+]
 
 
 class Table:
@@ -56,6 +72,50 @@ class Table:
 
     def __repr__(self) -> str:
         return f"<table of {self.__dict__['_provider']}: {len(self.__dict__) - 1} entries>"
+
+
+class LazyTable:
+    """A table whose entries live in modules that ``import chainrule`` does not load (to keep
+    its import time), for the few cold Tensor methods whose implementation sits in such a
+    module (``x.cholesky_solve()`` in ``chainrule._linalg_legacy``, ``x.prelu()`` in
+    ``nn.functional``...).
+
+    The upper layer registers each entry as the name of the module that defines it
+    (:func:`register_lazy`, called by the package ``__init__``, the top layer); the first read
+    of an entry imports that module and keeps the function, so later reads cost what a
+    :class:`Table` read does. Tensor methods on the hot path never use this table.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self.__dict__["_provider"] = provider
+        self.__dict__["_homes"] = {}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("register entries with chainrule._dispatch.register_lazy()")
+
+    def __getattr__(self, name: str) -> Any:
+        home = self.__dict__["_homes"].get(name)
+        if home is None:
+            raise AttributeError(f"{name!r} is not registered in the {self._provider} table")
+        import importlib
+
+        value = getattr(importlib.import_module(home), name)
+        self.__dict__[name] = value
+        return value
+
+
+def register_lazy(table: LazyTable, homes: Mapping[str, str]) -> None:
+    """Declare that each entry of ``homes`` (name -> dotted module name) is that module's
+    attribute of the same name, imported on first use.
+
+    Raises:
+        RuntimeError: a name is already registered with a different module.
+    """
+    d = table.__dict__["_homes"]
+    for name, home in homes.items():
+        if d.get(name, home) != home:
+            raise RuntimeError(f"{name!r} is registered twice in the {table._provider} table")
+        d[name] = home
 
 
 class AutogradHooks(Protocol):
@@ -109,9 +169,11 @@ if TYPE_CHECKING:
 
     defs: Any
     autograd: AutogradHooks
+    upper: Any
 else:
     ops = Table("chainrule.ops")
     defs = Table("chainrule.ops")
     creation = Table("chainrule._creation")
     sampling = Table("chainrule._sampling")
     autograd = Table("chainrule.autograd")
+    upper = LazyTable("chainrule (modules loaded on first use)")

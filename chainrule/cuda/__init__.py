@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule.backends import cuda_available, get_backend, seed_cuda
+from chainrule.cuda._devindex import _index
 from chainrule.cuda.streams import Event, Stream, current_stream, default_stream, stream
 
 __all__ = [
@@ -48,34 +49,6 @@ __all__ = [
 def _backend() -> Any:
     """The CUDA backend; PyTorch's CPU-build AssertionError when there is none."""
     return get_backend("cuda")
-
-
-def _index(device: Any, optional: bool = True) -> int | None:
-    """The GPU index in ``device`` (int, ``'cuda:1'``, ``'cuda'``, ``chainrule.device``, None).
-
-    ``None`` and ``'cuda'`` mean the current device (returned as None when ``optional``).
-    """
-    if device is None:
-        return None
-    if isinstance(device, bool):
-        raise ValueError(
-            f"Expected a torch.device with a specified index or an integer, but got:{device}"
-        )
-    if isinstance(device, int):
-        return device
-    kind = getattr(device, "type", None)
-    if kind is not None:
-        idx = device.index
-    else:
-        s = str(device)
-        kind, _, rest = s.partition(":")
-        try:
-            idx = int(rest) if rest else None
-        except ValueError:
-            raise RuntimeError(f"Invalid device string: '{device}'") from None
-    if kind != "cuda":
-        raise ValueError(f"Expected a cuda device, but got: {device}")
-    return idx
 
 
 def is_available() -> bool:

@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule.backends import cuda_available, get_backend
+from chainrule.cuda._devindex import _index
 
 __all__ = ["Stream", "Event", "stream", "current_stream", "default_stream"]
 
 
-def _index(device: Any) -> int | None:
-    from chainrule.cuda import _index as index
-
-    return index(device)
 
 
 class Stream:

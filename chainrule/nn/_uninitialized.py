@@ -17,7 +17,7 @@ import copy
 from typing import Any
 
 from chainrule import Tensor, empty, get_default_dtype
-from chainrule.nn.parameter import Parameter
+from chainrule.nn._parameter import Parameter
 
 __all__ = ["UninitializedBuffer", "UninitializedParameter", "UninitializedTensorMixin"]
 

@@ -163,15 +163,21 @@ from chainrule.nn._functional.vision import (
     pixel_unshuffle,
     unfold,
 )
+from chainrule.nn._functional_bag import embedding_bag
+from chainrule.nn._functional_lce import linear_cross_entropy
 from chainrule.nn._functional_sample import (
     affine_grid,
-    grid_sample,
-    interpolate,
     upsample,
     upsample_bilinear,
     upsample_nearest,
 )
 from chainrule.nn._mha_functional import multi_head_attention_forward
+from chainrule.nn._resample_more import (
+    GRID_SAMPLE_INTERPOLATION_MODES,
+    GRID_SAMPLE_PADDING_MODES,
+    grid_sample,
+    interpolate,
+)
 
 __all__ = [
     "softmax", "log_softmax", "softmin", "relu", "relu6", "leaky_relu", "elu", "selu", "celu",
@@ -198,5 +204,5 @@ __all__ = [
     "channel_shuffle", "native_channel_shuffle", "upsample", "upsample_nearest",
     "upsample_bilinear", "unfold", "fold", "scaled_dot_product_attention",
     "multi_head_attention_forward", "rms_norm", "ctc_loss", "interpolate", "grid_sample",
-    "affine_grid",
+    "affine_grid", "embedding_bag", "linear_cross_entropy",
 ]

@@ -19,12 +19,12 @@ import os
 from typing import Any
 
 from chainrule.serialization._decode import load_checkpoint
+from chainrule.serialization._detect import _seekable, get_unsafe_globals_in_checkpoint
 from chainrule.serialization._format import CheckpointError, CheckpointIntegrityError, FileLike
 from chainrule.serialization._pickle import (
     add_safe_globals,
     clear_safe_globals,
     get_safe_globals,
-    get_unsafe_globals_in_checkpoint,
     safe_globals,
 )
 from chainrule.serialization._save import save
@@ -116,26 +116,3 @@ def load(
     return load_checkpoint(f, map_location, wo, pickle_module, mmap, verify)
 
 
-def _seekable(f: FileLike) -> FileLike:
-    """``f``, or its bytes in memory if it is a stream that cannot seek (the format checks
-    look at its first bytes before reading it)."""
-    if isinstance(f, (str, os.PathLike)):
-        return f
-    try:
-        f.seek(f.tell())  # type: ignore[union-attr]
-        return f
-    except (AttributeError, OSError, ValueError):
-        import io
-
-        return io.BytesIO(f.read())  # type: ignore[union-attr]
-
-
-def _pickled_payloads(f: FileLike) -> list[tuple[bytes, dict[str, Any]]]:
-    """The pickles in a checkpoint, each with the extra globals its reader resolves itself
-    (for ``get_unsafe_globals_in_checkpoint``); nothing is unpickled."""
-    from chainrule.serialization import _decode, _torch_format
-
-    f = _seekable(f)
-    if _torch_format.is_torch_zip(f):
-        return [_torch_format.data_pickle(f)]
-    return [(p, {}) for p in _decode.pickles_of(f)]

@@ -33,7 +33,6 @@ __all__ = [
     "get_safe_globals",
     "clear_safe_globals",
     "safe_globals",
-    "get_unsafe_globals_in_checkpoint",
 ]
 
 SafeGlobal = Union[Callable[..., Any], "tuple[Callable[..., Any], str]"]
@@ -282,19 +281,6 @@ def globals_in_pickle(data: bytes) -> list[str]:
         elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
             found.append(py3_name(strings[-2], strings[-1]))
     return list(dict.fromkeys(found))
-
-
-def get_unsafe_globals_in_checkpoint(f: Any) -> list[str]:
-    """The globals a checkpoint's pickled parts name that ``weights_only=True`` would refuse
-    (none for a checkpoint of tensors and plain containers). Nothing is unpickled."""
-    from chainrule.serialization import _pickled_payloads
-
-    allowed = set(_builtin_allowed())
-    allowed.update(_global_name(g)[0] for g in _user_globals)
-    out: list[str] = []
-    for data, extra in _pickled_payloads(f):
-        out += [g for g in globals_in_pickle(data) if g not in allowed and g not in extra]
-    return list(dict.fromkeys(out))
 
 
 def dumps(obj: Any, persistent_id: Callable[[Any], Any], protocol: int, module: Any) -> bytes:
