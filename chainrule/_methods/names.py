@@ -578,6 +578,149 @@ class NamesMethods:
         """``self.resize_(the_template.shape)``."""
         return self.resize_(tuple(the_template.shape))
 
+    # Real tensors' complex parts, devices chainrule lacks, and older API -------------------
+    @property
+    def real(self) -> Any:
+        """The real part: a real tensor itself."""
+        return self
+
+    @property
+    def imag(self) -> Any:
+        """The imaginary part (PyTorch's error for real tensors)."""
+        return _ops.imag(self)
+
+    def angle(self) -> Any:
+        return _ops.angle(self)
+
+    def matrix_exp(self) -> Any:
+        return _ops.matrix_exp(self)
+
+    def qr(self, some: bool = True) -> Any:
+        return _ops.qr(self, some)
+
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:
+        return _ops.nonzero_static(self, size=size, fill_value=fill_value)
+
+    def is_distributed(self) -> bool:
+        return False
+
+    is_ipu = property(lambda self: False, doc="Whether on an IPU (never).")
+    is_maia = property(lambda self: False, doc="Whether on a MAIA device (never).")
+    is_mtia = property(lambda self: False, doc="Whether on an MTIA device (never).")
+    is_vulkan = property(lambda self: False, doc="Whether on a Vulkan device (never).")
+    is_xla = property(lambda self: False, doc="Whether on an XLA device (never).")
+
+    def xpu(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Copy to an XPU: PyTorch's error on a build without XPU support."""
+        raise AssertionError("Torch not compiled with XPU enabled")
+
+    def ipu(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Copy to an IPU: PyTorch's error on a build without IPU support."""
+        raise RuntimeError("PyTorch is not linked with support for ipu devices")
+
+    def mtia(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Copy to an MTIA device: PyTorch's error on a build without MTIA support."""
+        raise AssertionError(
+            "Torch not compiled with MTIA enabled. Ensure you have `import "
+            "mtia.host_runtime.torch_mtia.dynamic_library` in your python src "
+            "file and include `//mtia/host_runtime/torch_mtia:torch_mtia` as "
+            "your target dependency!"
+        )
+
+    def is_set_to(self, tensor: Any) -> bool:
+        """Whether ``self`` and ``tensor`` are the same view of the same memory (storage,
+        offset, sizes and strides)."""
+        a, b = self._data, tensor._data
+        if a.shape != b.shape or a.strides != b.strides or a.dtype != b.dtype:
+            return False
+        return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+
+    def map2_(self, x: Any, y: Any, callable: Callable[[Any, Any, Any], Any]) -> Any:
+        """``self[i] = callable(self[i], x[i], y[i])`` elementwise over Python numbers, with
+        ``x`` and ``y`` broadcast to ``self`` (no gradient)."""
+        shape = tuple(self.shape)
+        xa = np.broadcast_to(_host_of(x), shape) if _fits(x, shape) else _expandable(x, shape)
+        ya = np.broadcast_to(_host_of(y), shape) if _fits(y, shape) else _expandable(y, shape)
+        d = self._data
+        flat = [
+            callable(a, b, c)
+            for a, b, c in zip(
+                d.reshape(-1).tolist(),
+                np.asarray(xa).reshape(-1).tolist(),
+                np.asarray(ya).reshape(-1).tolist(),
+            )
+        ]
+        d[...] = np.asarray(flat, dtype=d.dtype).reshape(shape)
+        self._bump_version()
+        return self
+
+    def resize(self, *sizes: Any) -> Any:
+        """Deprecated (warns): ``self`` with the shape ``sizes`` (same number of elements), a
+        differentiable reshape."""
+        import warnings
+
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        if len(sizes) == 1 and hasattr(sizes[0], "__iter__"):
+            sizes = tuple(sizes[0])
+        size = tuple(int(s) for s in sizes)
+        n = int(np.prod(size, dtype=np.int64))
+        if n != self.numel():
+            have = "x".join(str(s) for s in self.shape)
+            want = "x".join(str(s) for s in size)
+            raise RuntimeError(
+                f"requested resize to {want} ({n} elements in total), but the given tensor has "
+                f"a size of {have} ({self.numel()} elements). autograd's resize can only change "
+                "the shape of a given tensor, while preserving the number of elements. "
+            )
+        return _ops.reshape(self, size)
+
+    def resize_as(self, tensor: Any) -> Any:
+        """Deprecated (warns): ``self.resize(tensor.shape)``."""
+        import warnings
+
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return self.resize(tuple(tensor.shape))
+
+    @property
+    def volatile(self) -> bool:
+        """Removed with Variables: always False (warns, as PyTorch)."""
+        import warnings
+
+        warnings.warn(
+            "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
+        )
+        return False
+
+    def module_load(self, other: Any, assign: bool = False) -> Any:
+        """How ``Module.load_state_dict`` turns ``other`` into this parameter's new value:
+        ``other`` detached with ``assign``, else ``self`` after copying ``other`` into it."""
+        if assign:
+            return other.detach()
+        from chainrule.autograd import grad_mode
+
+        with grad_mode.no_grad():
+            self.copy_(other)
+        return self.detach()
+
+    @property
+    def grad_dtype(self) -> Any:
+        """The dtype a gradient of ``self`` has: ``self``'s (unless set)."""
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: Any) -> None:
+        self.__dict__["_grad_dtype"] = value
+
+    def as_strided_(
+        self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+    ) -> Any:
+        """In place: give ``self`` the sizes, strides and offset over its storage."""
+        return _reshape_inplace(
+            self, "as_strided_", "as_strided", lambda a: a.as_strided(size, stride, storage_offset)
+        )
+
     # The older torch linear-algebra functions -----------------------------------------------
     def cholesky(self, upper: bool = False) -> Any:
         from chainrule import _linalg_legacy
@@ -632,7 +775,7 @@ class NamesMethods:
         return _linalg_legacy.eig(self, eigenvectors)
 
 
-def _expandable(mask: Any, shape: tuple[int, ...]) -> None:
+def _expandable(mask: Any, shape: tuple[int, ...]) -> Any:
     """Raise PyTorch's ``expand`` errors unless ``mask`` broadcasts to ``shape``."""
     ms = tuple(mask.shape)
     if len(ms) > len(shape):
@@ -649,6 +792,17 @@ def _expandable(mask: Any, shape: tuple[int, ...]) -> None:
                 f"size ({n}) at non-singleton dimension {off + i}.  Target sizes: "
                 f"{list(shape)}.  Tensor sizes: {list(ms)}"
             )
+
+
+def _host_of(x: Any) -> Any:
+    return x._backend.to_host(x._data) if hasattr(x, "_data") else np.asarray(x)
+
+
+def _fits(x: Any, shape: tuple[int, ...]) -> bool:
+    try:
+        return np.broadcast_shapes(np.shape(_host_of(x)), shape) == shape
+    except ValueError:
+        return False
 
 
 def _tensor_arg(name: str, other: Any) -> None:

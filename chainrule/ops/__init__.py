@@ -9,10 +9,11 @@ from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexi
 from chainrule.ops import nn, conv
 from chainrule.ops import composite, sorting, stacking
 from chainrule.ops import cholesky, special
-from chainrule.ops import numeric, scattering, aliases
+from chainrule.ops import numeric, scattering, aliases, matfun
 
 FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, sorting,
-            stacking, composite, special, cholesky, numeric, scattering, aliases)
+            stacking, composite, special, cholesky, numeric, scattering, aliases,
+            matfun)
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 

@@ -355,3 +355,22 @@ def cross(input: Any, other: Any, dim: int | None = None) -> Any:
     a0, a1, a2 = a.unbind(d)
     b0, b1, b2 = b.unbind(d)
     return ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+# The argument of a real number ---------------------------------------------------------------
+
+
+def _angle_fwd(xp: Any, x: Any) -> Any:
+    # arg(x) of a real x: pi for x < 0, 0 otherwise; nan stays nan.
+    out = xp.where(x < 0, xp.asarray(math.pi, dtype=x.dtype), xp.zeros((), dtype=x.dtype))
+    return xp.where(xp.isnan(x), x, out)
+
+
+angle = unary(
+    "angle",
+    _angle_fwd,
+    vjp=lambda ctx, g: g * 0.0,
+    doc="The argument of each element: pi for negative reals, 0 otherwise (nan kept); "
+    "integers give the default float dtype. VJP: 0 (it is piecewise constant).",
+)
+__all__.append("angle")
