@@ -180,10 +180,13 @@ _LAZY_ATTRS = {
         "set_float32_matmul_precision", "get_float32_matmul_precision")},
     **{n: "chainrule._layout" for n in (
         "layout", "memory_format", "strided", "contiguous_format", "preserve_format",
-        "channels_last", "channels_last_3d", "legacy_contiguous_format", "empty_strided")},
+        "channels_last", "channels_last_3d", "legacy_contiguous_format", "empty_strided",
+        "empty_permuted")},
     **{n: "chainrule._linalg_legacy" for n in (
         "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "svd", "triangular_solve",
-        "solve", "lstsq", "symeig", "eig", "matrix_rank")},
+        "solve", "lstsq", "symeig", "eig", "matrix_rank", "frobenius_norm", "nuclear_norm",
+        "norm_except_dim")},
+    "GradScaler": "chainrule.amp",
     **{n: "chainrule._torch_misc" for n in importlib.import_module("chainrule._torch_misc").__all__},
     **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
 }

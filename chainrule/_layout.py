@@ -20,6 +20,7 @@ __all__ = [
     "channels_last_3d",
     "legacy_contiguous_format",
     "empty_strided",
+    "empty_permuted",
 ]
 
 
@@ -113,3 +114,36 @@ def _contiguous(size: tuple[int, ...]) -> list[int]:
         st.append(acc)
         acc *= max(k, 1)
     return list(reversed(st))
+
+
+def empty_permuted(
+    size: Sequence[int],
+    physical_layout: Sequence[int],
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Any:
+    """An uninitialised tensor (here zeros) of ``size`` whose dims lie in memory in the order
+    ``physical_layout`` (outermost first): ``empty(size[p] for p in layout).permute(inverse)``."""
+    from chainrule._creation import zeros
+    from chainrule._dtype import get_default_dtype
+
+    size, order = tuple(int(s) for s in size), tuple(int(p) for p in physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(
+            f"Number of dimensions in size does not match the length of the "
+            f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+            f"len(physical_layout) = {len(order)}"
+            if len(order) != len(size)
+            else "Dimension out of range"
+        )
+    dt = dtype if dtype is not None else get_default_dtype()
+    phys = zeros(tuple(size[p] for p in order), dtype=dt, device=device)
+    inverse = [order.index(d) for d in range(len(size))]
+    out = phys.permute(*inverse) if size else phys
+    if requires_grad:
+        out.requires_grad_(True)
+    return out

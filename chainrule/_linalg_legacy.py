@@ -191,6 +191,33 @@ def triangular_solve(
     return _TriangularSolve(X, A.clone())
 
 
+def frobenius_norm(input: Any, dim: Any = (), keepdim: bool = False) -> Any:
+    """sqrt(sum(x**2)) over ``dim`` (all dims when empty)."""
+    from chainrule import linalg
+
+    dims = tuple(dim) if dim else None
+    return linalg.vector_norm(input, 2, dims, keepdim)
+
+
+def nuclear_norm(input: Any, dim: Any | None = None, keepdim: bool = False) -> Any:
+    """The sum of the singular values of the matrices over ``dim`` (the last two by default)."""
+    from chainrule import linalg
+
+    return linalg.matrix_norm(input, "nuc", tuple(dim) if dim is not None else (-2, -1), keepdim)
+
+
+def norm_except_dim(v: Any, pow: float = 2, dim: int = 0) -> Any:
+    """The ``pow``-norm of ``v`` over every dim but ``dim`` (kept, the others of size 1), as
+    weight normalisation uses; ``dim=-1`` gives the norm of all of ``v``."""
+    from chainrule import linalg
+
+    if dim == -1:
+        return linalg.vector_norm(v, pow)
+    d = dim if dim >= 0 else dim + v.ndim
+    others = tuple(i for i in range(v.ndim) if i != d)
+    return linalg.vector_norm(v, pow, others, keepdim=True)
+
+
 def solve(input: Any, A: Any, *, out: Any = None) -> Any:
     """Removed from PyTorch (1.9): raises its RuntimeError, pointing to ``linalg.solve``."""
     raise RuntimeError(

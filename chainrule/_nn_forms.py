@@ -49,6 +49,7 @@ __all__ = [
     "triplet_margin_loss",
     "instance_norm",
     "rms_norm",
+    "convolution",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -388,3 +389,30 @@ def rms_norm(
 ) -> Any:
     """``F.rms_norm``."""
     return _F().rms_norm(input, normalized_shape, weight, eps)
+
+
+def convolution(
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+) -> Any:
+    """The convolution of ``F.conv1d/2d/3d`` (``transposed``: ``F.conv_transpose1d/2d/3d``)
+    picked by the number of spatial dims of ``input``."""
+    F = _F()
+    nd = input.ndim - 2
+    if nd not in (1, 2, 3):
+        raise RuntimeError(
+            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
+            f"input of size: {list(input.shape)}"
+        )
+    if transposed:
+        f = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
+        return f(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    f = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+    return f(input, weight, bias, stride, padding, dilation, groups)

@@ -27,7 +27,7 @@ from chainrule._dispatch import creation as _creation
 from chainrule._dispatch import defs as _defs
 from chainrule._dispatch import ops as _ops
 from chainrule._grad_state import _state
-from chainrule._methods._base import TensorBase
+from chainrule._methods._base import Size, TensorBase
 from chainrule._methods._base import _TYPE_NAMES
 from chainrule._methods._base import foreign as _foreign
 from chainrule._methods._base import type_name as _type_name
@@ -64,19 +64,6 @@ NONLEAF_GRAD_WARNING = (
 )
 
 REQUIRES_GRAD_DTYPE_MSG = "Only Tensors of floating point and complex dtype can require gradients"
-
-
-class Size(tuple):
-    """A tensor shape: a tuple that prints as ``chainrule.Size([2, 3])``."""
-
-    def __repr__(self) -> str:
-        return f"chainrule.Size({list(self)})"
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
 
 
 _new = object.__new__

@@ -236,6 +236,8 @@ INPLACE_ARGS = {
     "gcd_": (lambda: idx(4, 6, 9), (lambda m: m.tensor(idx(2, 4, 6)),)),
     "lcm_": (lambda: idx(4, 6, 9), (lambda m: m.tensor(idx(2, 4, 6)),)),
     "ldexp_": (lambda: u(3), (lambda m: m.tensor(idx(1, 2, 3)),)),
+    "as_strided_": (lambda: u(6), (lambda m: (2, 2), lambda m: (1, 2), lambda m: 1)),
+    "resize_as_": (lambda: u(6), (lambda m: m.ones(2, 3),)),
 }
 
 
@@ -941,3 +943,191 @@ def test_legacy_linalg_warnings_and_errors() -> None:
         same_error(lambda m, *a, name=name: getattr(m, name)(*a), *args)
         if name != "matrix_rank":
             same_error(lambda m, x, *a, name=name: getattr(x, name)(*a), *args)
+
+
+# Second batch: complex parts of real tensors, devices, older API, control flow, vmap -------
+
+
+def test_real_imag_angle() -> None:
+    x = cr.tensor([-1.0, 0.0, 2.0])
+    assert x.real is x and cr.real(x) is x
+    same_error(lambda m, a: a.imag, u(2))
+    same_error(lambda m, a: m.imag(a), u(2))
+    both(lambda m, a: m.angle(a), u(5), grad=True)
+    both(lambda m: m.angle(m.tensor([-3, 0, 4])), grad=False)
+
+
+SMALL_CASES = [
+    ("fill", lambda m, x, v: m.fill(x, v), (u(2, 3), np.array(1.5))),
+    ("fill_number", lambda m, x: m.fill(x, 2.0), (u(2, 3),)),
+    ("constant_pad_nd", lambda m, x: m.constant_pad_nd(x, [1, 2, 0, 1], 0.5), (u(2, 3),)),
+    ("frobenius_norm", lambda m, x: m.frobenius_norm(x, [0, 1], True), (u(2, 3),)),
+    ("nuclear_norm", lambda m, x: m.nuclear_norm(x), (u(3, 3),)),
+    ("nuclear_norm_dim", lambda m, x: m.nuclear_norm(x, [1, 2]), (u(2, 3, 4),)),
+    ("norm_except_dim", lambda m, x: m.norm_except_dim(x, 2, 1), (u(2, 3, 4),)),
+    ("norm_except_dim_all", lambda m, x: m.norm_except_dim(x, 3, -1), (u(2, 3),)),
+    (
+        "nonzero_static",
+        lambda m: m.nonzero_static(m.tensor([[0, 1], [1, 1]]), size=5, fill_value=-2),
+        (),
+    ),
+    ("nonzero_static_cut", lambda m: m.tensor([0, 3, 4, 0]).nonzero_static(size=1), ()),
+    (
+        "convolution",
+        lambda m, x, w, b: m.convolution(x, w, b, [2], [1], [1], False, [0], 1),
+        (u(1, 2, 7), u(3, 2, 3), u(3)),
+    ),
+    (
+        "convolution_t",
+        lambda m, x, w: m.convolution(x, w, None, [2, 1], [0, 1], [1, 1], True, [1, 0], 1),
+        (u(1, 2, 4, 4), u(2, 3, 3, 3)),
+    ),
+    ("resize", lambda m, x: x.resize(3, 2), (u(2, 3),)),
+    ("resize_as", lambda m, x: x.resize_as(m.ones(6)), (u(2, 3),)),
+]
+
+
+@pytest.mark.parametrize("name,fn,arrays", SMALL_CASES, ids=[c[0] for c in SMALL_CASES])
+def test_small_functions_match_torch(name: str, fn: Any, arrays: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # resize's deprecation
+        both(fn, *arrays, rtol=1e-5, atol=1e-6)
+
+
+def test_deprecations_and_errors_of_the_older_api() -> None:
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        cr.ones(2, 3).resize(6)
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        cr.ones(2, 3).resize_as(cr.ones(6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        same_error(lambda m, x: x.resize(4), u(2, 3))
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert cr.ones(1).volatile is False
+    same_error(lambda m, x: m.fill(x, m.ones(2)), u(2))
+    same_error(lambda m, x: m.matrix_exp(x), u(3))
+    same_error(lambda m, x: m.matrix_exp(x), u(2, 3))
+    same_error(lambda m: m.matrix_exp(m.tensor([[1, 2], [3, 4]])))
+
+
+def test_device_queries_and_copies() -> None:
+    x, t = cr.ones(2), torch.ones(2)
+    for n in ("is_ipu", "is_maia", "is_mtia", "is_vulkan", "is_xla"):
+        assert getattr(x, n) is getattr(t, n) is False
+    assert x.is_distributed() is t.is_distributed() is False
+    for n in ("xpu", "ipu", "mtia"):
+        same_error(lambda m, a, n=n: getattr(a, n)(), u(2))
+
+
+def test_is_set_to_map2_module_load_grad_dtype_as_strided_() -> None:
+    x = cr.randn(2, 3)
+    assert x.is_set_to(x) and not x.is_set_to(x.clone()) and not x.is_set_to(x.view(3, 2))
+    a, t = cr.ones(2, 3), torch.ones(2, 3)
+    f = lambda p, q, r: p + 2 * q - r  # noqa: E731
+    a.map2_(cr.tensor([1.0, 2.0, 3.0]), cr.tensor(5.0), f)
+    t.map2_(torch.tensor([1.0, 2.0, 3.0]), torch.tensor(5.0), f)
+    np.testing.assert_array_equal(_np(a), _np(t))
+    same_error(lambda m, p: m.ones(2).map2_(m.ones(2), m.ones(3), f), u(1))
+    p = cr.ones(2, 3)
+    r = p.module_load(cr.zeros(2, 3))
+    assert not r.requires_grad and float(p.sum()) == 0.0
+    o = cr.full((2,), 3.0)
+    assert p.module_load(o, assign=True) is not o and float(o[0]) == 3.0
+    assert cr.ones(2).grad_dtype == cr.float32 and cr.ones(2, dtype=cr.int64).grad_dtype == cr.int64
+    z = cr.ones(2)
+    z.grad_dtype = cr.float64
+    assert z.grad_dtype == cr.float64
+    c, t = cr.arange(6.0), torch.arange(6.0)
+    cr.as_strided_(c, (2, 2), (1, 2), 1)
+    t.as_strided_((2, 2), (1, 2), 1)
+    np.testing.assert_array_equal(_np(c), _np(t))
+    c = cr.arange(4.0)
+    cr.resize_as_(c, cr.ones(2, 2))
+    assert tuple(c.shape) == (2, 2)
+    c = cr.ones(2)
+    assert cr.conj_physical_(c) is c
+
+
+def test_empty_permuted_and_histogramdd() -> None:
+    for size, order in (((2, 3, 4), (0, 2, 1)), ((2, 3), (1, 0)), ((), ())):
+        c, t = cr.empty_permuted(size, order), torch.empty_permuted(size, order)
+        assert tuple(c.shape) == tuple(t.shape) and c.stride() == t.stride()
+    a = RNG.uniform(0, 1, (12, 2)).astype(np.float32)
+    for kw in (
+        {"bins": [2, 3]},
+        {"bins": 3, "range": [0.0, 1.0, 0.0, 2.0], "density": True},
+        {"bins": [torch.tensor([0.0, 0.5, 1.0]), torch.tensor([0.0, 1.0])]},
+    ):
+        ckw = dict(kw)
+        if isinstance(kw["bins"], list) and hasattr(kw["bins"][0], "numpy"):
+            ckw["bins"] = [cr.tensor(b.numpy()) for b in kw["bins"]]
+        c, t = cr.histogramdd(cr.tensor(a), **ckw), torch.histogramdd(torch.tensor(a), **kw)
+        np.testing.assert_allclose(_np(c.hist), _np(t.hist), rtol=1e-5)
+        for e, f in zip(c.bin_edges, t.bin_edges):
+            np.testing.assert_allclose(_np(e), _np(f), rtol=1e-6)
+    same_error(lambda m, x: m.histogramdd(x.int(), 2), u(3, 2))
+
+
+def test_control_flow_and_binomial() -> None:
+    for pred in (True, False, cr.tensor(True), cr.tensor([0])):
+        tp = torch.tensor(pred.numpy()) if hasattr(pred, "_data") else pred
+        c = cr.cond(pred, lambda x: x + 1, lambda x: x - 1, (cr.ones(2),))
+        t = torch.cond(tp, lambda x: x + 1, lambda x: x - 1, (torch.ones(2),))
+        np.testing.assert_array_equal(_np(c), _np(t))
+    c = cr.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (cr.tensor(0), cr.ones(2)))
+    assert int(c[0]) == 3 and _np(c[1]).tolist() == [8.0, 8.0]
+    x = cr.tensor([0.5, 2.0], requires_grad=True)
+    y = cr.while_loop(lambda v: v.sum() < 10, lambda v: v * 2, (x,))[0]
+    y.sum().backward()  # the loop body is recorded like any code
+    np.testing.assert_array_equal(_np(x.grad), [4.0, 4.0])
+    cr.manual_seed(0)
+    b = cr.binomial(cr.tensor([10.0, 0.0, 7.0]), cr.tensor([0.5, 0.3, 1.0]))
+    assert b.dtype == cr.float32 and float(b[1]) == 0.0 and float(b[2]) == 7.0
+    assert 0 <= float(b[0]) <= 10
+    same_error(lambda m: m.binomial(m.tensor([10, 5]), m.tensor([0.5, 0.2])))
+
+
+def test_vmap_matches_torch() -> None:
+    cases = [
+        (lambda m: m.vmap(lambda x, y: (x * y).sum()), (u(3, 2), u(3, 2))),
+        (lambda m: m.vmap(lambda x, w: x @ w, in_dims=(0, None)), (u(4, 3), u(3, 2))),
+        (lambda m: m.vmap(lambda x: (x.exp(), x.sum()), in_dims=1, out_dims=(1, 0)), (u(2, 5),)),
+        (lambda m: m.vmap(m.vmap(lambda x: x * 2)), (u(2, 3, 4),)),
+    ]
+    for make, arrays in cases:
+        both(lambda m, *a, make=make: make(m)(*a), *arrays)
+    d = cr.vmap(lambda t: {"a": t["x"] * 2}, in_dims=({"x": 0},))({"x": cr.ones(2, 3)})
+    assert tuple(d["a"].shape) == (2, 3)
+    with pytest.raises(ValueError, match="same size in the mapped dimension"):
+        cr.vmap(lambda x, y: x + y)(cr.ones(3), cr.ones(4))
+    with pytest.raises(ValueError, match="must only return Tensors"):
+        cr.vmap(lambda x: 3)(cr.ones(3))
+    with pytest.raises(ValueError, match="expected `in_dims` to be int"):
+        cr.vmap(lambda x: x, in_dims=None)(cr.ones(3))
+
+
+def test_misc_torch_names() -> None:
+    assert issubclass(cr.OutOfMemoryError, RuntimeError)
+    assert issubclass(cr.AcceleratorError, RuntimeError)
+    assert cr.init_num_threads() is None
+    x = cr.arange(3.0)
+    back = cr.from_dlpack(cr.to_dlpack(x))
+    assert np.shares_memory(back._data, x._data)
+    assert cr.GradScaler is cr.amp.GradScaler
+    for n in ("is_autocast_cpu_enabled", "is_autocast_ipu_enabled", "is_autocast_xla_enabled"):
+        assert getattr(cr, n)() is False
+
+
+def test_qr_like_torch() -> None:
+    with pytest.warns(UserWarning, match="torch.qr is deprecated"):
+        r = cr.qr(cr.eye(2))
+    assert r.Q is r[0] and r.R is r[1] and repr(r).startswith("torch.return_types.qr(")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        same_error(lambda m, x: m.qr(x), u(3))
+        same_error(lambda m: m.qr(m.tensor([[1, 2], [3, 4]])))
+        # complete mode of a tall matrix has no derivative, in both
+        same_error(
+            lambda m, x: m.autograd.grad(m.qr(x.requires_grad_(), some=False)[0].sum(), x), u(4, 2)
+        )
+        both(lambda m, x: tuple(x.qr()), u(3, 2))

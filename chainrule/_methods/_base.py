@@ -11,7 +11,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TensorBase", "foreign", "type_name"]
+__all__ = ["Size", "TensorBase", "foreign", "type_name"]
+
+
+class Size(tuple):
+    """A tensor shape: a tuple that prints as ``chainrule.Size([2, 3])`` (defined here, below
+    ``Tensor``, so that the method mixins can test for it; ``chainrule.Size`` is this class)."""
+
+    def __repr__(self) -> str:
+        return f"chainrule.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
 
 
 class TensorBase:

@@ -21,16 +21,22 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from contextlib import contextmanager
+from typing import Iterator
+
+from chainrule import _dtype
+from chainrule._dispatch import creation as _creation
 from chainrule._dispatch import ops as _ops
+from chainrule._dispatch import upper as _upper
+from chainrule._grad_state import _state
+from chainrule._methods._base import Size, TensorBase
 
 
 def _inplace(
     self: Any, compute: Callable[[Any], Any], *others: Any, differentiable: bool = True
 ) -> Any:
-    from chainrule._tensor import Tensor
-    from chainrule.ops._registry import inplace_compute
-
-    ts = [o for o in others if isinstance(o, Tensor)]
+    inplace_compute = _ops.inplace_compute
+    ts = [o for o in others if isinstance(o, TensorBase)]
     if not differentiable:
 
         def plain(a: Any) -> Any:
@@ -39,6 +45,17 @@ def _inplace(
 
         return inplace_compute(self, plain, ts)
     return inplace_compute(self, compute, ts)
+
+
+@contextmanager
+def _no_grad() -> Iterator[None]:
+    # autograd.no_grad's effect, from below autograd: the thread's grad-mode flag.
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        yield
+    finally:
+        _state.enabled = prev
 
 
 _VIEW_MSG = (
@@ -51,20 +68,17 @@ _VIEW_MSG = (
 def _reshape_inplace(self: Any, name: str, base: str, make: Callable[[Any], Any]) -> Any:
     """Give ``self`` the shape of ``make(self)`` (a view op), in place: same memory, new
     metadata; when recorded, ``self``'s history becomes that op's node."""
-    from chainrule.autograd import grad_mode
-    from chainrule.ops._registry import check_inplace, history_alias
-
-    check_inplace(self)
+    _ops.check_inplace(self)
     if self._base is not None or self.__dict__.get("_views"):
         raise RuntimeError(_VIEW_MSG.format(name=name, base=base))
-    if grad_mode.is_grad_enabled() and self.requires_grad:
-        result = make(history_alias(self, False))
+    if _state.enabled and self.requires_grad:
+        result = make(_ops.history_alias(self, False))
         self._data = result._data
         self.grad_fn = result.grad_fn
         if "_output_nr" in self.__dict__:
             del self.__dict__["_output_nr"]
     else:
-        with grad_mode.no_grad():
+        with _no_grad():
             self._data = make(self)._data
     self._bump_version()
     return self
@@ -296,9 +310,7 @@ class NamesMethods:
             raise RuntimeError("all dimensions of input must be of equal length")
         mask = np.zeros(shape, dtype=bool)
         np.fill_diagonal(mask, True, wrap=bool(wrap))
-        from chainrule._creation import tensor
-
-        m = tensor(mask, device=self.device)
+        m = _creation.tensor(mask, device=self.device)
         return _inplace(self, lambda a: a.masked_fill(m, fill_value), fill_value)
 
     def quantile(
@@ -397,9 +409,7 @@ class NamesMethods:
 
     def conj_physical_(self) -> Any:
         """In-place conjugation: nothing to change in a real tensor."""
-        from chainrule.ops._registry import check_inplace
-
-        check_inplace(self)
+        _ops.check_inplace(self)
         return self
 
     def adjoint(self) -> Any:
@@ -456,22 +466,16 @@ class NamesMethods:
 
     # nn.functional's (imported at call time: nn.functional is a layer above Tensor).
     def hardshrink(self, lambd: float = 0.5) -> Any:
-        from chainrule.nn import functional
-
-        return functional.hardshrink(self, lambd)
+        return _upper.hardshrink(self, lambd)
 
     def prelu(self, weight: Any) -> Any:
-        from chainrule.nn import functional
-
-        return functional.prelu(self, weight)
+        return _upper.prelu(self, weight)
 
     # Layout attributes and legacy constructors ------------------------------------------------
     @property
     def layout(self) -> Any:
         """The memory layout: always ``torch.strided`` (dense)."""
-        from chainrule._layout import strided
-
-        return strided
+        return _upper.strided
 
     @property
     def is_sparse(self) -> bool:
@@ -488,22 +492,19 @@ class NamesMethods:
 
     def char(self) -> Any:
         """Cast to int8."""
-        from chainrule import _dtype
-
         return self.to(_dtype.int8)
 
     def new(self, *args: Any, **kwargs: Any) -> Any:
         """Legacy constructor: ``x.new(2, 3)`` (uninitialised, as ``new_empty``), ``x.new(size)``
         for a ``Size``, ``x.new(data)`` (as ``new_tensor``), ``x.new()`` (empty 1-D); in
         ``x``'s dtype and device."""
-        from chainrule._tensor import Size, Tensor
 
         if kwargs.keys() - {"device", "dtype"}:
             bad = sorted(kwargs.keys() - {"device", "dtype"})[0]
             raise TypeError(f"new() got an unexpected keyword argument '{bad}'")
         if not args:
             return self.new_empty((0,), **kwargs)
-        if len(args) == 1 and isinstance(args[0], Tensor):
+        if len(args) == 1 and isinstance(args[0], TensorBase):
             return args[0].to(dtype=self.dtype).detach()
         if all(isinstance(a, (int, np.integer)) for a in args) or (
             len(args) == 1 and isinstance(args[0], Size)
@@ -527,9 +528,7 @@ class NamesMethods:
     ) -> Any:
         """An uninitialised tensor with the given sizes and strides (``torch.empty_strided``),
         in ``self``'s dtype and device by default."""
-        from chainrule._layout import empty_strided
-
-        return empty_strided(
+        return _upper.empty_strided(
             size,
             stride,
             dtype=dtype or self.dtype,
@@ -541,8 +540,6 @@ class NamesMethods:
         """Give ``self`` the shape ``sizes`` in place, keeping its first elements (in memory
         order) and extending it with uninitialised ones (here zeros) when it grows. Not
         allowed on tensors that require grad (PyTorch's error)."""
-        from chainrule.ops._registry import check_inplace
-
         if (
             len(sizes) == 1
             and isinstance(sizes[0], (tuple, list))
@@ -556,7 +553,7 @@ class NamesMethods:
             )
         if self.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
-        check_inplace(self)
+        _ops.check_inplace(self)
         if self._base is not None or self.__dict__.get("_views"):
             raise RuntimeError(_VIEW_MSG.format(name="resize_", base="reshape"))
         d = self._data
@@ -578,61 +575,182 @@ class NamesMethods:
         """``self.resize_(the_template.shape)``."""
         return self.resize_(tuple(the_template.shape))
 
+    # Real tensors' complex parts, devices chainrule lacks, and older API -------------------
+    @property
+    def real(self) -> Any:
+        """The real part: a real tensor itself."""
+        return self
+
+    @property
+    def imag(self) -> Any:
+        """The imaginary part (PyTorch's error for real tensors)."""
+        return _ops.imag(self)
+
+    def angle(self) -> Any:
+        return _ops.angle(self)
+
+    def matrix_exp(self) -> Any:
+        return _ops.matrix_exp(self)
+
+    def qr(self, some: bool = True) -> Any:
+        return _ops.qr(self, some)
+
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:
+        return _ops.nonzero_static(self, size=size, fill_value=fill_value)
+
+    def is_distributed(self) -> bool:
+        return False
+
+    is_ipu = property(lambda self: False, doc="Whether on an IPU (never).")
+    is_maia = property(lambda self: False, doc="Whether on a MAIA device (never).")
+    is_mtia = property(lambda self: False, doc="Whether on an MTIA device (never).")
+    is_vulkan = property(lambda self: False, doc="Whether on a Vulkan device (never).")
+    is_xla = property(lambda self: False, doc="Whether on an XLA device (never).")
+
+    def xpu(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Copy to an XPU: PyTorch's error on a build without XPU support."""
+        raise AssertionError("Torch not compiled with XPU enabled")
+
+    def ipu(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Copy to an IPU: PyTorch's error on a build without IPU support."""
+        raise RuntimeError("PyTorch is not linked with support for ipu devices")
+
+    def mtia(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Copy to an MTIA device: PyTorch's error on a build without MTIA support."""
+        raise AssertionError(
+            "Torch not compiled with MTIA enabled. Ensure you have `import "
+            "mtia.host_runtime.torch_mtia.dynamic_library` in your python src "
+            "file and include `//mtia/host_runtime/torch_mtia:torch_mtia` as "
+            "your target dependency!"
+        )
+
+    def is_set_to(self, tensor: Any) -> bool:
+        """Whether ``self`` and ``tensor`` are the same view of the same memory (storage,
+        offset, sizes and strides)."""
+        a, b = self._data, tensor._data
+        if a.shape != b.shape or a.strides != b.strides or a.dtype != b.dtype:
+            return False
+        return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+
+    def map2_(self, x: Any, y: Any, callable: Callable[[Any, Any, Any], Any]) -> Any:
+        """``self[i] = callable(self[i], x[i], y[i])`` elementwise over Python numbers, with
+        ``x`` and ``y`` broadcast to ``self`` (no gradient)."""
+        shape = tuple(self.shape)
+        xa = np.broadcast_to(_host_of(x), shape) if _fits(x, shape) else _expandable(x, shape)
+        ya = np.broadcast_to(_host_of(y), shape) if _fits(y, shape) else _expandable(y, shape)
+        d = self._data
+        flat = [
+            callable(a, b, c)
+            for a, b, c in zip(
+                d.reshape(-1).tolist(),
+                np.asarray(xa).reshape(-1).tolist(),
+                np.asarray(ya).reshape(-1).tolist(),
+            )
+        ]
+        d[...] = np.asarray(flat, dtype=d.dtype).reshape(shape)
+        self._bump_version()
+        return self
+
+    def resize(self, *sizes: Any) -> Any:
+        """Deprecated (warns): ``self`` with the shape ``sizes`` (same number of elements), a
+        differentiable reshape."""
+        import warnings
+
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        if len(sizes) == 1 and hasattr(sizes[0], "__iter__"):
+            sizes = tuple(sizes[0])
+        size = tuple(int(s) for s in sizes)
+        n = int(np.prod(size, dtype=np.int64))
+        if n != self.numel():
+            have = "x".join(str(s) for s in self.shape)
+            want = "x".join(str(s) for s in size)
+            raise RuntimeError(
+                f"requested resize to {want} ({n} elements in total), but the given tensor has "
+                f"a size of {have} ({self.numel()} elements). autograd's resize can only change "
+                "the shape of a given tensor, while preserving the number of elements. "
+            )
+        return _ops.reshape(self, size)
+
+    def resize_as(self, tensor: Any) -> Any:
+        """Deprecated (warns): ``self.resize(tensor.shape)``."""
+        import warnings
+
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return self.resize(tuple(tensor.shape))
+
+    @property
+    def volatile(self) -> bool:
+        """Removed with Variables: always False (warns, as PyTorch)."""
+        import warnings
+
+        warnings.warn(
+            "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
+        )
+        return False
+
+    def module_load(self, other: Any, assign: bool = False) -> Any:
+        """How ``Module.load_state_dict`` turns ``other`` into this parameter's new value:
+        ``other`` detached with ``assign``, else ``self`` after copying ``other`` into it."""
+        if assign:
+            return other.detach()
+        with _no_grad():
+            self.copy_(other)
+        return self.detach()
+
+    @property
+    def grad_dtype(self) -> Any:
+        """The dtype a gradient of ``self`` has: ``self``'s (unless set)."""
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: Any) -> None:
+        self.__dict__["_grad_dtype"] = value
+
+    def as_strided_(
+        self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+    ) -> Any:
+        """In place: give ``self`` the sizes, strides and offset over its storage."""
+        return _reshape_inplace(
+            self, "as_strided_", "as_strided", lambda a: a.as_strided(size, stride, storage_offset)
+        )
+
     # The older torch linear-algebra functions -----------------------------------------------
     def cholesky(self, upper: bool = False) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.cholesky(self, upper)
+        return _upper.cholesky(self, upper)
 
     def cholesky_solve(self, input2: Any, upper: bool = False) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.cholesky_solve(self, input2, upper)
+        return _upper.cholesky_solve(self, input2, upper)
 
     def cholesky_inverse(self, upper: bool = False) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.cholesky_inverse(self, upper)
+        return _upper.cholesky_inverse(self, upper)
 
     def pinverse(self, rcond: float = 1e-15) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.pinverse(self, rcond)
+        return _upper.pinverse(self, rcond)
 
     def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.svd(self, some, compute_uv)
+        return _upper.svd(self, some, compute_uv)
 
     def triangular_solve(
         self, A: Any, upper: bool = True, transpose: bool = False, unitriangular: bool = False
     ) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.triangular_solve(self, A, upper, transpose, unitriangular)
+        return _upper.triangular_solve(self, A, upper, transpose, unitriangular)
 
     def lstsq(self, A: Any) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.lstsq(self, A)
+        return _upper.lstsq(self, A)
 
     def solve(self, A: Any) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.solve(self, A)
+        return _upper.solve(self, A)
 
     def symeig(self, eigenvectors: bool = False, upper: bool = True) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.symeig(self, eigenvectors, upper)
+        return _upper.symeig(self, eigenvectors, upper)
 
     def eig(self, eigenvectors: bool = False) -> Any:
-        from chainrule import _linalg_legacy
-
-        return _linalg_legacy.eig(self, eigenvectors)
+        return _upper.eig(self, eigenvectors)
 
 
-def _expandable(mask: Any, shape: tuple[int, ...]) -> None:
+def _expandable(mask: Any, shape: tuple[int, ...]) -> Any:
     """Raise PyTorch's ``expand`` errors unless ``mask`` broadcasts to ``shape``."""
     ms = tuple(mask.shape)
     if len(ms) > len(shape):
@@ -651,6 +769,17 @@ def _expandable(mask: Any, shape: tuple[int, ...]) -> None:
             )
 
 
+def _host_of(x: Any) -> Any:
+    return x._backend.to_host(x._data) if hasattr(x, "_data") else np.asarray(x)
+
+
+def _fits(x: Any, shape: tuple[int, ...]) -> bool:
+    try:
+        return np.broadcast_shapes(np.shape(_host_of(x)), shape) == shape
+    except ValueError:
+        return False
+
+
 def _tensor_arg(name: str, other: Any) -> None:
     if not hasattr(other, "_data"):
         raise TypeError(
@@ -659,6 +788,4 @@ def _tensor_arg(name: str, other: Any) -> None:
 
 
 def _scalar_like(x: Any, t: Any) -> Any:
-    from chainrule._creation import tensor
-
-    return tensor(x, device=t.device)
+    return _creation.tensor(x, device=t.device)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
+from chainrule.nn._functional.loss import cross_entropy
 from chainrule import ops as _ops
 
 __all__ = ["linear_cross_entropy"]
@@ -41,14 +42,12 @@ def linear_cross_entropy(
         ignore_index: as in ``cross_entropy``; None means -100.
         options: chunking options (no effect in chainrule).
     """
-    from chainrule.nn import functional as F
-
     if input.ndim not in (1, 2):
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
     logits = _ops.tensordot(input, linear_weight, dims=([input.ndim - 1], [linear_weight.ndim - 1]))
     if linear_bias is not None:
         logits = logits + linear_bias
-    return F.cross_entropy(
+    return cross_entropy(
         logits,
         target,
         weight=weight,

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import Tensor, tensor
+from chainrule._creation import tensor
+from chainrule._tensor import Tensor
 from chainrule import ops as _ops
 from chainrule.nn import _functional_sample as _fs
 

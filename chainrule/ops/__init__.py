@@ -11,10 +11,11 @@ from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexi
 from chainrule.ops import nn, conv
 from chainrule.ops import composite, sorting, stacking
 from chainrule.ops import cholesky, special
-from chainrule.ops import numeric, scattering, aliases
+from chainrule.ops import numeric, scattering, aliases, matfun
 
 FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, sorting,
-            stacking, composite, special, cholesky, numeric, scattering, aliases)
+            stacking, composite, special, cholesky, numeric, scattering, aliases,
+            matfun)
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 
@@ -38,6 +39,8 @@ def _reexport() -> None:
             __all__.append(name)
 
 
+from chainrule.ops import views as _views  # noqa: E402
+
 _reexport()
 
 # Tensor methods reach the ops through these tables (chainrule/_dispatch.py): every public op
@@ -45,6 +48,12 @@ _reexport()
 _dispatch.register(_dispatch.ops, {n: globals()[n] for n in __all__})
 _dispatch.register(
     _dispatch.ops,
-    {"apply_unary": apply_unary, "apply_binary": apply_binary, "inplace_compute": inplace_compute},
+    {
+        "apply_unary": apply_unary,
+        "apply_binary": apply_binary,
+        "inplace_compute": inplace_compute,
+        "check_inplace": _views.check_inplace,
+        "history_alias": _views.history_alias,
+    },
 )
 _dispatch.register(_dispatch.defs, REGISTRY)

@@ -67,7 +67,7 @@ __all__ = [
 
 
 def _ops() -> Any:
-    from chainrule import ops
+    from chainrule._dispatch import ops
 
     return ops
 
@@ -424,6 +424,9 @@ _INPLACE_FUNCTIONS = (
     "gcd_",
     "lcm_",
     "ldexp_",
+    "as_strided_",
+    "resize_as_",
+    "conj_physical_",
 )
 
 
@@ -440,3 +443,57 @@ for _n in _INPLACE_FUNCTIONS:
     globals()[_n] = _inplace_function(_n)
     __all__.append(_n)
 del _n
+
+
+# Real and imaginary parts of real tensors, and other small forms ----------------------------
+
+
+def real(input: Any) -> Any:
+    """The real part: for real tensors, ``input`` itself (as PyTorch returns)."""
+    return input
+
+
+def imag(input: Any) -> Any:
+    """The imaginary part: PyTorch's error for real tensors (chainrule has no complex dtype)."""
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def nonzero_static(input: Any, *, size: int, fill_value: int = -1) -> Any:
+    """The indices of the non-zero elements as :func:`nonzero` gives them, cut or padded with
+    ``fill_value`` rows to exactly ``size`` rows."""
+    from chainrule._creation import tensor
+
+    size = int(size)
+    if size < 0:
+        raise RuntimeError(
+            f"nonzero_static: 'size' must be an non-negative integer, but got {size}"
+        )
+    nz = _ops().nonzero(input)._data[:size]
+    pad = np.full((size - nz.shape[0], nz.shape[1]), fill_value, dtype=np.int64)
+    return tensor(np.concatenate([nz, pad]), device=input.device)
+
+
+def fill(input: Any, value: Any) -> Any:
+    """A tensor like ``input`` filled with ``value`` (a number or a 0-d tensor, which then gets
+    the sum of the gradient; ``input`` gets none)."""
+    from chainrule._creation import tensor
+
+    if hasattr(value, "_data"):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
+        if value._data.dtype != input._data.dtype:
+            value = value.to(input.dtype)
+    mask = tensor(np.ones(tuple(input.shape), dtype=bool), device=input.device)
+    return input.masked_fill(mask, value)
+
+
+def constant_pad_nd(input: Any, pad: Sequence[int], value: float = 0) -> Any:
+    """``input`` padded with ``value``: ``pad`` gives (before, after) amounts from the last dim
+    backwards, as ``nn.functional.pad``'s constant mode."""
+    return _ops().pad(input, tuple(int(p) for p in pad), "constant", value)
+
+
+__all__ += ["real", "imag", "nonzero_static", "fill", "constant_pad_nd"]

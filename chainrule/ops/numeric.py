@@ -307,7 +307,7 @@ def ldexp(input: Any, other: Any) -> Any:
 
 def vdot(input: Any, other: Any) -> Any:
     """sum(conj(input) * other) of two 1-D tensors; for real tensors this is ``dot``."""
-    from chainrule import ops
+    from chainrule._dispatch import ops
 
     return ops.dot(input, other)
 
@@ -320,7 +320,7 @@ def cross(input: Any, other: Any, dim: int | None = None) -> Any:
     the composed ops: ``b x g`` to ``a`` and ``g x a`` to ``b``."""
     import warnings
 
-    from chainrule import ops
+    from chainrule._dispatch import ops
 
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
@@ -355,3 +355,22 @@ def cross(input: Any, other: Any, dim: int | None = None) -> Any:
     a0, a1, a2 = a.unbind(d)
     b0, b1, b2 = b.unbind(d)
     return ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+# The argument of a real number ---------------------------------------------------------------
+
+
+def _angle_fwd(xp: Any, x: Any) -> Any:
+    # arg(x) of a real x: pi for x < 0, 0 otherwise; nan stays nan.
+    out = xp.where(x < 0, xp.asarray(math.pi, dtype=x.dtype), xp.zeros((), dtype=x.dtype))
+    return xp.where(xp.isnan(x), x, out)
+
+
+angle = unary(
+    "angle",
+    _angle_fwd,
+    vjp=lambda ctx, g: g * 0.0,
+    doc="The argument of each element: pi for negative reals, 0 otherwise (nan kept); "
+    "integers give the default float dtype. VJP: 0 (it is piecewise constant).",
+)
+__all__.append("angle")

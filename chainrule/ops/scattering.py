@@ -35,6 +35,7 @@ __all__ = [
     "quantile",
     "nanquantile",
     "histogram",
+    "histogramdd",
 ]
 
 _NAMES = {
@@ -55,7 +56,7 @@ def _name(t: Any) -> str:
 
 
 def _ops() -> Any:
-    from chainrule import ops
+    from chainrule._dispatch import ops
 
     return ops
 
@@ -716,4 +717,80 @@ def histogram(
         hist = hist / (total * widths) if total else hist * np.nan
     return _Histogram(
         _const(hist.astype(dt), device=input.device), _const(edges, device=input.device)
+    )
+
+
+class _HistogramDD(tuple):
+    """``(hist, bin_edges)`` like ``torch.return_types.histogramdd``."""
+
+    __slots__ = ()
+
+    def __new__(cls, hist: Any, bin_edges: Any) -> Any:
+        return tuple.__new__(cls, (hist, bin_edges))
+
+    hist = property(lambda self: self[0])
+    bin_edges = property(lambda self: self[1])
+
+    def __repr__(self) -> str:
+        return f"torch.return_types.histogramdd(\nhist={self[0]!r},\nbin_edges={self[1]!r})"
+
+
+_HistogramDD.__name__ = _HistogramDD.__qualname__ = "histogramdd"
+
+
+def histogramdd(
+    input: Any,
+    bins: Any = 10,
+    *,
+    range: Sequence[float] | None = None,
+    weight: Any = None,
+    density: bool = False,
+) -> Any:
+    """The D-dimensional histogram of the points ``input`` (..., D): ``(hist, bin_edges)``
+    with one tensor of edges per dim. ``bins``: a count for all dims, one count per dim, or
+    one edges tensor per dim; ``range``: (min0, max0, min1, max1, ...). Not differentiable."""
+    dt = input._data.dtype
+    if dt.kind != "f":
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
+    pts = _host(input)
+    d = pts.shape[-1]
+    pts = pts.reshape(-1, d).astype(np.float64)
+    if isinstance(bins, int):
+        bins = [bins] * d
+    bins = list(bins)
+    if len(bins) != d:
+        raise RuntimeError(
+            f"torch.histogramdd: expected {d} sequences of bin edges for each of "
+            f"the {d} input dimensions, but got {len(bins)} bin edge tensors"
+        )
+    edges = []
+    for k, b in enumerate(bins):
+        if _is_t(b):
+            edges.append(_host(b).astype(np.float64))
+            continue
+        if range is not None:
+            lo, hi = float(range[2 * k]), float(range[2 * k + 1])
+            if lo > hi:
+                raise RuntimeError(
+                    f"torch.histogramdd: min should not exceed max, but got min "
+                    f"{lo:g} max {hi:g} for dimension {k}"
+                )
+        elif pts.shape[0]:
+            lo, hi = float(pts[:, k].min()), float(pts[:, k].max())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        edges.append(np.linspace(lo, hi, int(b) + 1).astype(dt).astype(np.float64))
+    w = None if weight is None else _host(weight).reshape(-1).astype(np.float64)
+    hist, _ = np.histogramdd(pts, bins=edges, weights=w, density=False)
+    if density:
+        total = hist.sum()
+        vol = np.ones(())
+        for e in edges:
+            vol = np.multiply.outer(vol, np.diff(e))
+        hist = hist / (total * vol) if total else hist * np.nan
+    return _HistogramDD(
+        _const(hist.astype(dt), input.device),
+        tuple(_const(e.astype(dt), input.device) for e in edges),
     )

@@ -133,4 +133,20 @@ OPS = [
             Sample((rng.uniform(-2, 2, (2, 3)), rng.uniform(-2, 2, (2, 3))), name="no_dim"),
         ],
     ),
+    OpInfo(
+        "angle",
+        lambda m, x: m.angle(x),
+        ref=lambda x: np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0.0)).astype(x.dtype),
+        samples=lambda rng: (
+            elementwise()(rng)
+            + [Sample((np.array([-np.inf, np.inf, 0.0, -0.0, np.nan, -1.0]),), name="special")]
+        ),
+        gradcheck=False,  # piecewise constant: finite differences across the jump at 0
+    ),
+    OpInfo(
+        "angle_smooth",
+        lambda m, x: x.angle(),
+        covers=(),
+        samples=elementwise(low=0.5, high=3, shapes=((3,),), transposed=False),
+    ),
 ]

@@ -1,0 +1,244 @@
+"""The matrix exponential ``matrix_exp`` (a registered op), by scaling and squaring with the
+[13/13] Pade approximant (Higham, "The scaling and squaring method for the matrix exponential
+revisited", 2005), computed in float64 and rounded to the input's dtype.
+
+VJP: for f = exp, the adjoint of the Frechet derivative at A applied to G is the upper-right
+block of exp([[A^T, G], [0, A^T]]) (Najfeld and Havel 1995), which is how PyTorch computes it
+too. Under ``create_graph`` that block exponential is itself a recorded ``matrix_exp``, so
+double backward works.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from chainrule.ops._registry import OpDef, apply_op, defop
+
+__all__ = ["matrix_exp"]
+
+# Pade [13/13] coefficients b_0..b_13 and the 1-norm bound theta_13 of Higham (2005).
+_B = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
+_THETA13 = 5.371920351148152
+
+
+def _expm(a: np.ndarray) -> np.ndarray:
+    """exp of each matrix of a float64 array (..., n, n)."""
+    n = a.shape[-1]
+    if n == 0:
+        return a.copy()
+    norm = np.abs(a).sum(axis=-2).max() if a.size else 0.0
+    s = max(0, int(math.ceil(math.log2(norm / _THETA13)))) if norm > _THETA13 else 0
+    a = a / (2.0**s)
+    eye = np.broadcast_to(np.eye(n), a.shape)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    b = _B
+    u = a @ (
+        a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye
+    )
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+    r = np.linalg.solve(v - u, v + u)
+    for _ in range(s):
+        r = r @ r
+    return r
+
+
+@defop(name="matrix_exp", saves=("x",), promote="float", node_name="LinalgMatrixExpBackward0")
+def _matrix_exp(xp: Any, x: Any) -> Any:
+    host = x if xp is np else xp.asnumpy(x)
+    out = _expm(np.asarray(host, dtype=np.float64)).astype(x.dtype)
+    return out if xp is np else xp.asarray(out)
+
+
+@_matrix_exp.vjp
+def _matrix_exp_vjp(ctx: Any, g: Any) -> Any:
+    x = ctx.x
+    n = x.shape[-1]
+    if hasattr(g, "_data"):  # create_graph: the block exponential, recorded
+        from chainrule._dispatch import ops
+        from chainrule._creation import zeros_like
+
+        at = ops.transpose(x, -2, -1)
+        top = ops.cat([at, g], -1)
+        bottom = ops.cat([zeros_like(at), at], -1)
+        big = ops.cat([top, bottom], -2)
+        return (matrix_exp(big)[..., :n, n:],)
+    at = np.swapaxes(x, -1, -2)
+    top = np.concatenate([at, g], -1)
+    bottom = np.concatenate([np.zeros_like(at), at], -1)
+    big = np.concatenate([top, bottom], -2)
+    return (_expm(big.astype(np.float64))[..., :n, n:].astype(g.dtype),)
+
+
+def matrix_exp(A: Any) -> Any:
+    """The matrix exponential sum_k A^k / k! of each square matrix of ``A`` (..., n, n).
+
+    VJP: the upper-right block of exp([[A^T, G], [0, A^T]])."""
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_exp: The input tensor A must have at least 2 dimensions."
+            if A.ndim < 2
+            else "linalg.matrix_exp: A must be batches of square matrices, but they "
+            f"are {A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    if not A.is_floating_point():
+        names = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
+        raise RuntimeError(
+            f"linalg.matrix_exp: Expected a floating point or complex tensor as "
+            f"input. Got {names.get(str(A.dtype).split('.')[-1], A.dtype)}"
+        )
+    return apply_op(_matrix_exp, (A,))
+
+
+# QR ------------------------------------------------------------------------------------------
+
+
+def _qr_fwd(xp: Any, a: Any, *, complete: bool) -> Any:
+    host = a if xp is np else xp.asnumpy(a)
+    q, r = np.linalg.qr(host, mode="complete" if complete else "reduced")
+    q, r = q.astype(a.dtype), r.astype(a.dtype)
+    return (q, r) if xp is np else (xp.asarray(q), xp.asarray(r))
+
+
+_qr = OpDef(
+    "linalg_qr",
+    _qr_fwd,
+    ("a",),
+    saves=("out0", "out1"),
+    promote=None,
+    num_outputs=2,
+    node_name="LinalgQrBackward0",
+)
+
+
+class _Lin:
+    """The handful of matrix operations the QR VJP needs, on arrays or (under create_graph)
+    on recorded Tensors."""
+
+    def __init__(self, like: Any) -> None:
+        self.t = hasattr(like, "_data")
+
+    def mT(self, x: Any) -> Any:  # noqa: N802
+        return x.mT if self.t else np.swapaxes(x, -1, -2)
+
+    def tril(self, x: Any, k: int = 0) -> Any:
+        return x.tril(k) if self.t else np.tril(x, k)
+
+    def solve_upper_right(self, b: Any, r: Any) -> Any:
+        """X with X R^T = B, R upper triangular: X = (R^-1 B^T)^T."""
+        if self.t:
+            from chainrule.ops.cholesky import solve_triangular
+
+            return solve_triangular(r, b.mT, upper=True).mT
+        return np.swapaxes(np.linalg.solve(r, np.swapaxes(b, -1, -2)), -1, -2)
+
+    def zeros_like(self, x: Any) -> Any:
+        if self.t:
+            from chainrule._creation import zeros_like
+
+            return zeros_like(x)
+        return np.zeros_like(x)
+
+    def cat(self, xs: list[Any], dim: int) -> Any:
+        if self.t:
+            from chainrule._dispatch import ops
+
+            return ops.cat(xs, dim)
+        return np.concatenate(xs, dim)
+
+
+def _qr_square_vjp(L: _Lin, q: Any, r: Any, gq: Any, gr: Any) -> Any:
+    # A = QR with m >= n (Q: m x n): M = R gR^T - gQ^T Q;
+    # gA = (gQ + Q copyltu(M)) R^-T with copyltu(M) = tril(M) + tril(M, -1)^T.
+    m = r @ L.mT(gr) - L.mT(gq) @ q
+    sym = L.tril(m) + L.mT(L.tril(m, -1))
+    return L.solve_upper_right(gq + q @ sym, r)
+
+
+@_qr.vjp
+def _qr_vjp(ctx: Any, grads: Any) -> Any:
+    gq, gr = grads
+    q, r = ctx.out0, ctx.out1
+    m, n = q.shape[-2], r.shape[-1]
+    if ctx.complete and m > n:
+        raise RuntimeError(
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+        )
+    L = _Lin(gq)
+    if m >= n:
+        return (_qr_square_vjp(L, q, r, gq, gr),)
+    # m < n: A = [X | Y] with X = Q U (U: m x m) and V = Q^T Y: gY = Q gV, and X's gradient is
+    # the square case's with gQ + Y gV^T for Q's gradient.
+    u, gu = r[..., :, :m], gr[..., :, :m]
+    gv = gr[..., :, m:]
+    y = q @ r[..., :, m:]
+    gx = _qr_square_vjp(L, q, u, gq + y @ L.mT(gv), gu)
+    return (L.cat([gx, q @ gv], -1),)
+
+
+class _QR(tuple):
+    """``(Q, R)`` like ``torch.return_types.qr``."""
+
+    __slots__ = ()
+
+    def __new__(cls, Q: Any, R: Any) -> Any:  # noqa: N803 - PyTorch's names
+        return tuple.__new__(cls, (Q, R))
+
+    Q = property(lambda self: self[0])
+    R = property(lambda self: self[1])
+
+    def __repr__(self) -> str:
+        return f"torch.return_types.qr(\nQ={self[0]!r},\nR={self[1]!r})"
+
+
+_QR.__name__ = _QR.__qualname__ = "qr"
+
+
+def qr(input: Any, some: bool = True) -> Any:
+    """``(Q, R)`` with input = Q R, Q with orthonormal columns and R upper triangular (reduced;
+    ``some=False``: Q square). Deprecated in PyTorch for ``linalg.qr`` (warns).
+
+    VJP (m >= n): (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q; wide matrices through
+    their leading square block."""
+    import warnings
+
+    warnings.warn(
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+        "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
+        "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
+        "torch.linalg.qr(A, 'reduced' if some else 'complete')",
+        UserWarning,
+        stacklevel=2,
+    )
+    if input.ndim < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if not input.is_floating_point():
+        names = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
+        raise RuntimeError(
+            "linalg.qr: Expected a floating point or complex tensor as input. "
+            f"Got {names.get(str(input.dtype).split('.')[-1], input.dtype)}"
+        )
+    q, r = apply_op(_qr, (input,), {"complete": not some})
+    return _QR(q, r)
+
+
+__all__.append("qr")
