@@ -50,6 +50,7 @@ __all__ = [
     "instance_norm",
     "rms_norm",
     "convolution",
+    "ctc_loss",
 ]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -416,3 +417,25 @@ def convolution(
         return f(input, weight, bias, stride, padding, output_padding, groups, dilation)
     f = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
     return f(input, weight, bias, stride, padding, dilation, groups)
+
+
+def ctc_loss(
+    log_probs: Any,
+    targets: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: int = 0,
+    zero_infinity: bool = False,
+) -> Any:
+    """``F.ctc_loss`` with the reduction as an int (1, 'mean': each loss divided by its target
+    length, then averaged)."""
+    return _F().ctc_loss(
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        blank,
+        _reduction(reduction),
+        zero_infinity,
+    )

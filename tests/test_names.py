@@ -821,6 +821,18 @@ NN_CASES = [
         (u(2, 3, 5), u(3), u(3)),
     ),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, [4], w, 1e-6), (u(3, 4), u(4))),
+    (
+        "ctc_loss",
+        lambda m, x: m.ctc_loss(
+            x.log_softmax(2), m.tensor([[1, 2], [1, 3]]), m.tensor([5, 4]), m.tensor([2, 1])
+        ),
+        (u(5, 2, 4),),
+    ),
+    (
+        "ctc_loss_mean",
+        lambda m, x: m.ctc_loss(x.log_softmax(2), m.tensor([[1, 2], [1, 3]]), [5, 5], [2, 2], 0, 1),
+        (u(5, 2, 4),),
+    ),
 ]
 
 

@@ -23,6 +23,7 @@ from chainrule._creation import tensor
 from chainrule._tensor import Tensor
 from chainrule import ops as _ops
 from chainrule.nn import _functional_sample as _fs
+from chainrule.nn._functional.pooling import _sep_apply
 
 __all__ = [
     "GRID_SAMPLE_INTERPOLATION_MODES",
@@ -247,4 +248,4 @@ def interpolate(
         _aa_matrix(n, o, mode, bool(align_corners), s)
         for n, o, s in zip(input.shape[2:], sizes, scales)
     ]
-    return _fs._F()._sep_apply(input, mats)
+    return _sep_apply(input, mats)

@@ -178,10 +178,11 @@ def _prod_others(ctx: Any, v: Any, at: Any) -> Any:
 def _scatter_reduce_vjp(ctx: Any, g: Any) -> Any:
     nx, nsrc = ctx.needs_input_grad
     red, idx, hit = ctx.reduce, ctx.index, _arr(ctx.hit)
-    src_shape = tuple(ctx.input_shapes[1])
+    # input_shapes[1] is known only when src needs a gradient (and only then is it used)
+    src_shape = tuple(ctx.input_shapes[1]) if nsrc else None
     ishape = np.broadcast_shapes(*(i.shape for i in idx))
     sub = tuple(slice(0, n) for n in ishape)
-    partial = src_shape != tuple(ishape)
+    partial = nsrc and src_shape != tuple(ishape)
     gx = gs = None
     if red in ("sum", "mean"):
         gc = g if red == "sum" else ns.div(g, ctx.count)
