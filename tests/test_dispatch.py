@@ -48,3 +48,21 @@ def test_methods_match_the_op_functions() -> None:
     y.sum().backward()
     xs = np.linspace(0.1, 2.0, 5)
     np.testing.assert_allclose(x.grad.numpy(), (2 * xs + 1) / 2 + 1 / xs**2)
+
+
+def test_type_checking_imports_of_ops_list_every_family():
+    """ops/__init__.py's TYPE_CHECKING star imports (what pyright reads) name exactly the
+    families that _reexport() binds at run time."""
+    import ast
+    import pathlib
+
+    import chainrule.ops as ops
+
+    src = pathlib.Path(ops.__file__).read_text()
+    starred = set()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.names[0].name == "*"
+                starred.add(imp.module)
+    assert starred == {f.__name__ for f in ops.FAMILIES}

@@ -4,6 +4,8 @@ Adding an op touches its family's files only."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from chainrule import _dispatch
 from chainrule.ops._registry import REGISTRY, OpDef, apply_binary, apply_op, apply_unary, ns
 from chainrule.ops.views import inplace_compute
@@ -42,6 +44,29 @@ def _reexport() -> None:
 from chainrule.ops import views as _views  # noqa: E402
 
 _reexport()
+
+# Type checkers cannot follow _reexport(), which binds every family's ``__all__`` here at run
+# time; these imports (never executed) show them the same names. A test checks that the two
+# agree (tests/test_dispatch.py).
+if TYPE_CHECKING:
+    from chainrule.ops.unary import *  # noqa: F403
+    from chainrule.ops.binary import *  # noqa: F403
+    from chainrule.ops.reduction import *  # noqa: F403
+    from chainrule.ops.shape import *  # noqa: F403
+    from chainrule.ops.linalg import *  # noqa: F403
+    from chainrule.ops.indexing import *  # noqa: F403
+    from chainrule.ops.inplace import *  # noqa: F403
+    from chainrule.ops.nn import *  # noqa: F403
+    from chainrule.ops.conv import *  # noqa: F403
+    from chainrule.ops.sorting import *  # noqa: F403
+    from chainrule.ops.stacking import *  # noqa: F403
+    from chainrule.ops.composite import *  # noqa: F403
+    from chainrule.ops.special import *  # noqa: F403
+    from chainrule.ops.cholesky import *  # noqa: F403
+    from chainrule.ops.numeric import *  # noqa: F403
+    from chainrule.ops.scattering import *  # noqa: F403
+    from chainrule.ops.aliases import *  # noqa: F403
+    from chainrule.ops.matfun import *  # noqa: F403
 
 # Tensor methods reach the ops through these tables (chainrule/_dispatch.py): every public op
 # function, the dispatcher's entry points, and each declared op's OpDef by name.
