@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as _np
 
-from chainrule import _dtype
+from chainrule import _dtype  # noqa: F401  (chainrule._dtype, reached as an attribute)
 from chainrule._device import device
 from chainrule._dtype import (
     bool,
@@ -144,7 +144,7 @@ _LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", 
 _LAZY.add("func")
 _LAZY |= {"serialization"}  # torch.serialization.add_safe_globals and friends
 
-from chainrule.ops.reduction import return_types  # noqa: E402
+from chainrule.ops.reduction import return_types  # noqa: E402,F401  (torch.return_types)
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
     batch_norm,
     bilinear,

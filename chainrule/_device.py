@@ -8,7 +8,8 @@ __all__ = ["device", "set_default_device", "get_default_device"]
 
 
 class device:
-    """A device, as ``torch.device``: ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``."""
+    """A device, as ``torch.device``: ``device('cpu')``, ``device('cuda', 0)``,
+    ``device('cuda:1')``."""
 
     __slots__ = ("type", "index")
 

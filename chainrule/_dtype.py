@@ -124,7 +124,8 @@ def to_dtype(d: object) -> dtype:
     try:
         return from_np(np.dtype(d))  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(f"expected a chainrule dtype such as chainrule.float32, got {d!r}") from None
+        msg = f"expected a chainrule dtype such as chainrule.float32, got {d!r}"
+        raise TypeError(msg) from None
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:

@@ -204,5 +204,6 @@ __all__ = [
     "channel_shuffle", "native_channel_shuffle", "upsample", "upsample_nearest",
     "upsample_bilinear", "unfold", "fold", "scaled_dot_product_attention",
     "multi_head_attention_forward", "rms_norm", "ctc_loss", "interpolate", "grid_sample",
-    "affine_grid", "embedding_bag", "linear_cross_entropy",
+    "affine_grid", "embedding_bag", "linear_cross_entropy", "GRID_SAMPLE_INTERPOLATION_MODES",
+    "GRID_SAMPLE_PADDING_MODES",
 ]

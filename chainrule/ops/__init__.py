@@ -41,8 +41,6 @@ def _reexport() -> None:
             __all__.append(name)
 
 
-from chainrule.ops import views as _views  # noqa: E402
-
 _reexport()
 
 # Type checkers cannot follow _reexport(), which binds every family's ``__all__`` here at run
@@ -77,8 +75,8 @@ _dispatch.register(
         "apply_unary": apply_unary,
         "apply_binary": apply_binary,
         "inplace_compute": inplace_compute,
-        "check_inplace": _views.check_inplace,
-        "history_alias": _views.history_alias,
+        "check_inplace": views.check_inplace,
+        "history_alias": views.history_alias,
     },
 )
 _dispatch.register(_dispatch.defs, REGISTRY)

@@ -37,7 +37,8 @@ def __getattr__(name: str) -> object:
         return importlib.import_module("chainrule.optim.swa_utils")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-from chainrule.optim.optimizer import (  # noqa: E402
+# PyTorch exposes these in torch.optim.optimizer; reachable here too, as there.
+from chainrule.optim.optimizer import (  # noqa: E402,F401
     register_optimizer_step_post_hook,
     register_optimizer_step_pre_hook,
 )

@@ -351,10 +351,3 @@ class _LRScheduler(LRScheduler):
     """The old name of ``LRScheduler``, kept (as in PyTorch) for subclasses written against
     it."""
 
-
-# Users meet these classes as ``torch.optim.lr_scheduler.X`` (their ``__module__`` shows in
-# reprs, pickles and checks such as ``type(s).__module__``), as PyTorch's are.
-for _cls in (LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR,
-             ReduceLROnPlateau, _LRScheduler):
-    _cls.__module__ = "chainrule.optim.lr_scheduler"
-del _cls

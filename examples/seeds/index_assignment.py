@@ -1,6 +1,7 @@
 """The X = [4, 3, 2] walkthrough: Y assembled by index assignment, backward with a gradient.
 
-The documents' code with only the import changed (``import torch`` -> ``import chainrule as torch``).
+The documents' code with only the import changed
+(``import torch`` -> ``import chainrule as torch``).
 """
 
 import chainrule as torch
