@@ -46,12 +46,23 @@ def main() -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     vals = sorted(x if w.reports_value else x * scale / div for x in times)
     q1, q3 = vals[len(vals) // 4], vals[(3 * len(vals)) // 4]
-    print(json.dumps({
-        "lib": lib, "workload": name, "unit": unit, "median": statistics.median(vals),
-        "q1": q1, "q3": q3, "n": len(vals), "check": checked, "import_s": import_s,
-        "peak_rss_mb": rss_mb,
-        "cpu_median": statistics.median(x * scale / div for x in cpu),
-    }))
+    print(
+        json.dumps(
+            {
+                "lib": lib,
+                "workload": name,
+                "unit": unit,
+                "median": statistics.median(vals),
+                "q1": q1,
+                "q3": q3,
+                "n": len(vals),
+                "check": checked,
+                "import_s": import_s,
+                "peak_rss_mb": rss_mb,
+                "cpu_median": statistics.median(x * scale / div for x in cpu),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

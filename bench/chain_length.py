@@ -36,5 +36,7 @@ if __name__ == "__main__":
     sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000, 1_000_000]
     for n in sizes:
         f, b = measure(n)
-        print(f"{n:>9} ops: forward {f:7.2f} s ({f / n * 1e6:5.2f} us/op), "
-              f"backward {b:7.2f} s ({b / n * 1e6:5.2f} us/op)")
+        print(
+            f"{n:>9} ops: forward {f:7.2f} s ({f / n * 1e6:5.2f} us/op), "
+            f"backward {b:7.2f} s ({b / n * 1e6:5.2f} us/op)"
+        )

@@ -25,8 +25,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 def _make(name: str):  # type: ignore[no-untyped-def]
     sys.path.insert(0, str(HERE))
-    import chainrule
     from workloads import WORKLOADS
+
+    import chainrule
 
     step, _ = WORKLOADS[name].make(chainrule)
     for _ in range(5):  # warm up: first-use work (generated code, caches) is not counted
@@ -66,9 +67,21 @@ def instructions(name: str, steps: int) -> None:
 
     def run(n: int) -> int:
         out = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-             __file__, "_child", name, str(n)],
-            env=env, capture_output=True, text=True, check=True).stderr
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                sys.executable,
+                __file__,
+                "_child",
+                name,
+                str(n),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr
         m = re.search(r"Collected : (\d+)", out)
         if m is None:
             raise RuntimeError(f"no callgrind total in:\n{out[-2000:]}")

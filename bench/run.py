@@ -34,7 +34,11 @@ def run_one(lib: str, name: str, threads: int, repeats: int) -> dict:
     env.pop("OPENBLAS_L2_SIZE", None)
     out = subprocess.run(
         [sys.executable, str(HERE / "_worker.py"), lib, name, str(repeats)],
-        env=env, cwd=HERE, capture_output=True, text=True, check=True,
+        env=env,
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     r = json.loads(out.stdout.strip().splitlines()[-1])
     if r["unit"] == "MB":
@@ -56,13 +60,25 @@ def import_time(lib: str, n: int = 7) -> dict:
     with tempfile.TemporaryDirectory() as cache:
         env["PYTHONPYCACHEPREFIX"] = cache
         runs = [
-            float(subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,
-                                 text=True, check=True, env=env).stdout)
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", code.format(lib)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env=env,
+                ).stdout
+            )
             for _ in range(n + 1)
         ]
     vals = sorted(runs[1:])
-    return {"median": vals[n // 2], "q1": vals[n // 4], "q3": vals[(3 * n) // 4], "unit": "s",
-            "check": 0.0}
+    return {
+        "median": vals[n // 2],
+        "q1": vals[n // 4],
+        "q3": vals[(3 * n) // 4],
+        "unit": "s",
+        "check": 0.0,
+    }
 
 
 def _fmt(r: dict) -> str:
@@ -71,16 +87,26 @@ def _fmt(r: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("workloads", nargs="*", default=list(WORKLOADS),
-                    help=f"any of {', '.join(WORKLOADS)}, import")
+    ap.add_argument(
+        "workloads",
+        nargs="*",
+        default=list(WORKLOADS),
+        help=f"any of {', '.join(WORKLOADS)}, import",
+    )
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeats", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="alternating runs per library; the best round's median is reported")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="alternating runs per library; the best round's median is reported",
+    )
     args = ap.parse_args()
     rows = []
-    print(f"{'workload':<12} {'thr':>3} {'chainrule':>22} {'torch':>22} {'ratio':>7}  "
-          "check (cr / torch)")
+    print(
+        f"{'workload':<12} {'thr':>3} {'chainrule':>22} {'torch':>22} {'ratio':>7}  "
+        "check (cr / torch)"
+    )
     for name in [w for w in args.workloads if w in WORKLOADS]:
         for th in (int(t) for t in args.threads.split(",")):
             runs: dict[str, list[dict]] = {"chainrule": [], "torch": []}
@@ -92,26 +118,48 @@ def main() -> int:
             ratio = (
                 c["median"] / t["median"] if t["median"] else float("inf") if c["median"] else 1.0
             )
-            rows.append({"workload": name, "threads": th, "chainrule": c, "torch": t,
-                         "ratio": ratio,
-                         "round_medians": {lib: [r["median"] for r in rs]
-                                           for lib, rs in runs.items()}})
+            rows.append(
+                {
+                    "workload": name,
+                    "threads": th,
+                    "chainrule": c,
+                    "torch": t,
+                    "ratio": ratio,
+                    "round_medians": {lib: [r["median"] for r in rs] for lib, rs in runs.items()},
+                }
+            )
             # CPU-time ratio of the best rounds by CPU time: steadier than wall time when
             # other jobs share the cores (a thread waiting for a core uses no CPU time).
-            cc, ct = (min(runs[lib], key=lambda r: r.get("cpu_median", r["median"]))
-                      for lib in runs)
+            cc, ct = (
+                min(runs[lib], key=lambda r: r.get("cpu_median", r["median"])) for lib in runs
+            )
             cpu_ratio = cc.get("cpu_median", cc["median"]) / ct.get("cpu_median", ct["median"])
             rows[-1]["cpu_ratio"] = cpu_ratio
-            print(f"{name:<12} {th:>3} {_fmt(c):>22} {_fmt(t):>22} {ratio:>7.2f}  "
-                  f"{c['check']:.6g} / {t['check']:.6g}  (CPU-time ratio {cpu_ratio:.2f})")
+            print(
+                f"{name:<12} {th:>3} {_fmt(c):>22} {_fmt(t):>22} {ratio:>7.2f}  "
+                f"{c['check']:.6g} / {t['check']:.6g}  (CPU-time ratio {cpu_ratio:.2f})"
+            )
     if "import" in args.workloads or args.workloads == list(WORKLOADS):
         c, t = import_time("chainrule"), import_time("torch")
-        rows.append({"workload": "import", "threads": 0, "chainrule": c, "torch": t,
-                     "ratio": c["median"] / t["median"]})
-        print(f"{'import':<12} {'-':>3} {c['median']:>18.3f} s {t['median']:>20.3f} s "
-              f"{c['median'] / t['median']:>7.2f}")
-    res = {"machine": platform.platform(), "python": platform.python_version(),
-           "cpus": os.cpu_count(), "rows": rows}
+        rows.append(
+            {
+                "workload": "import",
+                "threads": 0,
+                "chainrule": c,
+                "torch": t,
+                "ratio": c["median"] / t["median"],
+            }
+        )
+        print(
+            f"{'import':<12} {'-':>3} {c['median']:>18.3f} s {t['median']:>20.3f} s "
+            f"{c['median'] / t['median']:>7.2f}"
+        )
+    res = {
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "rows": rows,
+    }
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "latest.json").write_text(json.dumps(res, indent=1))
     return 0

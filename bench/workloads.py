@@ -80,8 +80,9 @@ def _classifier_step(m: Any, model: Any, x: Any, y: Any) -> tuple[Step, Check]:
 def mlp_step(m: Any) -> tuple[Step, Check]:
     """784-512-512-10 MLP with ReLU, batch 128, log_softmax + NLL, forward + backward + SGD."""
     nn = m.nn
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                          nn.Linear(512, 10))
+    model = nn.Sequential(
+        nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+    )
     _init_like(m, model)
     rng = np.random.default_rng(1)
     x = m.from_numpy(rng.standard_normal((128, 784)).astype(np.float32))
@@ -93,9 +94,16 @@ def cnn_step(m: Any) -> tuple[Step, Check]:
     """Batch 32 of 1x28x28: conv3x3(1->16, pad 1)+ReLU+maxpool2, conv3x3(16->32, pad 1)+ReLU+
     maxpool2, linear -> 10, log_softmax + NLL, SGD."""
     nn = m.nn
-    model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    model = nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * 7 * 7, 10),
+    )
     _init_like(m, model)
     rng = np.random.default_rng(2)
     x = m.from_numpy(rng.standard_normal((32, 1, 28, 28)).astype(np.float32))
@@ -151,8 +159,9 @@ def grad_penalty(m: Any) -> tuple[Step, Check]:
     """A WGAN-GP style step: loss = D(x).mean() + 10 * (||dD(x^)/dx^|| - 1)^2, with double
     backward through a 64-128-128-1 MLP critic, batch 64."""
     nn = m.nn
-    D = nn.Sequential(nn.Linear(64, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(),
-                      nn.Linear(128, 1))
+    D = nn.Sequential(
+        nn.Linear(64, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(), nn.Linear(128, 1)
+    )
     _init_like(m, D)
     rng = np.random.default_rng(3)
     x = m.from_numpy(rng.standard_normal((64, 64)).astype(np.float32))
@@ -242,8 +251,9 @@ def _gpt_block_classes(m: Any) -> Any:
             k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
             q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
             v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0,
-                                               is_causal=True)
+            y = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=None, dropout_p=0.0, is_causal=True
+            )
             y = y.transpose(1, 2).contiguous().view(B, T, C)
             return self.c_proj(y)
 
@@ -346,10 +356,12 @@ WORKLOADS: dict[str, Workload] = {
     "cnn_step": Workload(cnn_step, unit="ms", repeats=50),
     "chain_20k": Workload(_deep_chain(20_000), unit="s", repeats=5, warmup=1),
     "deep_10k": Workload(_deep_chain(10_000), divisor=10_000, unit="us/node", repeats=5, warmup=1),
-    "deep_100k": Workload(_deep_chain(100_000), divisor=100_000, unit="us/node", repeats=3,
-                          warmup=1),
-    "deep_1M": Workload(_deep_chain(1_000_000), divisor=1_000_000, unit="us/node", repeats=1,
-                        warmup=0),
+    "deep_100k": Workload(
+        _deep_chain(100_000), divisor=100_000, unit="us/node", repeats=3, warmup=1
+    ),
+    "deep_1M": Workload(
+        _deep_chain(1_000_000), divisor=1_000_000, unit="us/node", repeats=1, warmup=0
+    ),
     "walkthrough": Workload(walkthrough, unit="us", repeats=500),
     "grad_penalty": Workload(grad_penalty, unit="ms", repeats=50),
     "srgan_step": Workload(srgan_step, unit="ms", repeats=20, warmup=2),
@@ -430,6 +442,7 @@ def _checkpoint(kind: str, rss: bool) -> Callable[[Any], tuple[Step, Check]]:
         if kind == "save":
             sd = _state_dict(m)
             m.save(sd, path)
+
             def call() -> Any:
                 return m.save(sd, path)
         else:
@@ -451,16 +464,22 @@ def _checkpoint(kind: str, rss: bool) -> Callable[[Any], tuple[Step, Check]]:
     return make
 
 
-WORKLOADS.update({
-    "checkpoint_save": Workload(_checkpoint("save", False), unit="s", repeats=5, warmup=1),
-    "checkpoint_load": Workload(_checkpoint("load", False), unit="s", repeats=5, warmup=1),
-    "checkpoint_load_mmap": Workload(_checkpoint("load_mmap", False), unit="s", repeats=5,
-                                     warmup=1),
-    # The step returns its figure (peak RSS above baseline, MB) instead of being timed.
-    "checkpoint_save_rss": Workload(_checkpoint("save", True), unit="MB>base", repeats=1,
-                                    warmup=0, reports_value=True),
-    "checkpoint_load_rss": Workload(_checkpoint("load", True), unit="MB>base", repeats=1,
-                                    warmup=0, reports_value=True),
-    "checkpoint_load_mmap_rss": Workload(_checkpoint("load_mmap", True), unit="MB>base",
-                                         repeats=1, warmup=0, reports_value=True),
-})
+WORKLOADS.update(
+    {
+        "checkpoint_save": Workload(_checkpoint("save", False), unit="s", repeats=5, warmup=1),
+        "checkpoint_load": Workload(_checkpoint("load", False), unit="s", repeats=5, warmup=1),
+        "checkpoint_load_mmap": Workload(
+            _checkpoint("load_mmap", False), unit="s", repeats=5, warmup=1
+        ),
+        # The step returns its figure (peak RSS above baseline, MB) instead of being timed.
+        "checkpoint_save_rss": Workload(
+            _checkpoint("save", True), unit="MB>base", repeats=1, warmup=0, reports_value=True
+        ),
+        "checkpoint_load_rss": Workload(
+            _checkpoint("load", True), unit="MB>base", repeats=1, warmup=0, reports_value=True
+        ),
+        "checkpoint_load_mmap_rss": Workload(
+            _checkpoint("load_mmap", True), unit="MB>base", repeats=1, warmup=0, reports_value=True
+        ),
+    }
+)

@@ -10,44 +10,13 @@ from typing import Any
 
 import numpy as _np
 
-from chainrule import _dtype  # noqa: F401  (chainrule._dtype, reached as an attribute)
-from chainrule._device import device
-from chainrule._dtype import (
-    bool,
-    double,
-    dtype,
-    float,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    int,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    promote_types,
-    set_default_dtype,
-    short,
-    uint8,
+from chainrule import (
+    _dispatch,  # noqa: E402
+    _dtype,  # noqa: F401  (chainrule._dtype, reached as an attribute)
+    _sampling,  # noqa: F401  (registers the samplers, _dispatch.py)
+    autograd,
 )
-from chainrule._formatting import set_printoptions
-from chainrule._tensor import Size, Tensor
-from chainrule._legacy import (
-    BoolTensor,
-    ByteTensor,
-    CharTensor,
-    DoubleTensor,
-    FloatTensor,
-    HalfTensor,
-    IntTensor,
-    LongTensor,
-    ShortTensor,
-)
-from chainrule import _sampling  # noqa: F401  (registers the samplers, _dispatch.py)
-from chainrule import _dispatch  # noqa: E402
+from chainrule import ops as _ops_pkg
 from chainrule._creation import (
     arange,
     as_tensor,
@@ -72,7 +41,41 @@ from chainrule._creation import (
     zeros,
     zeros_like,
 )
-from chainrule import autograd
+from chainrule._device import device
+from chainrule._dtype import (
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from chainrule._formatting import set_printoptions
+from chainrule._legacy import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
+from chainrule._tensor import Size, Tensor
 from chainrule.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -81,11 +84,11 @@ from chainrule.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from chainrule import ops as _ops_pkg
 
 # The ops' public functions (chainrule.exp, chainrule.matmul, ...), family by family.
 _OP_NAMES = [
-    n for n in _ops_pkg.__all__
+    n
+    for n in _ops_pkg.__all__
     if n not in ("REGISTRY", "OpDef", "apply_op", "ns") and n not in _ops_pkg.NOT_TOP_LEVEL
 ]
 globals().update({n: getattr(_ops_pkg, n) for n in _OP_NAMES})
@@ -98,25 +101,87 @@ __version__ = "0.1.0"
 _np.seterr(all="ignore")
 
 __all__ = [
-    "Tensor", "Size", "dtype", "device", "Generator",
-    "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor",
-    "CharTensor", "ByteTensor", "BoolTensor",
-    "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16",
-    "int32", "int64", "long", "short", "uint8",
-    "get_default_dtype", "set_default_dtype", "promote_types", "set_printoptions",
-    "manual_seed", "seed", "initial_seed", "default_generator",
-    "tensor", "as_tensor", "from_numpy", "scalar_tensor", "zeros", "ones", "full", "empty",
-    "arange", "linspace", "eye", "rand", "randn", "randint", "randperm", "zeros_like",
-    "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
-    "save", "load",
-    "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-    "is_grad_enabled", "is_inference_mode_enabled",
+    "Tensor",
+    "Size",
+    "dtype",
+    "device",
+    "Generator",
+    "FloatTensor",
+    "DoubleTensor",
+    "HalfTensor",
+    "LongTensor",
+    "IntTensor",
+    "ShortTensor",
+    "CharTensor",
+    "ByteTensor",
+    "BoolTensor",
+    "bool",
+    "double",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "half",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "long",
+    "short",
+    "uint8",
+    "get_default_dtype",
+    "set_default_dtype",
+    "promote_types",
+    "set_printoptions",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "default_generator",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "scalar_tensor",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "eye",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "save",
+    "load",
+    "autograd",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
     *_OP_NAMES,
-    "is_tensor", "numel", "is_floating_point", "from_dlpack",
+    "is_tensor",
+    "numel",
+    "is_floating_point",
+    "from_dlpack",
 ]
 
 subtract, multiply, divide, true_divide, negative = (
-    _ops_pkg.sub, _ops_pkg.mul, _ops_pkg.div, _ops_pkg.div, _ops_pkg.neg
+    _ops_pkg.sub,
+    _ops_pkg.mul,
+    _ops_pkg.div,
+    _ops_pkg.div,
+    _ops_pkg.neg,
 )
 
 from chainrule._out import install as _install_out  # noqa: E402  (out= wrappers, _out.py)
@@ -139,12 +204,26 @@ def is_floating_point(input: Tensor) -> Any:
     return input.is_floating_point()
 
 
-_LAZY = {"nn", "optim", "utils", "cuda", "testing", "viz", "linalg", "special", "accelerator",
-         "amp", "jit", "compiler", "hub", "distributions"}
+_LAZY = {
+    "nn",
+    "optim",
+    "utils",
+    "cuda",
+    "testing",
+    "viz",
+    "linalg",
+    "special",
+    "accelerator",
+    "amp",
+    "jit",
+    "compiler",
+    "hub",
+    "distributions",
+}
 _LAZY.add("func")
 _LAZY |= {"serialization"}  # torch.serialization.add_safe_globals and friends
 
-from chainrule.ops.reduction import return_types  # noqa: E402,F401  (torch.return_types)
+from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
     batch_norm,
     bilinear,
@@ -156,38 +235,83 @@ from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of n
     pixel_shuffle,
     pixel_unshuffle,
 )
-from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
+from chainrule.ops.reduction import return_types  # noqa: E402,F401  (torch.return_types)
 
 __all__ += _nn_aliases_all
 
 
 # Names whose modules load on first use (numpy.random alone is a sixth of the import time).
 _LAZY_ATTRS = {
-    "Generator": "chainrule._random", "default_generator": "chainrule._random",
-    "initial_seed": "chainrule._random", "manual_seed": "chainrule._random",
-    "seed": "chainrule._random", "save": "chainrule.serialization",
+    "Generator": "chainrule._random",
+    "default_generator": "chainrule._random",
+    "initial_seed": "chainrule._random",
+    "manual_seed": "chainrule._random",
+    "seed": "chainrule._random",
+    "save": "chainrule.serialization",
     "from_dlpack": "chainrule._dlpack",
     "load": "chainrule.serialization",
-    "compile": "chainrule.compiler", "autocast": "chainrule.amp",
-    **{n: "chainrule._sampling" for n in (
-        "multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo")},
-    "set_default_device": "chainrule._device", "get_default_device": "chainrule._device",
-    **{n: "chainrule._runtime" for n in (
-        "set_num_threads", "get_num_threads", "set_num_interop_threads",
-        "get_num_interop_threads", "use_deterministic_algorithms",
-        "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
-        "set_deterministic_debug_mode", "get_deterministic_debug_mode",
-        "set_float32_matmul_precision", "get_float32_matmul_precision")},
-    **{n: "chainrule._layout" for n in (
-        "layout", "memory_format", "strided", "contiguous_format", "preserve_format",
-        "channels_last", "channels_last_3d", "legacy_contiguous_format", "empty_strided",
-        "empty_permuted")},
-    **{n: "chainrule._linalg_legacy" for n in (
-        "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "svd", "triangular_solve",
-        "solve", "lstsq", "symeig", "eig", "matrix_rank", "frobenius_norm", "nuclear_norm",
-        "norm_except_dim")},
+    "compile": "chainrule.compiler",
+    "autocast": "chainrule.amp",
+    **{
+        n: "chainrule._sampling"
+        for n in ("multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo")
+    },
+    "set_default_device": "chainrule._device",
+    "get_default_device": "chainrule._device",
+    **{
+        n: "chainrule._runtime"
+        for n in (
+            "set_num_threads",
+            "get_num_threads",
+            "set_num_interop_threads",
+            "get_num_interop_threads",
+            "use_deterministic_algorithms",
+            "are_deterministic_algorithms_enabled",
+            "is_deterministic_algorithms_warn_only_enabled",
+            "set_deterministic_debug_mode",
+            "get_deterministic_debug_mode",
+            "set_float32_matmul_precision",
+            "get_float32_matmul_precision",
+        )
+    },
+    **{
+        n: "chainrule._layout"
+        for n in (
+            "layout",
+            "memory_format",
+            "strided",
+            "contiguous_format",
+            "preserve_format",
+            "channels_last",
+            "channels_last_3d",
+            "legacy_contiguous_format",
+            "empty_strided",
+            "empty_permuted",
+        )
+    },
+    **{
+        n: "chainrule._linalg_legacy"
+        for n in (
+            "cholesky",
+            "cholesky_solve",
+            "cholesky_inverse",
+            "pinverse",
+            "svd",
+            "triangular_solve",
+            "solve",
+            "lstsq",
+            "symeig",
+            "eig",
+            "matrix_rank",
+            "frobenius_norm",
+            "nuclear_norm",
+            "norm_except_dim",
+        )
+    },
     "GradScaler": "chainrule.amp",
-    **{n: "chainrule._torch_misc" for n in importlib.import_module("chainrule._torch_misc").__all__},
+    **{
+        n: "chainrule._torch_misc" for n in importlib.import_module("chainrule._torch_misc").__all__
+    },
     **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
 }
 
@@ -197,9 +321,23 @@ _LAZY_ATTRS = {
 _dispatch.register_lazy(
     _dispatch.upper,
     {
-        **{n: _LAZY_ATTRS[n] for n in (
-            "cholesky", "cholesky_solve", "cholesky_inverse", "pinverse", "svd",
-            "triangular_solve", "solve", "lstsq", "symeig", "eig", "strided", "empty_strided")},
+        **{
+            n: _LAZY_ATTRS[n]
+            for n in (
+                "cholesky",
+                "cholesky_solve",
+                "cholesky_inverse",
+                "pinverse",
+                "svd",
+                "triangular_solve",
+                "solve",
+                "lstsq",
+                "symeig",
+                "eig",
+                "strided",
+                "empty_strided",
+            )
+        },
         "hardshrink": "chainrule.nn.functional",
         "prelu": "chainrule.nn.functional",
     },

@@ -33,10 +33,30 @@ def rng_of(generator: Any) -> Any:
 
     return _rng_of(generator)
 
+
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
-    "linspace", "eye", "rand", "randn", "randint", "randperm", "zeros_like", "ones_like",
-    "full_like", "empty_like", "rand_like", "randn_like", "randint_like", "scalar_tensor",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "linspace",
+    "eye",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "scalar_tensor",
 ]
 
 
@@ -126,8 +146,14 @@ def _finish(data: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
     return t
 
 
-def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-           pin_memory: bool = False) -> Tensor:
+def tensor(
+    data: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested sequence, array or tensor).
 
     Example:
@@ -154,8 +180,9 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     return _finish(np.array(arr, dtype=dt, copy=True), device, requires_grad)
 
 
-def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+def scalar_tensor(
+    s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A 0-dim tensor holding ``s`` (default dtype unless ``dtype``)."""
     dt = _dtype.to_dtype(dtype).np if dtype is not None else _dtype.get_default_dtype().np
     return _finish(np.array(s, dtype=dt), device, requires_grad)
@@ -203,26 +230,35 @@ def _dt(dtype: Any) -> np.dtype:
     return (_dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()).np
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None) -> Tensor:
+def zeros(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+) -> Tensor:
     """A tensor of zeros of shape ``size`` (default dtype float32)."""
     return _finish(np.zeros(_size(size), _dt(dtype)), device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         out: Any = None) -> Tensor:
+def ones(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+) -> Tensor:
     """A tensor of ones of shape ``size``."""
     return _finish(np.ones(_size(size), _dt(dtype)), device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None) -> Tensor:
+def empty(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+) -> Tensor:
     """An uninitialised tensor of shape ``size``. Differs from torch: the memory is zeroed."""
     return _finish(np.zeros(_size(size), _dt(dtype)), device, requires_grad)
 
 
-def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def full(
+    size: Sequence[int],
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value
     (bool, int64, or the default float) unless given."""
     if dtype is None:
@@ -234,8 +270,15 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
     return _finish(np.full(_size((size,)), fill_value, dt), device, requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 if all are integers."""
     if end is None:
         start, end = 0, start
@@ -243,18 +286,33 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if dtype is None:
-        dt = np.dtype(np.int64) if all(isinstance(v, (int, np.integer)) for v in vals) else \
-            _dtype.get_default_dtype().np
+        dt = (
+            np.dtype(np.int64)
+            if all(isinstance(v, (int, np.integer)) for v in vals)
+            else _dtype.get_default_dtype().np
+        )
     else:
         dt = _dt(dtype)
     s, e, st = vals
     n = int(np.ceil((e - s) / st))
-    return _finish((s + np.arange(max(n, 0), dtype=np.float64) * st).astype(dt)
-                   if dt.kind == "f" else np.arange(s, e, st, dtype=dt), device, requires_grad)
+    return _finish(
+        (s + np.arange(max(n, 0), dtype=np.float64) * st).astype(dt)
+        if dt.kind == "f"
+        else np.arange(s, e, st, dtype=dt),
+        device,
+        requires_grad,
+    )
 
 
-def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def linspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
     Computed as PyTorch's CPU kernel does, so the values agree to the bit: ``step = (end - start)
@@ -302,31 +360,54 @@ def _linspace_values(start: Any, end: Any, steps: int, dt: Any) -> np.ndarray:
     return np.trunc(out).astype(np.int64).astype(dt)
 
 
-def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """The ``n`` x ``m`` identity matrix."""
     return _finish(np.eye(n, m, dtype=_dt(dtype)), device, requires_grad)
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def rand(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Uniform samples in [0, 1). Differs from torch: NumPy's generator, so other values."""
     dt = _dt(dtype)
-    return _finish(rng_of(generator).random(_size(size), dtype=np.float64).astype(dt), device,
-                   requires_grad)
+    return _finish(
+        rng_of(generator).random(_size(size), dtype=np.float64).astype(dt), device, requires_grad
+    )
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def randn(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Standard normal samples. Differs from torch: NumPy's generator, so other values."""
     dt = _dt(dtype)
-    return _finish(rng_of(generator).standard_normal(_size(size)).astype(dt), device,
-                   requires_grad)
+    return _finish(rng_of(generator).standard_normal(_size(size)).astype(dt), device, requires_grad)
 
 
-def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *args: Any,
-            generator: Generator | None = None, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:
+def randint(
+    low: int = 0,
+    high: int | None = None,
+    size: Sequence[int] = (),
+    *args: Any,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Integers uniform in [low, high); ``randint(high, size)`` is accepted too."""
     if args:
         raise TypeError("randint() takes (low, high, size) or (high, size)")
@@ -335,69 +416,122 @@ def randint(low: int = 0, high: int | None = None, size: Sequence[int] = (), *ar
             size = high
         low, high = 0, low
     dt = _dtype.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
-    return _finish(rng_of(generator).integers(low, high, _size((size,))).astype(dt), device,
-                   requires_grad)
+    return _finish(
+        rng_of(generator).integers(low, high, _size((size,))).astype(dt), device, requires_grad
+    )
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
-             device: Any = None) -> Tensor:
+def randperm(
+    n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None
+) -> Tensor:
     """A random permutation of ``0..n-1`` (int64)."""
     dt = _dtype.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
     return _finish(rng_of(generator).permutation(n).astype(dt), device, False)
 
 
-def _like(fn: Any, t: Tensor, dtype: Any, device: Any, requires_grad: bool, *a: Any,
-          **kw: Any) -> Tensor:
+def _like(
+    fn: Any, t: Tensor, dtype: Any, device: Any, requires_grad: bool, *a: Any, **kw: Any
+) -> Tensor:
     dt = dtype if dtype is not None else t.dtype
     return fn(*a, t.shape, dtype=dt, device=device or t.device, requires_grad=requires_grad, **kw)
 
 
-def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def zeros_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """Zeros with ``input``'s shape, dtype and device."""
     return _like(zeros, input, dtype, device, requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def ones_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """Ones with ``input``'s shape, dtype and device."""
     return _like(ones, input, dtype, device, requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def empty_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """An uninitialised (zeroed) tensor with ``input``'s shape, dtype and device."""
     return _like(empty, input, dtype, device, requires_grad)
 
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def full_like(
+    input: Tensor,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """``fill_value`` with ``input``'s shape, dtype and device."""
     dt = dtype if dtype is not None else input.dtype
-    return full(input.shape, fill_value, dtype=dt, device=device or input.device,
-                requires_grad=requires_grad)
+    return full(
+        input.shape,
+        fill_value,
+        dtype=dt,
+        device=device or input.device,
+        requires_grad=requires_grad,
+    )
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+def rand_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    generator: Generator | None = None,
+) -> Tensor:
     """Uniform samples with ``input``'s shape and dtype."""
     return _like(rand, input, dtype, device, requires_grad, generator=generator)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+def randn_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    generator: Generator | None = None,
+) -> Tensor:
     """Normal samples with ``input``'s shape and dtype."""
     return _like(randn, input, dtype, device, requires_grad, generator=generator)
 
 
-def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None,
-                 device: Any = None, requires_grad: bool = False) -> Tensor:
+def randint_like(
+    input: Tensor,
+    low: int = 0,
+    high: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Random integers with ``input``'s shape."""
     if high is None:
         low, high = 0, low
     dt = dtype if dtype is not None else input.dtype
-    return randint(low, high, input.shape, dtype=dt, device=device or input.device,
-                   requires_grad=requires_grad)
+    return randint(
+        low, high, input.shape, dtype=dt, device=device or input.device, requires_grad=requires_grad
+    )
 
 
 # Tensor methods (new_tensor, new_zeros ...) and the legacy constructor reach these through

@@ -129,7 +129,9 @@ def _nested(a: np.ndarray, indent: int, summarize: bool, f: _Formatter) -> str:
     e = PRINT_OPTS.edgeitems
     if summarize and a.shape[0] > 2 * e:
         parts = [_nested(a[i], indent + 1, summarize, f) for i in range(e)] + ["..."]
-        parts += [_nested(a[i], indent + 1, summarize, f) for i in range(a.shape[0] - e, a.shape[0])]
+        parts += [
+            _nested(a[i], indent + 1, summarize, f) for i in range(a.shape[0] - e, a.shape[0])
+        ]
     else:
         parts = [_nested(a[i], indent + 1, summarize, f) for i in range(a.shape[0])]
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(parts) + "]"

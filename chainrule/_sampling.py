@@ -208,6 +208,11 @@ class iinfo:
 # The sampling Tensor methods (_methods/sampling.py) reach these through chainrule/_dispatch.py.
 _dispatch.register(
     _dispatch.sampling,
-    {"multinomial": multinomial, "bernoulli": bernoulli, "fill_sampled": fill_sampled,
-     "float_only": float_only, "rng": rng},
+    {
+        "multinomial": multinomial,
+        "bernoulli": bernoulli,
+        "fill_sampled": fill_sampled,
+        "float_only": float_only,
+        "rng": rng,
+    },
 )

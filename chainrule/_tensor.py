@@ -27,25 +27,24 @@ from chainrule._dispatch import creation as _creation
 from chainrule._dispatch import defs as _defs
 from chainrule._dispatch import ops as _ops
 from chainrule._grad_state import _state
-from chainrule._methods._base import Size, TensorBase
-from chainrule._methods._base import _TYPE_NAMES
+from chainrule._methods._base import _TYPE_NAMES, Size, TensorBase
 from chainrule._methods._base import foreign as _foreign
 from chainrule._methods._base import type_name as _type_name
+from chainrule._methods.composite import CompositeMethods
 from chainrule._methods.elementwise import ElementwiseMethods
 from chainrule._methods.indexing import IndexingMethods
 from chainrule._methods.inplace import InplaceMethods
+from chainrule._methods.inplace_generated import GeneratedInplaceMethods
 from chainrule._methods.linalg import LinalgMethods
+from chainrule._methods.names import NamesMethods
 from chainrule._methods.nn import NnMethods
 from chainrule._methods.reduction import ReductionMethods
+from chainrule._methods.sampling import SamplingMethods
 from chainrule._methods.shape import ShapeMethods
-from chainrule._methods.composite import CompositeMethods
 from chainrule._methods.sorting import SortingMethods
 from chainrule._methods.special import SpecialMethods
 from chainrule._methods.stochastic import StochasticMethods
-from chainrule._methods.sampling import SamplingMethods
 from chainrule._methods.surface import SurfaceMethods
-from chainrule._methods.inplace_generated import GeneratedInplaceMethods
-from chainrule._methods.names import NamesMethods
 from chainrule.backends import backend_of, get_backend
 from chainrule.utils.hooks import RemovableHandle
 
@@ -592,9 +591,7 @@ class Tensor(
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise TypeError(
-                "only integer tensors of a single element can be converted to an index"
-            )
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __hash__(self) -> int:
@@ -1052,9 +1049,7 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
     if len(args) == 1 and isinstance(args[0], Tensor):
         src = args[0]
         if src._data.dtype != dt:
-            raise TypeError(
-                f"expected {_type_name(dt)} (got {_type_name(src._data.dtype)})"
-            )
+            raise TypeError(f"expected {_type_name(dt)} (got {_type_name(src._data.dtype)})")
         data = src._data
     elif len(args) == 0:
         data = np.empty((0,), dt)
@@ -1076,8 +1071,16 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
 
 # PyTorch's C++ names of dtypes, as its error messages print them.
 _CPP_NAMES = {
-    "float64": "double", "float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+    "float64": "double",
+    "float32": "float",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }

@@ -23,20 +23,37 @@ from chainrule.ops.linalg import (
 from chainrule.ops.reduction import vector_norm_impl
 from chainrule.ops.reduction.norms import matrix_norm
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matmul",
-           "vecdot", "multi_dot", "svd", "svdvals", "LinAlgError", "cholesky", "solve_triangular"]
+__all__ = [
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "inv",
+    "det",
+    "slogdet",
+    "solve",
+    "matmul",
+    "vecdot",
+    "multi_dot",
+    "svd",
+    "svdvals",
+    "LinAlgError",
+    "cholesky",
+    "solve_triangular",
+]
 
 
-def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
-                dtype: Any = None) -> Any:
+def vector_norm(
+    x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default): (sum |x|^p)^(1/p),
     max|x| (inf), min|x| (-inf) or the count of non-zeros (0). The gradient at a zero vector is
     0, as in PyTorch."""
     return vector_norm_impl(x, ord, dim, keepdim, dtype, name="linalg.vector_norm")
 
 
-def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
-         dtype: Any = None) -> Any:
+def norm(
+    A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
     """``vector_norm`` when ``dim`` is an int or ``A`` is 1-D (or ``ord`` is None with no
     ``dim``: the 2-norm of all elements); otherwise ``matrix_norm``."""
     if dim is not None and not isinstance(dim, (tuple, list)):
@@ -45,17 +62,20 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
         return vector_norm_impl(A, 2, dim, keepdim, dtype, name="linalg.norm")
     if isinstance(ord, str):
         return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
-    if (dim is not None and len(dim) == 2) or (
-            dim is None and A._data.ndim == 2):
+    if (dim is not None and len(dim) == 2) or (dim is None and A._data.ndim == 2):
         if dim is None:
             if A._data.ndim != 2:
-                raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input "
-                                   f"must be 1D or 2D. Got {A._data.ndim}D.")
+                raise RuntimeError(
+                    "linalg.norm: If dim is not specified but ord is, the input "
+                    f"must be 1D or 2D. Got {A._data.ndim}D."
+                )
             dim = (-2, -1)
         return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     if dim is None and A._data.ndim != 1:
-        raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be "
-                           f"1D or 2D. Got {A._data.ndim}D.")
+        raise RuntimeError(
+            "linalg.norm: If dim is not specified but ord is, the input must be "
+            f"1D or 2D. Got {A._data.ndim}D."
+        )
     return vector_norm_impl(A, ord, dim, keepdim, dtype, name="linalg.norm")
 
 
@@ -99,8 +119,9 @@ def multi_dot(tensors: Any) -> Any:
         if (i in (0, n - 1) and nd not in (1, 2)) or (0 < i < n - 1 and nd != 2):
             which = ("first" if i == 0 else "last") if i in (0, n - 1) else None
             if which:
-                raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got "
-                                   f"{nd}D")
+                raise RuntimeError(
+                    f"multi_dot(): the {which} tensor must be 1D or 2D but got {nd}D"
+                )
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {nd}D")
     out = tensors[0]
     for t in tensors[1:]:

@@ -98,5 +98,3 @@ def log_softmax(input: Any, dim: int, *, dtype: Any = None) -> Any:
 def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:
     """``torch.special.logsumexp``: log sum exp over ``dim``."""
     return _logsumexp(input, dim, keepdim)
-
-

@@ -21,9 +21,16 @@ def _arr(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
-                 atol: float | None = None, equal_nan: bool = False, check_dtype: bool = True,
-                 msg: str | None = None) -> None:
+def assert_close(
+    actual: Any,
+    expected: Any,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = False,
+    check_dtype: bool = True,
+    msg: str | None = None,
+) -> None:
     """Assert ``actual`` and ``expected`` (tensors, torch tensors, arrays or numbers) are close.
 
     Default tolerances depend on the dtype, as in ``torch.testing.assert_close``.
@@ -49,8 +56,14 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
         raise AssertionError(f"{msg or 'Tensors are not equal'}\nactual:\n{a}\nexpected:\n{e}")
 
 
-def make_tensor(*shape: Any, dtype: Any = None, low: float = -3.0, high: float = 3.0,
-                requires_grad: bool = False, seed: int = 0) -> Tensor:
+def make_tensor(
+    *shape: Any,
+    dtype: Any = None,
+    low: float = -3.0,
+    high: float = 3.0,
+    requires_grad: bool = False,
+    seed: int = 0,
+) -> Tensor:
     """A tensor of uniform values in [low, high) (integers for integer dtypes), seeded."""
     from chainrule import _dtype
     from chainrule._creation import tensor

@@ -148,8 +148,18 @@ def _saved_of(node: Node) -> list[_Saved]:
                 continue
             nbytes = sum(a.nbytes for a in arrays)
             if _is_array(v):
-                res.append(_Saved(k, tuple(v.shape), np.dtype(v.dtype).name, nbytes, True,
-                                  arrays, id(v), False))
+                res.append(
+                    _Saved(
+                        k,
+                        tuple(v.shape),
+                        np.dtype(v.dtype).name,
+                        nbytes,
+                        True,
+                        arrays,
+                        id(v),
+                        False,
+                    )
+                )
             else:
                 name = f"{k} ({_plural(len(arrays), 'array')})"
                 res.append(_Saved(name, None, None, nbytes, True, arrays, id(v), False))
@@ -286,8 +296,9 @@ def summary(output: Any, params: Any = None) -> str:
                     held_bytes += a.nbytes
         for i in range(len(children) - 1, -1, -1):
             last = i == len(children) - 1
-            stack.append((children[i], rest + ("└─ " if last else "├─ "),
-                          rest + ("   " if last else "│  ")))
+            stack.append(
+                (children[i], rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "))
+            )
     lines.append(
         f"{_plural(len(number), 'node')}, {_plural(n_saved, 'saved tensor')} ({n_held} held, "
         f"{n_saved - n_held} freed), {_fmt_bytes(held_bytes)} held"
@@ -352,16 +363,26 @@ def draw(outputs: Any, params: Any = None, show_saved: bool = True) -> Any:
     names = _param_names(params)
     g = cls(name="backward_graph")
     g.attr("graph", rankdir="TB", ranksep="0.25")
-    g.attr("node", shape="box", style="filled", fontname="monospace", fontsize="10",
-           fillcolor="lightgrey", height="0.2")
+    g.attr(
+        "node",
+        shape="box",
+        style="filled",
+        fontname="monospace",
+        fontsize="10",
+        fillcolor="lightgrey",
+        height="0.2",
+    )
     g.attr("edge", arrowsize="0.6")
     outs = _outputs(outputs)
     roots = []
     for i, t in enumerate(outs):
         oid = f"out{i}"
         title = "output" if len(outs) == 1 else f"output {i}"
-        g.node(oid, _html_label(title, [f"{_fmt_shape(t.shape)} {_dtype_name(t)}"]),
-               fillcolor="darkolivegreen1")
+        g.node(
+            oid,
+            _html_label(title, [f"{_fmt_shape(t.shape)} {_dtype_name(t)}"]),
+            fillcolor="darkolivegreen1",
+        )
         r = _root_node(t)
         if r is not None:
             roots.append((r, oid))
@@ -375,8 +396,11 @@ def draw(outputs: Any, params: Any = None, show_saved: bool = True) -> Any:
         if type(n) is AccumulateGrad:
             v = n.variable
             name = _leaf_name(n, names)
-            g.node(nid, _html_label(name or "leaf", [f"{_fmt_shape(v.shape)} {_dtype_name(v)}"]),
-                   fillcolor="lightblue")
+            g.node(
+                nid,
+                _html_label(name or "leaf", [f"{_fmt_shape(v.shape)} {_dtype_name(v)}"]),
+                fillcolor="lightblue",
+            )
         else:
             site = getattr(n, "_site", None)
             lines = []
@@ -408,7 +432,6 @@ def draw(outputs: Any, params: Any = None, show_saved: bool = True) -> Any:
                         info += ["freed by the backward", f"at {format_site(freed_at, False)}"]
                     else:
                         info.append("freed")
-                    g.node(sid, _html_label(s.name, info), fillcolor="white",
-                           style="dashed,filled")
+                    g.node(sid, _html_label(s.name, info), fillcolor="white", style="dashed,filled")
             g.edge(sid, nid, dir="none", style="dashed")
     return g

@@ -9,8 +9,9 @@ import pytest
 
 import chainrule as cr
 
-DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
-                   "coverage.md")
+DOC = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "coverage.md"
+)
 
 OBJECTS = {
     "torch": lambda: cr,

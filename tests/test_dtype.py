@@ -73,7 +73,8 @@ def test_promote_types_and_can_cast(a: str, b: str) -> None:
     got = cr.promote_types(getattr(cr, a), getattr(cr, b))
     assert got.name == str(torch.promote_types(getattr(torch, a), getattr(torch, b))).split(".")[1]
     assert cr.can_cast(getattr(cr, a), getattr(cr, b)) == torch.can_cast(
-        getattr(torch, a), getattr(torch, b))
+        getattr(torch, a), getattr(torch, b)
+    )
 
 
 def test_default_dtype_changes_float_results() -> None:

@@ -30,10 +30,14 @@ def test_cuda_queries_without_gpu():
     assert cr.cuda.is_available() is False and cr.cuda.device_count() == 0
 
 
-@pytest.mark.parametrize("call", [
-    lambda m: m.zeros(1).cuda(), lambda m: m.zeros(1).to("cuda"),
-    lambda m: m.zeros(1, device="cuda"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.zeros(1).cuda(),
+        lambda m: m.zeros(1).to("cuda"),
+        lambda m: m.zeros(1, device="cuda"),
+    ],
+)
 def test_moving_to_cuda_without_gpu_fails_like_torch(call):
     with pytest.raises(AssertionError) as t:
         call(torch)
@@ -103,8 +107,10 @@ def test_seed_two_losses_example(capsys):
 
 def test_seed_srgan_update_order_example(capsys):
     out = _run("examples/seeds/srgan_update_order.py", capsys)
-    assert "as written: RuntimeError: one of the variables needed for gradient computation has " \
-           "been modified by an inplace operation" in out
+    assert (
+        "as written: RuntimeError: one of the variables needed for gradient computation has "
+        "been modified by an inplace operation" in out
+    )
     assert "(the parameter 'net." in out
     steps = [ln for ln in out.splitlines() if ln.startswith("corrected, step")]
     assert len(steps) == 3

@@ -14,8 +14,9 @@ import chainrule as cr
 
 torch = pytest.importorskip("torch")
 
-settings.register_profile("ci", max_examples=40, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci")
 
 BINARY = {
@@ -27,8 +28,11 @@ BINARY = {
 }
 
 
-@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
-       op=st.sampled_from(sorted(BINARY)), seed=st.integers(0, 2**16))
+@given(
+    shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+    op=st.sampled_from(sorted(BINARY)),
+    seed=st.integers(0, 2**16),
+)
 def test_broadcasting_binary_ops_match_torch(shapes, op, seed):
     rng = np.random.default_rng(seed)
     a, b = (rng.uniform(-2, 2, s) for s in shapes.input_shapes)
@@ -125,8 +129,9 @@ class GraphMachine(RuleBasedStateMachine):
     @invariant()
     def values_agree(self):
         for c, t in self.made:
-            np.testing.assert_allclose(c.detach().numpy(), t.detach().numpy(), rtol=1e-9,
-                                       atol=1e-12)
+            np.testing.assert_allclose(
+                c.detach().numpy(), t.detach().numpy(), rtol=1e-9, atol=1e-12
+            )
 
     def teardown(self):
         # Backward from the sum of every leaf's uses: gradients must agree with torch's.
@@ -144,6 +149,7 @@ class GraphMachine(RuleBasedStateMachine):
                 assert c.grad is None or not np.any(c.grad.numpy())
             else:
                 np.testing.assert_allclose(c.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-10)
+
 
 TestRandomGraphs = GraphMachine.TestCase
 TestRandomGraphs.settings = settings(max_examples=30, stateful_step_count=12, deadline=None)

@@ -19,22 +19,25 @@ def _err(fn, m):
     return None
 
 
-@pytest.mark.parametrize("call", [
-    lambda m: m.multinomial(m.tensor([0.5, 0.5]), 3),
-    lambda m: m.multinomial(m.tensor([-0.5, 0.5]), 1),
-    lambda m: m.multinomial(m.tensor([0.0, 0.0]), 1),
-    lambda m: m.multinomial(m.ones(2, 2, 2), 1),
-    lambda m: m.bernoulli(m.tensor([1.5])),
-    lambda m: m.normal(m.zeros(2), -m.ones(2)),
-    lambda m: m.zeros(3).uniform_(2, 1),
-    lambda m: m.zeros(3).exponential_(-1),
-    lambda m: m.zeros(3).geometric_(1.5),
-    lambda m: m.zeros(3).log_normal_(0, -1),
-    lambda m: m.zeros(3, dtype=m.int64).random_(5, 2),
-    lambda m: m.zeros(2, requires_grad=True).normal_(),
-    lambda m: m.finfo(m.int32),
-    lambda m: m.iinfo(m.float32),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.multinomial(m.tensor([0.5, 0.5]), 3),
+        lambda m: m.multinomial(m.tensor([-0.5, 0.5]), 1),
+        lambda m: m.multinomial(m.tensor([0.0, 0.0]), 1),
+        lambda m: m.multinomial(m.ones(2, 2, 2), 1),
+        lambda m: m.bernoulli(m.tensor([1.5])),
+        lambda m: m.normal(m.zeros(2), -m.ones(2)),
+        lambda m: m.zeros(3).uniform_(2, 1),
+        lambda m: m.zeros(3).exponential_(-1),
+        lambda m: m.zeros(3).geometric_(1.5),
+        lambda m: m.zeros(3).log_normal_(0, -1),
+        lambda m: m.zeros(3, dtype=m.int64).random_(5, 2),
+        lambda m: m.zeros(2, requires_grad=True).normal_(),
+        lambda m: m.finfo(m.int32),
+        lambda m: m.iinfo(m.float32),
+    ],
+)
 def test_errors_as_torch(call):
     ours, theirs = _err(call, cr), _err(call, torch)
     assert theirs is not None and ours is not None

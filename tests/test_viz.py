@@ -38,20 +38,22 @@ def test_summary_tree_text_and_totals(capsys) -> None:
     text = viz.summary(loss, lin.named_parameters())
     assert capsys.readouterr().out == text + "\n"
     at = f"  at {HERE}:{line} in small_graph: loss = lin(x).tanh().pow(2).sum()"
-    assert text == "\n".join([
-        "SumBackward0 #1" + at,
-        "└─ PowBackward0 #2" + at,
-        "   │  saved a: [2, 4] float32, 32 B, held",
-        "   └─ TanhBackward0 #3" + at,
-        "      │  saved out: [2, 4] float32, 32 B, held",
-        "      └─ AddBackward0 #4" + at,
-        "         ├─ MmBackward0 #5" + at,
-        "         │  │  saved a: [2, 3] float32, 24 B, held",
-        "         │  └─ TBackward0 #6" + at,
-        "         │     └─ leaf 'weight' #7 [4, 3] float32",
-        "         └─ leaf 'bias' #8 [4] float32",
-        "8 nodes, 3 saved tensors (3 held, 0 freed), 56 B held",
-    ])
+    assert text == "\n".join(
+        [
+            "SumBackward0 #1" + at,
+            "└─ PowBackward0 #2" + at,
+            "   │  saved a: [2, 4] float32, 32 B, held",
+            "   └─ TanhBackward0 #3" + at,
+            "      │  saved out: [2, 4] float32, 32 B, held",
+            "      └─ AddBackward0 #4" + at,
+            "         ├─ MmBackward0 #5" + at,
+            "         │  │  saved a: [2, 3] float32, 24 B, held",
+            "         │  └─ TBackward0 #6" + at,
+            "         │     └─ leaf 'weight' #7 [4, 3] float32",
+            "         └─ leaf 'bias' #8 [4] float32",
+            "8 nodes, 3 saved tensors (3 held, 0 freed), 56 B held",
+        ]
+    )
     # pow's input is tanh's saved output: one array. mm keeps only x, which the weight's
     # gradient reads: x needs no gradient, so W.t() is not kept.
     assert saved_bytes(loss) == 56
@@ -75,16 +77,18 @@ def test_summary_shared_nodes_several_outputs_and_no_sites(capsys) -> None:
     y = x * 3
     a, b = y.exp(), y.sin()
     text = viz.summary([a, b], [("x", x)])
-    assert text == "\n".join([
-        "ExpBackward0 #1",
-        "│  saved out: [2] float32, 8 B, held",
-        "└─ MulBackward0 #2",
-        "   └─ leaf 'x' #3 [2] float32",
-        "SinBackward0 #4",
-        "│  saved x: [2] float32, 8 B, held",
-        "└─ MulBackward0 #2 (shown above)",
-        "4 nodes, 2 saved tensors (2 held, 0 freed), 16 B held",
-    ])
+    assert text == "\n".join(
+        [
+            "ExpBackward0 #1",
+            "│  saved out: [2] float32, 8 B, held",
+            "└─ MulBackward0 #2",
+            "   └─ leaf 'x' #3 [2] float32",
+            "SinBackward0 #4",
+            "│  saved x: [2] float32, 8 B, held",
+            "└─ MulBackward0 #2 (shown above)",
+            "4 nodes, 2 saved tensors (2 held, 0 freed), 16 B held",
+        ]
+    )
     assert saved_bytes([a, b]) == 16  # x * 3 keeps nothing: no gradient reads x
 
 
@@ -118,6 +122,7 @@ def test_summary_bytes_match_saved_bytes_for_a_conv_net(capsys) -> None:
 
 # --- draw ----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def graphviz():
     """The graphviz Python package (the viz extra; needed to build a picture, not to render)."""
@@ -136,14 +141,17 @@ def test_draw_source_has_nodes_sites_leaves_and_saved(graphviz) -> None:
         f'{HERE}:{line} in small_graph</FONT><BR/><FONT POINT-SIZE="9">'
         "loss = lin(x).tanh().pow(2).sum()</FONT>>]"
     ) in src
-    assert '<<B>weight</B><BR/><FONT POINT-SIZE="9">[4, 3] float32</FONT>> fillcolor=lightblue' \
-        in src
+    assert (
+        '<<B>weight</B><BR/><FONT POINT-SIZE="9">[4, 3] float32</FONT>> fillcolor=lightblue' in src
+    )
     assert '<<B>bias</B><BR/><FONT POINT-SIZE="9">[4] float32</FONT>> fillcolor=lightblue' in src
     # three saved values (mm keeps x only: x needs no gradient, so nothing reads W.t()), two
     # distinct arrays: one box each, joined by dashed lines
     assert src.count("fillcolor=orange") == 2
-    assert ('<<B>a</B><BR/><FONT POINT-SIZE="9">[2, 3] float32</FONT><BR/>'
-            '<FONT POINT-SIZE="9">24 B</FONT><BR/><FONT POINT-SIZE="9">held</FONT>>') in src
+    assert (
+        '<<B>a</B><BR/><FONT POINT-SIZE="9">[2, 3] float32</FONT><BR/>'
+        '<FONT POINT-SIZE="9">24 B</FONT><BR/><FONT POINT-SIZE="9">held</FONT>>'
+    ) in src
     assert src.count("[dir=none style=dashed]") == 3
     assert "n1 -> n0" in src and "n0 -> out0" in src
     nodes = [ln for ln in src.splitlines() if ln.strip().startswith("n") and "label=" in ln]

@@ -27,18 +27,31 @@ import chainrule  # noqa: E402
 # and other names left out on purpose, with the reason.
 EXCLUDED_PREFIXES = {
     "sparse": "sparse layouts (issue 15 lists sparse COO separately)",
-    "quantize": "quantized tensors", "q_": "quantized tensors", "dequantize": "quantized tensors",
-    "fake_quantize": "quantized tensors", "quantized_": "quantized tensors",
-    "nested": "nested tensors", "refine_names": "named tensors", "rename": "named tensors",
-    "align_": "named tensors", "unflatten_dense": "named tensors",
-    "mkldnn": "oneDNN layouts", "cudnn_": "cuDNN kernels", "miopen": "ROCm kernels",
-    "fbgemm": "FBGEMM kernels", "_": "private",
+    "quantize": "quantized tensors",
+    "q_": "quantized tensors",
+    "dequantize": "quantized tensors",
+    "fake_quantize": "quantized tensors",
+    "quantized_": "quantized tensors",
+    "nested": "nested tensors",
+    "refine_names": "named tensors",
+    "rename": "named tensors",
+    "align_": "named tensors",
+    "unflatten_dense": "named tensors",
+    "mkldnn": "oneDNN layouts",
+    "cudnn_": "cuDNN kernels",
+    "miopen": "ROCm kernels",
+    "fbgemm": "FBGEMM kernels",
+    "_": "private",
 }
 REASONS = {
-    "names": "named tensors", "is_mkldnn": "oneDNN layouts", "to_mkldnn": "oneDNN layouts",
+    "names": "named tensors",
+    "is_mkldnn": "oneDNN layouts",
+    "to_mkldnn": "oneDNN layouts",
     "storage": "typed storages are not modelled; data lives in one array",
-    "untyped_storage": "typed storages are not modelled", "is_quantized": "quantized tensors",
-    "qscheme": "quantized tensors", "int_repr": "quantized tensors",
+    "untyped_storage": "typed storages are not modelled",
+    "is_quantized": "quantized tensors",
+    "qscheme": "quantized tensors",
+    "int_repr": "quantized tensors",
 }
 
 
@@ -113,10 +126,20 @@ def main() -> None:
         missing = [n for n in counted if n not in have]
         pct = 100.0 * len(have) / max(len(counted), 1)
         lines.append(f"| `{label}` | {len(names)} | {len(counted)} | {len(have)} | {pct:.0f} % |")
-        details += ["", f"## `{label}`", "", f"Present ({len(have)}):", "",
-                    "<!-- present:" + label + " -->", " ".join(f"`{n}`" for n in have),
-                    "<!-- end -->", "", f"Not yet ({len(missing)}):", "",
-                    " ".join(f"`{n}`" for n in missing) or "none"]
+        details += [
+            "",
+            f"## `{label}`",
+            "",
+            f"Present ({len(have)}):",
+            "",
+            "<!-- present:" + label + " -->",
+            " ".join(f"`{n}`" for n in have),
+            "<!-- end -->",
+            "",
+            f"Not yet ({len(missing)}):",
+            "",
+            " ".join(f"`{n}`" for n in missing) or "none",
+        ]
         left = sorted({_excluded(n) for n in names if _excluded(n)} - {"private"})
         if left:
             details += ["", "Left out on purpose: " + "; ".join(left) + "."]

@@ -7,10 +7,34 @@ an op touches its family's files only. These modules import nothing above ``_dis
 
 from __future__ import annotations
 
-from chainrule._methods import elementwise, indexing, inplace, linalg, nn, reduction, shape
-from chainrule._methods import composite, sorting, special, stochastic, surface
-from chainrule._methods import names
+from chainrule._methods import (
+    composite,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    names,
+    nn,
+    reduction,
+    shape,
+    sorting,
+    special,
+    stochastic,
+    surface,
+)
 
-FAMILIES = (elementwise, reduction, shape, indexing, linalg, nn, inplace, sorting, composite,
-            special, stochastic, surface, names)
-
+FAMILIES = (
+    elementwise,
+    reduction,
+    shape,
+    indexing,
+    linalg,
+    nn,
+    inplace,
+    sorting,
+    composite,
+    special,
+    stochastic,
+    surface,
+    names,
+)

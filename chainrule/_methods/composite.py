@@ -134,8 +134,9 @@ class CompositeMethods:
     def kron(self, other: Any) -> Tensor:
         return _ops.kron(self, other)
 
-    def repeat_interleave(self, repeats: Any = None, dim: int | None = None, *,
-                          output_size: int | None = None) -> Tensor:
+    def repeat_interleave(
+        self, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+    ) -> Tensor:
         if repeats is None:
             return _ops.repeat_interleave(self)
         return _ops.repeat_interleave(self, repeats, dim, output_size=output_size)

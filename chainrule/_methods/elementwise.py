@@ -138,8 +138,9 @@ class ElementwiseMethods:
     def clamp_max(self, max: Any) -> Tensor:
         return _ops.clamp_max(self, max)
 
-    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
-                   neginf: float | None = None) -> Tensor:
+    def nan_to_num(
+        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    ) -> Tensor:
         return _ops.nan_to_num(self, nan, posinf, neginf)
 
     def isnan(self) -> Tensor:
@@ -267,10 +268,12 @@ class ElementwiseMethods:
     def equal(self, other: Any) -> bool:
         return _ops.equal(self, other)
 
-    def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
-                equal_nan: bool = False) -> Tensor:
+    def isclose(
+        self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> Tensor:
         return _ops.isclose(self, other, rtol, atol, equal_nan)
 
-    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
-                 equal_nan: bool = False) -> bool:
+    def allclose(
+        self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    ) -> bool:
         return _ops.allclose(self, other, rtol, atol, equal_nan)

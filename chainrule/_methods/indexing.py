@@ -16,12 +16,14 @@ class IndexingMethods:
     def gather(self, dim: int, index: Any, *, sparse_grad: bool = False) -> Tensor:
         return _ops.gather(self, dim, index)
 
-    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
-                reduce: str | None = None) -> Tensor:
+    def scatter(
+        self, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None
+    ) -> Tensor:
         return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
 
-    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
-                 reduce: str | None = None) -> Tensor:
+    def scatter_(
+        self, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None
+    ) -> Tensor:
         return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:

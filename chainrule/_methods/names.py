@@ -17,12 +17,10 @@ does.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
-
-from contextlib import contextmanager
-from typing import Iterator
 
 from chainrule import _dtype
 from chainrule._dispatch import creation as _creation

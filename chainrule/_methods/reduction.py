@@ -34,16 +34,29 @@ class ReductionMethods:
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return _ops.argmin(self, dim, keepdim)
 
-    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:
+    def var(
+        self,
+        dim: Any = None,
+        unbiased: Any = None,
+        keepdim: bool = False,
+        *,
+        correction: Any = None,
+    ) -> Tensor:
         return _ops.var(self, dim, unbiased, keepdim, correction=correction)
 
-    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:
+    def std(
+        self,
+        dim: Any = None,
+        unbiased: Any = None,
+        keepdim: bool = False,
+        *,
+        correction: Any = None,
+    ) -> Tensor:
         return _ops.std(self, dim, unbiased, keepdim, correction=correction)
 
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
-             dtype: Any = None) -> Tensor:
+    def norm(
+        self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None
+    ) -> Tensor:
         return _ops.norm(self, p, dim, keepdim, dtype)
 
     def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:

@@ -28,8 +28,10 @@ loss = -m.log_prob(action) * reward
 loss.backward()
 """
 
-_HINT = ("In chainrule: m = chainrule.distributions.Categorical(probs); "
-         "loss = -(m.log_prob(action) * reward).sum(); loss.backward()\n")
+_HINT = (
+    "In chainrule: m = chainrule.distributions.Categorical(probs); "
+    "loss = -(m.log_prob(action) * reward).sum(); loss.backward()\n"
+)
 
 
 class StochasticMethods:

@@ -43,23 +43,25 @@ __all__ = [
 ]
 
 
-from chainrule.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402
-from chainrule.autograd import graph  # noqa: E402,F401
-from chainrule.autograd.function import (  # noqa: E402
-    Function,
-    FunctionCtx,
-    once_differentiable,
+from chainrule.autograd import (
+    functional,  # noqa: E402,F401
+    graph,  # noqa: E402,F401
 )
+from chainrule.autograd._backward import Variable, backward, grad  # noqa: E402
+from chainrule.autograd._tensor_hooks import HOOKS as _HOOKS  # noqa: E402
 from chainrule.autograd.anomaly import (  # noqa: E402
     detect_anomaly,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from chainrule.autograd import functional  # noqa: E402,F401
+from chainrule.autograd.function import (  # noqa: E402
+    Function,
+    FunctionCtx,
+    once_differentiable,
+)
+from chainrule.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402
 from chainrule.autograd.graph import is_record_sites_enabled, set_record_sites  # noqa: E402
-from chainrule.autograd._backward import Variable, backward, grad  # noqa: E402
-from chainrule.autograd._tensor_hooks import HOOKS as _HOOKS  # noqa: E402
 
 # Tensor reaches the graph and the engine through these (chainrule/_dispatch.py).
 _dispatch.register(_dispatch.autograd, {**_HOOKS, "backward": backward})

@@ -264,9 +264,7 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
     enabled = _state.enabled
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
-    needs = tuple(
-        enabled and t and a._requires_grad for a, t in zip(args, is_tensor)
-    )
+    needs = tuple(enabled and t and a._requires_grad for a, t in zip(args, is_tensor))
     ctx = FunctionCtx()
     ctx.needs_input_grad = needs
     custom_setup = cls.setup_context is not Function.setup_context

@@ -155,8 +155,7 @@ def _seeds(v: Any, against: tuple[Any, ...], caller: str, none_error: str) -> An
 def _require_one_element(ys: tuple[Any, ...], caller: str) -> None:
     if len(ys) != 1 or ys[0].numel() != 1:
         raise RuntimeError(
-            f"The function given to {caller} should return a single Tensor with a single "
-            "element."
+            f"The function given to {caller} should return a single Tensor with a single element."
         )
 
 

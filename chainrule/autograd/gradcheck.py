@@ -39,13 +39,13 @@ def _float_outputs(outs: tuple[Any, ...]) -> list[int]:
     return [k for k, o in enumerate(outs) if o._data.dtype.kind == "f"]
 
 
-def _numerical(func: Callable[..., Any], inputs: Sequence[Any], diff: list[int], out_idx: list[int],
-               eps: float) -> list[list[np.ndarray]]:
+def _numerical(
+    func: Callable[..., Any], inputs: Sequence[Any], diff: list[int], out_idx: list[int], eps: float
+) -> list[list[np.ndarray]]:
     """J[o][i] of shape (numel(input i), numel(output o)) by central differences."""
     # Not under no_grad: func may itself call autograd (gradgradcheck's does).
     base = _outputs(func, inputs)
-    jac = [[np.zeros((inputs[i]._data.size, base[o]._data.size)) for i in diff]
-           for o in out_idx]
+    jac = [[np.zeros((inputs[i]._data.size, base[o]._data.size)) for i in diff] for o in out_idx]
     for ci, i in enumerate(diff):
         x = inputs[i]._data
         for j in range(x.size):
@@ -61,10 +61,11 @@ def _numerical(func: Callable[..., Any], inputs: Sequence[Any], diff: list[int],
     return jac
 
 
-def _analytical(outs: tuple[Any, ...], inputs: Sequence[Any], diff: list[int],
-                out_idx: list[int]) -> list[list[np.ndarray]]:
-    from chainrule.autograd import _backward as autograd
+def _analytical(
+    outs: tuple[Any, ...], inputs: Sequence[Any], diff: list[int], out_idx: list[int]
+) -> list[list[np.ndarray]]:
     from chainrule._tensor import _new_tensor
+    from chainrule.autograd import _backward as autograd
 
     jac = [[np.zeros((inputs[i]._data.size, outs[o]._data.size)) for i in diff] for o in out_idx]
     dins = [inputs[i] for i in diff]
@@ -119,8 +120,10 @@ def gradcheck(
 
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
     if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
-                         "but none of the them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, "
+            "but none of the them have requires_grad=True."
+        )
     try:
         outs = _outputs(func, inputs)
         out_idx = _float_outputs(outs)
@@ -158,10 +161,18 @@ def _fmt(a: np.ndarray) -> str:
     return "\n" + np.array2string(a.T)
 
 
-def _fast_check(func: Callable[..., Any], inputs: Sequence[Any], outs: tuple[Any, ...],
-                diff: list[int], out_idx: list[int], eps: float, atol: float, rtol: float) -> None:
-    from chainrule.autograd import _backward as autograd
+def _fast_check(
+    func: Callable[..., Any],
+    inputs: Sequence[Any],
+    outs: tuple[Any, ...],
+    diff: list[int],
+    out_idx: list[int],
+    eps: float,
+    atol: float,
+    rtol: float,
+) -> None:
     from chainrule._tensor import _new_tensor
+    from chainrule.autograd import _backward as autograd
 
     rng = np.random.default_rng(0)
     us = []
@@ -182,17 +193,25 @@ def _fast_check(func: Callable[..., Any], inputs: Sequence[Any], outs: tuple[Any
     minus = [np.array(x._data, np.float64) for x in _outputs(func, inputs)]
     for ci, i in enumerate(diff):
         inputs[i]._data[...] = saved[ci]
-    num = sum(float(np.sum(vs[co] * (plus[o] - minus[o]) / (2 * eps)))
-              for co, o in enumerate(out_idx))
+    num = sum(
+        float(np.sum(vs[co] * (plus[o] - minus[o]) / (2 * eps))) for co, o in enumerate(out_idx)
+    )
     roots = [outs[o] for o in out_idx if outs[o]._requires_grad]
-    gos = [_new_tensor(vs[co].astype(outs[o]._data.dtype)) for co, o in enumerate(out_idx)
-           if outs[o]._requires_grad]
+    gos = [
+        _new_tensor(vs[co].astype(outs[o]._data.dtype))
+        for co, o in enumerate(out_idx)
+        if outs[o]._requires_grad
+    ]
     ana = 0.0
     if roots:
-        grads = autograd.grad(roots, [inputs[i] for i in diff], gos, retain_graph=True,
-                              allow_unused=True)
-        ana = sum(float(np.sum(np.asarray(g._data, np.float64) * us[ci]))
-                  for ci, g in enumerate(grads) if g is not None)
+        grads = autograd.grad(
+            roots, [inputs[i] for i in diff], gos, retain_graph=True, allow_unused=True
+        )
+        ana = sum(
+            float(np.sum(np.asarray(g._data, np.float64) * us[ci]))
+            for ci, g in enumerate(grads)
+            if g is not None
+        )
     if not abs(ana - num) <= atol + rtol * abs(num):
         raise GradcheckError(
             f"Jacobian mismatch (fast mode): v^T J u numerical {num!r}, analytical {ana!r}"
@@ -220,8 +239,8 @@ def gradgradcheck(
 ) -> bool:
     """Check second derivatives: gradcheck of ``(inputs, v) -> d(v . func(inputs))/d inputs``,
     with ``create_graph=True``. Random ``grad_outputs`` are drawn when not given."""
-    from chainrule.autograd import _backward as autograd
     from chainrule._tensor import Tensor, _new_tensor
+    from chainrule.autograd import _backward as autograd
 
     inputs = _tensors(inputs)
     outs = _outputs(func, inputs)
@@ -229,8 +248,9 @@ def gradgradcheck(
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            _new_tensor(rng.standard_normal(outs[k]._data.shape).astype(outs[k]._data.dtype))
-            .requires_grad_(True)
+            _new_tensor(
+                rng.standard_normal(outs[k]._data.shape).astype(outs[k]._data.dtype)
+            ).requires_grad_(True)
             for k in out_idx
         )
     else:
@@ -242,10 +262,18 @@ def gradgradcheck(
         ins, gos = args[:n_in], args[n_in:]
         o = _outputs(func, ins)
         roots = [o[k] for k in out_idx]
-        grads = autograd.grad(roots, [ins[i] for i in diff], gos, create_graph=True,
-                              allow_unused=True)
+        grads = autograd.grad(
+            roots, [ins[i] for i in diff], gos, create_graph=True, allow_unused=True
+        )
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(new_func, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol,
-                     rtol=rtol, raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     fast_mode=fast_mode)
+    return gradcheck(
+        new_func,
+        tuple(inputs) + tuple(grad_outputs),
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        fast_mode=fast_mode,
+    )

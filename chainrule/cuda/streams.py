@@ -10,8 +10,6 @@ from chainrule.cuda._devindex import _index
 __all__ = ["Stream", "Event", "stream", "current_stream", "default_stream"]
 
 
-
-
 class Stream:
     """A queue of GPU work, as ``torch.cuda.Stream(device=None, priority=0)``.
 

@@ -8,8 +8,14 @@ from typing import Any
 from chainrule._tensor import Size
 
 
-def expand_params(self: Any, cls: type, batch_shape: Any, _instance: Any, names: tuple[str, ...],
-                  event_shape: Any = None) -> Any:
+def expand_params(
+    self: Any,
+    cls: type,
+    batch_shape: Any,
+    _instance: Any,
+    names: tuple[str, ...],
+    event_shape: Any = None,
+) -> Any:
     """A new instance of ``type(self)`` whose parameters ``names`` (those present) are expanded
     to ``batch_shape`` (plus the event shape of each parameter)."""
     new = self._get_checked_instance(cls, _instance)
@@ -17,7 +23,7 @@ def expand_params(self: Any, cls: type, batch_shape: Any, _instance: Any, names:
     for name in names:
         if name in self.__dict__:
             v = self.__dict__[name]
-            extra = tuple(v.shape[len(self.batch_shape):])
+            extra = tuple(v.shape[len(self.batch_shape) :])
             setattr(new, name, v.expand(tuple(batch_shape) + extra))
     for k in ("_param",):
         if k in self.__dict__:

@@ -27,8 +27,9 @@ class Beta(ExponentialFamily):
     support = constraints.unit_interval
     has_rsample = True
 
-    def __init__(self, concentration1: Any, concentration0: Any,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, concentration1: Any, concentration0: Any, validate_args: bool | None = None
+    ) -> None:
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
             c1c0 = _cr.tensor([float(concentration1), float(concentration0)])
         else:

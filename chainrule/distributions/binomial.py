@@ -36,8 +36,13 @@ class Binomial(Distribution):
     }
     has_enumerate_support = True
 
-    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        total_count: Any = 1,
+        probs: Any = None,
+        logits: Any = None,
+        validate_args: bool | None = None,
+    ) -> None:
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
@@ -51,8 +56,9 @@ class Binomial(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Binomial:
-        return expand_params(self, Binomial, batch_shape, _instance,
-                             ("total_count", "probs", "logits"))
+        return expand_params(
+            self, Binomial, batch_shape, _instance, ("total_count", "probs", "logits")
+        )
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> Any:
@@ -96,8 +102,9 @@ class Binomial(Distribution):
         log_factorial_nmk = (n - value + 1).lgamma()
         # k logit - n log(1 + e**logit), written to stay finite for large |logits|
         logits = self.logits
-        normalize_term = (n * _clamp_by_zero(logits) + n * (-logits.abs()).exp().log1p()
-                          - log_factorial_n)
+        normalize_term = (
+            n * _clamp_by_zero(logits) + n * (-logits.abs()).exp().log1p() - log_factorial_n
+        )
         return value * logits - log_factorial_k - log_factorial_nmk - normalize_term
 
     def entropy(self) -> Tensor:
@@ -111,7 +118,8 @@ class Binomial(Distribution):
         total_count = int(self.total_count.max().item())
         if not self.total_count.min().item() == total_count:
             raise NotImplementedError(
-                "Inhomogeneous total count not supported by `enumerate_support`.")
+                "Inhomogeneous total count not supported by `enumerate_support`."
+            )
         values = _cr.arange(1 + total_count, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:

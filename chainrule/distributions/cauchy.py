@@ -54,8 +54,9 @@ class Cauchy(Distribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        return (-math.log(math.pi) - self.scale.log()
-                - (((value - self.loc) / self.scale) ** 2).log1p())
+        return (
+            -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+        )
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -26,8 +26,10 @@ class ConstraintRegistry:
         if isinstance(constraint, constraints.Constraint):
             constraint = type(constraint)
         if not isinstance(constraint, type) or not issubclass(constraint, constraints.Constraint):
-            raise TypeError("Expected constraint to be either a Constraint subclass or instance, "
-                            f"but got {constraint}")
+            raise TypeError(
+                "Expected constraint to be either a Constraint subclass or instance, "
+                f"but got {constraint}"
+            )
         self._registry[constraint] = factory
         return factory
 
@@ -36,7 +38,8 @@ class ConstraintRegistry:
             factory = self._registry[type(constraint)]
         except KeyError:
             raise NotImplementedError(
-                f"Cannot transform {type(constraint).__name__} constraints") from None
+                f"Cannot transform {type(constraint).__name__} constraints"
+            ) from None
         return factory(constraint)
 
 
@@ -78,14 +81,16 @@ def _transform_to_greater_than(constraint: Any) -> transforms.Transform:
     # positive and nonnegative are instances of these classes too: as in PyTorch they get the
     # composed transform (with a shift of 0)
     return transforms.ComposeTransform(
-        [transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)])
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)]
+    )
 
 
 @biject_to.register(constraints.less_than)
 @transform_to.register(constraints.less_than)
 def _transform_to_less_than(constraint: Any) -> transforms.Transform:
     return transforms.ComposeTransform(
-        [transforms.ExpTransform(), transforms.AffineTransform(constraint.upper_bound, -1)])
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.upper_bound, -1)]
+    )
 
 
 @biject_to.register(constraints.interval)
@@ -99,7 +104,8 @@ def _transform_to_interval(constraint: Any) -> transforms.Transform:
     if lower_is_0 and upper_is_1:
         return transforms.SigmoidTransform()
     return transforms.ComposeTransform(
-        [transforms.SigmoidTransform(), transforms.AffineTransform(lb, ub - lb)])
+        [transforms.SigmoidTransform(), transforms.AffineTransform(lb, ub - lb)]
+    )
 
 
 @biject_to.register(constraints.simplex)

@@ -13,12 +13,38 @@ import chainrule as _cr
 from chainrule._tensor import Tensor
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
-    "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
-    "half_open_interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-    "MixtureSameFamilyConstraint", "multinomial", "nonnegative", "nonnegative_integer",
-    "one_hot", "positive", "positive_semidefinite", "positive_definite", "positive_integer",
-    "real", "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
+    "Constraint",
+    "boolean",
+    "cat",
+    "corr_cholesky",
+    "dependent",
+    "dependent_property",
+    "greater_than",
+    "greater_than_eq",
+    "independent",
+    "integer_interval",
+    "interval",
+    "half_open_interval",
+    "is_dependent",
+    "less_than",
+    "lower_cholesky",
+    "lower_triangular",
+    "MixtureSameFamilyConstraint",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
+    "positive",
+    "positive_semidefinite",
+    "positive_definite",
+    "positive_integer",
+    "real",
+    "real_vector",
+    "simplex",
+    "square",
+    "stack",
+    "symmetric",
+    "unit_interval",
 ]
 
 
@@ -69,8 +95,9 @@ class _Dependent(Constraint):
             raise NotImplementedError(".event_dim cannot be determined statically")
         return self._event_dim
 
-    def __call__(self, *, is_discrete: Any = NotImplemented,
-                 event_dim: Any = NotImplemented) -> _Dependent:
+    def __call__(
+        self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented
+    ) -> _Dependent:
         if is_discrete is NotImplemented:
             is_discrete = self._is_discrete
         if event_dim is NotImplemented:
@@ -89,8 +116,13 @@ def is_dependent(constraint: Any) -> bool:
 class _DependentProperty(property, _Dependent):
     """A property whose value is a constraint that depends on the distribution's parameters."""
 
-    def __init__(self, fn: Callable[..., Any] | None = None, *,
-                 is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any] | None = None,
+        *,
+        is_discrete: Any = NotImplemented,
+        event_dim: Any = NotImplemented,
+    ) -> None:
         property.__init__(self, fn)
         self._is_discrete = is_discrete
         self._event_dim = event_dim
@@ -131,16 +163,17 @@ class _IndependentConstraint(Constraint):
         n = self.reinterpreted_batch_ndims
         if result.ndim < n:
             expected = self.base_constraint.event_dim + n
-            raise ValueError(
-                f"Expected value.dim() >= {expected} but got {value.ndim}")
+            raise ValueError(f"Expected value.dim() >= {expected} but got {value.ndim}")
         r = _np(result)
         if n:
             r = r.reshape(r.shape[: r.ndim - n] + (-1,)).all(-1)
         return _bool(r)
 
     def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}({repr(self.base_constraint)}, "
-                f"{self.reinterpreted_batch_ndims})")
+        return (
+            f"{self.__class__.__name__[1:]}({repr(self.base_constraint)}, "
+            f"{self.reinterpreted_batch_ndims})"
+        )
 
 
 class MixtureSameFamilyConstraint(Constraint):
@@ -194,8 +227,10 @@ class _IntegerInterval(Constraint):
         return _bool((v % 1 == 0) & (_np(self.lower_bound) <= v) & (v <= _np(self.upper_bound)))
 
     def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (
+            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+            f"upper_bound={self.upper_bound})"
+        )
 
 
 class _IntegerLessThan(Constraint):
@@ -269,8 +304,10 @@ class _Interval(Constraint):
         return _bool((_np(self.lower_bound) <= v) & (v <= _np(self.upper_bound)))
 
     def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (
+            f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+            f"upper_bound={self.upper_bound})"
+        )
 
 
 class _HalfOpenInterval(_Interval):

@@ -33,8 +33,13 @@ class ContinuousBernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
     has_rsample = True
 
-    def __init__(self, probs: Any = None, logits: Any = None, lims: tuple[float, float] = (
-            0.499, 0.501), validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        probs: Any = None,
+        logits: Any = None,
+        lims: tuple[float, float] = (0.499, 0.501),
+        validate_args: bool | None = None,
+    ) -> None:
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
@@ -54,8 +59,7 @@ class ContinuousBernoulli(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> ContinuousBernoulli:
-        new = expand_params(self, ContinuousBernoulli, batch_shape, _instance,
-                            ("probs", "logits"))
+        new = expand_params(self, ContinuousBernoulli, batch_shape, _instance, ("probs", "logits"))
         new._lims = self._lims
         return new
 
@@ -63,8 +67,9 @@ class ContinuousBernoulli(ExponentialFamily):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
     def _cut_probs(self) -> Tensor:
-        return _cr.where(self._outside_unstable_region(), self.probs,
-                         _cr.full_like(self.probs, self._lims[0]))
+        return _cr.where(
+            self._outside_unstable_region(), self.probs, _cr.full_like(self.probs, self._lims[0])
+        )
 
     def _cont_bern_log_norm(self) -> Tensor:
         """log C(p), with its Taylor series log 2 + (4/3 + 104/45 x) x, x = (p - 1/2)**2, near
@@ -73,7 +78,8 @@ class ContinuousBernoulli(ExponentialFamily):
         below = _cr.where(cut_probs <= 0.5, cut_probs, _cr.zeros_like(cut_probs))
         above = _cr.where(cut_probs >= 0.5, cut_probs, _cr.ones_like(cut_probs))
         log_norm = ((-cut_probs).log1p() - cut_probs.log()).abs().log() - _cr.where(
-            cut_probs <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log())
+            cut_probs <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log()
+        )
         x = (self.probs - 0.5).pow(2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
         return _cr.where(self._outside_unstable_region(), log_norm, taylor)
@@ -93,8 +99,9 @@ class ContinuousBernoulli(ExponentialFamily):
     @property
     def variance(self) -> Tensor:
         cut_probs = self._cut_probs()
-        vars = (cut_probs * (cut_probs - 1.0) / (1.0 - 2.0 * cut_probs).pow(2)
-                + 1.0 / ((-cut_probs).log1p() - cut_probs.log()).pow(2))
+        vars = cut_probs * (cut_probs - 1.0) / (1.0 - 2.0 * cut_probs).pow(2) + 1.0 / (
+            (-cut_probs).log1p() - cut_probs.log()
+        ).pow(2)
         x = (self.probs - 0.5).pow(2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
         return _cr.where(self._outside_unstable_region(), vars, taylor)
@@ -124,18 +131,24 @@ class ContinuousBernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return (-F.binary_cross_entropy_with_logits(logits, value, reduction="none")
-                + self._cont_bern_log_norm())
+        return (
+            -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+            + self._cont_bern_log_norm()
+        )
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         cut_probs = self._cut_probs()
-        cdfs = ((cut_probs.pow(value) * (1.0 - cut_probs).pow(1.0 - value) + cut_probs - 1.0)
-                / (2.0 * cut_probs - 1.0))
+        cdfs = (cut_probs.pow(value) * (1.0 - cut_probs).pow(1.0 - value) + cut_probs - 1.0) / (
+            2.0 * cut_probs - 1.0
+        )
         unbounded_cdfs = _cr.where(self._outside_unstable_region(), cdfs, value)
-        return _cr.where(value <= 0.0, _cr.zeros_like(value),
-                         _cr.where(value >= 1.0, _cr.ones_like(value), unbounded_cdfs))
+        return _cr.where(
+            value <= 0.0,
+            _cr.zeros_like(value),
+            _cr.where(value >= 1.0, _cr.ones_like(value), unbounded_cdfs),
+        )
 
     def icdf(self, value: Tensor) -> Tensor:
         cut_probs = self._cut_probs()
@@ -143,13 +156,13 @@ class ContinuousBernoulli(ExponentialFamily):
             self._outside_unstable_region(),
             ((-cut_probs + value * (2.0 * cut_probs - 1.0)).log1p() - (-cut_probs).log1p())
             / (cut_probs.log() - (-cut_probs).log1p()),
-            value)
+            value,
+        )
 
     def entropy(self) -> Tensor:
         log_probs0 = (-self.probs).log1p()
         log_probs1 = self.probs.log()
-        return (self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm()
-                - log_probs0)
+        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
 
     @property
     def _natural_params(self) -> tuple[Tensor]:

@@ -54,7 +54,7 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return (_cr.xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1))
+        return _cr.xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
 
     @property
     def mean(self) -> Tensor:
@@ -80,8 +80,12 @@ class Dirichlet(ExponentialFamily):
         c = self.concentration
         k = c.shape[-1]
         a0 = c.sum(-1)
-        return (c.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma()
-                - ((c - 1.0) * c.digamma()).sum(-1))
+        return (
+            c.lgamma().sum(-1)
+            - a0.lgamma()
+            - (k - a0) * a0.digamma()
+            - ((c - 1.0) * c.digamma()).sum(-1)
+        )
 
     @property
     def _natural_params(self) -> tuple[Tensor]:

@@ -44,8 +44,12 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape: Any = Size(), event_shape: Any = Size(),
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        batch_shape: Any = Size(),
+        event_shape: Any = Size(),
+        validate_args: bool | None = None,
+    ) -> None:
         self._batch_shape = Size(batch_shape)
         self._event_shape = Size(event_shape)
         if validate_args is not None:
@@ -58,7 +62,9 @@ class Distribution:
                 warnings.warn(
                     f"{self.__class__} does not define `arg_constraints`. Please set "
                     "`arg_constraints = {}` or initialize the distribution with "
-                    "`validate_args=False` to turn off validation.", stacklevel=2)
+                    "`validate_args=False` to turn off validation.",
+                    stacklevel=2,
+                )
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue  # skip constraints that cannot be checked
@@ -72,7 +78,8 @@ class Distribution:
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
                         f"of distribution {repr(self)} "
                         f"to satisfy the constraint {repr(constraint)}, "
-                        f"but found invalid values:\n{value}")
+                        f"but found invalid values:\n{value}"
+                    )
         super().__init__()
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
@@ -128,8 +135,9 @@ class Distribution:
 
     def sample_n(self, n: int) -> Tensor:
         """``n`` samples; deprecated, as in PyTorch (use ``sample((n,))``)."""
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning,
-                      stacklevel=2)
+        warnings.warn(
+            "sample_n will be deprecated. Use .sample((n,)) instead", UserWarning, stacklevel=2
+        )
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -169,21 +177,25 @@ class Distribution:
         if tuple(value.shape[event_dim_start:]) != tuple(self._event_shape):
             raise ValueError(
                 f"The right-most size of value must match event_shape: {value.shape} vs "
-                f"{self._event_shape}.")
+                f"{self._event_shape}."
+            )
         actual_shape = value.shape
         expected_shape = Size(tuple(self._batch_shape) + tuple(self._event_shape))
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(
                     "Value is not broadcastable with batch_shape+event_shape: "
-                    f"{actual_shape} vs {expected_shape}.")
+                    f"{actual_shape} vs {expected_shape}."
+                )
         try:
             support = self.support
         except NotImplementedError:
             warnings.warn(
                 f"{self.__class__} does not define `support` to enable sample validation. "
                 "Please initialize the distribution with `validate_args=False` to turn off "
-                "validation.", stacklevel=2)
+                "validation.",
+                stacklevel=2,
+            )
             return
         valid = support.check(value)
         if not bool(valid.all()):
@@ -192,13 +204,15 @@ class Distribution:
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({repr(support)}) "
                 f"of the distribution {repr(self)}, "
-                f"but found invalid values:\n{value}")
+                f"but found invalid values:\n{value}"
+            )
 
     def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(
                 f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
-                "__init__ method must also define a custom .expand() method.")
+                "__init__ method must also define a custom .expand() method."
+            )
         return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self) -> str:

@@ -73,5 +73,3 @@ class Exponential(ExponentialFamily):
 
     def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
         return -(-x).log()
-
-

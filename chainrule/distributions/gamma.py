@@ -69,8 +69,12 @@ class Gamma(ExponentialFamily):
         value = _cr.as_tensor(value, dtype=self.rate.dtype)
         if self._validate_args:
             self._validate_sample(value)
-        return (_cr.xlogy(self.concentration, self.rate) + _cr.xlogy(self.concentration - 1, value)
-                - self.rate * value - _cr.lgamma(self.concentration))
+        return (
+            _cr.xlogy(self.concentration, self.rate)
+            + _cr.xlogy(self.concentration - 1, value)
+            - self.rate * value
+            - _cr.lgamma(self.concentration)
+        )
 
     def entropy(self) -> Tensor:
         c = self.concentration

@@ -29,8 +29,9 @@ class Geometric(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
-    def __init__(self, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
@@ -53,7 +54,8 @@ class Geometric(Distribution):
                     "Expected parameter probs "
                     f"({type(value).__name__} of shape {tuple(value.shape)}) "
                     f"of distribution {repr(self)} "
-                    f"to be positive but found invalid values:\n{invalid_value}")
+                    f"to be positive but found invalid values:\n{invalid_value}"
+                )
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Geometric:
         return expand_params(self, Geometric, batch_shape, _instance, ("probs", "logits"))
@@ -94,5 +96,7 @@ class Geometric(Distribution):
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self) -> Tensor:
-        return (F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
-                / self.probs)
+        return (
+            F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+            / self.probs
+        )

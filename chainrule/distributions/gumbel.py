@@ -30,10 +30,17 @@ class Gumbel(TransformedDistribution):
         if isinstance(loc, Number) and isinstance(scale, Number):
             base_dist = Uniform(fi.tiny, 1 - fi.eps, validate_args=validate_args)
         else:
-            base_dist = Uniform(_cr.full_like(self.loc, fi.tiny),
-                                _cr.full_like(self.loc, 1 - fi.eps), validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-_cr.ones_like(self.scale)),
-                      ExpTransform().inv, AffineTransform(loc=self.loc, scale=-self.scale)]
+            base_dist = Uniform(
+                _cr.full_like(self.loc, fi.tiny),
+                _cr.full_like(self.loc, 1 - fi.eps),
+                validate_args=validate_args,
+            )
+        transforms = [
+            ExpTransform().inv,
+            AffineTransform(loc=0, scale=-_cr.ones_like(self.scale)),
+            ExpTransform().inv,
+            AffineTransform(loc=self.loc, scale=-self.scale),
+        ]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Gumbel:

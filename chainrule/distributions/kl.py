@@ -77,8 +77,9 @@ def _most_specific(matches: list[tuple[type, ...]]) -> tuple[type, ...]:
 
 
 def _dispatch_kl(type_p: type, type_q: type) -> Any:
-    matches = [(sp, sq) for sp, sq in _KL_REGISTRY
-               if issubclass(type_p, sp) and issubclass(type_q, sq)]
+    matches = [
+        (sp, sq) for sp, sq in _KL_REGISTRY if issubclass(type_p, sp) and issubclass(type_q, sq)
+    ]
     if not matches:
         return NotImplemented
     left_p, left_q = _most_specific(matches)
@@ -88,7 +89,10 @@ def _dispatch_kl(type_p: type, type_q: type) -> Any:
     if left_fun is not right_fun:
         warnings.warn(
             f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
-            f"register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=3)
+            f"register_kl({left_p.__name__}, {right_q.__name__})",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return left_fun
 
 
@@ -106,7 +110,8 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     if fun is NotImplemented:
         raise NotImplementedError(
             f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
-            f"{q.__class__.__name__}")
+            f"{q.__class__.__name__}"
+        )
     return fun(p, q)
 
 
@@ -143,9 +148,9 @@ def _kl_beta_beta(p: Any, q: Any) -> Tensor:
 def _kl_binomial_binomial(p: Any, q: Any) -> Tensor:
     if bool((p.total_count < q.total_count).any()):
         raise NotImplementedError(
-            "KL between Binomials where q.total_count > p.total_count is not implemented")
-    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
-                          - (-q.probs).log1p())
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
     return _inf_where(p.total_count > q.total_count, kl)
 
 
@@ -286,23 +291,28 @@ def _kl_uniform_normal(p: Any, q: Any) -> Tensor:
 def _kl_exponential_normal(p: Any, q: Any) -> Tensor:
     # E_p[log p] = log(rate) - 1; E_p[(x - mu)**2] = 2/rate**2 - 2 mu/rate + mu**2
     second = 2 / p.rate.pow(2) - 2 * q.loc / p.rate + q.loc.pow(2)
-    return (p.rate.log() - 1 + q.scale.log() + _HALF_LOG_2PI + second / (2 * q.scale.pow(2)))
+    return p.rate.log() - 1 + q.scale.log() + _HALF_LOG_2PI + second / (2 * q.scale.pow(2))
 
 
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p: Any, q: Any) -> Tensor:
     # E_p[log x] = -euler - log(rate), E_p[x] = 1/rate
     a, b = q.concentration, q.rate
-    return (p.rate.log() - 1 - a * b.log() + (a - 1) * (euler_constant + p.rate.log())
-            + b / p.rate + a.lgamma())
+    return (
+        p.rate.log()
+        - 1
+        - a * b.log()
+        + (a - 1) * (euler_constant + p.rate.log())
+        + b / p.rate
+        + a.lgamma()
+    )
 
 
 @register_kl(Laplace, Normal)
 def _kl_laplace_normal(p: Any, q: Any) -> Tensor:
     # E_p[log p] = -log(2 b) - 1; E_p[(x - mu)**2] = 2 b**2 + (m - mu)**2
     second = 2 * p.scale.pow(2) + (p.loc - q.loc).pow(2)
-    return (-(2 * p.scale).log() - 1 + q.scale.log() + _HALF_LOG_2PI
-            + second / (2 * q.scale.pow(2)))
+    return -(2 * p.scale).log() - 1 + q.scale.log() + _HALF_LOG_2PI + second / (2 * q.scale.pow(2))
 
 
 @register_kl(Normal, Laplace)
@@ -310,8 +320,10 @@ def _kl_normal_laplace(p: Any, q: Any) -> Tensor:
     # E_p|x - m| for x ~ N(mu, s**2): s sqrt(2/pi) e**(-d**2 / 2 s**2) + d erf(d / (s sqrt 2))
     d = p.loc - q.loc
     s = p.scale
-    mean_abs = (s * math.sqrt(2 / math.pi) * (-(d.pow(2)) / (2 * s.pow(2))).exp()
-                + d * (d / (s * math.sqrt(2))).erf())
+    mean_abs = (
+        s * math.sqrt(2 / math.pi) * (-(d.pow(2)) / (2 * s.pow(2))).exp()
+        + d * (d / (s * math.sqrt(2))).erf()
+    )
     return -s.log() - _HALF_LOG_2PI - 0.5 + (2 * q.scale).log() + mean_abs / q.scale
 
 
@@ -325,11 +337,14 @@ def _kl_beta_uniform(p: Any, q: Any) -> Tensor:
 def _kl_multivariatenormal_multivariatenormal(p: Any, q: Any) -> Tensor:
     # (tr(Sq^-1 Sp) + (mq - mp)^T Sq^-1 (mq - mp) - n) / 2 + log det Lq - log det Lp
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different event "
-                         "shapes cannot be computed")
+        raise ValueError(
+            "KL-divergence between two Multivariate Normals with different event "
+            "shapes cannot be computed"
+        )
     Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    half_term1 = (Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-                  - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    half_term1 = Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - Lp.diagonal(
+        dim1=-2, dim2=-1
+    ).log().sum(-1)
     n = p.event_shape[0]
     batch = tuple(broadcast_shapes(Lq.shape[:-2], Lp.shape[:-2]))
     x = solve_triangular(Lq.expand(batch + (n, n)), Lp.expand(batch + (n, n)), upper=False)

@@ -71,5 +71,3 @@ class Laplace(Distribution):
 
     def entropy(self) -> Tensor:
         return 1 + (2 * self.scale).log()
-
-

@@ -24,11 +24,13 @@ class LKJCholesky(Distribution):
     arg_constraints = {"concentration": constraints.positive}
     support = constraints.corr_cholesky
 
-    def __init__(self, dim: int, concentration: Any = 1.0,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, dim: int, concentration: Any = 1.0, validate_args: bool | None = None
+    ) -> None:
         if dim < 2:
             raise ValueError(
-                f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
+                f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}."
+            )
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
         batch_shape = self.concentration.shape
@@ -60,7 +62,8 @@ class LKJCholesky(Distribution):
             # clamped norm leaves it zero and its diagonal becomes 1)
             u_normal = standard_normal(shape, y.dtype).tril(-1)
             u_hypersphere = u_normal / u_normal.norm(dim=-1, keepdim=True).clamp(
-                min=finfo(y.dtype).tiny)
+                min=finfo(y.dtype).tiny
+            )
             w = y.sqrt() * u_hypersphere
             diag_elems = (1 - (w**2).sum(-1)).clamp(min=finfo(w.dtype).tiny).sqrt()
             return w + diag_elems.unsqueeze(-1) * _cr.eye(self.dim, dtype=w.dtype)

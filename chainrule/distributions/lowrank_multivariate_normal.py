@@ -35,8 +35,7 @@ def _batch_lowrank_logdet(W: Tensor, D: Tensor, capacitance_tril: Tensor) -> Ten
     return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
 
 
-def _batch_lowrank_mahalanobis(W: Tensor, D: Tensor, x: Tensor,
-                               capacitance_tril: Tensor) -> Tensor:
+def _batch_lowrank_mahalanobis(W: Tensor, D: Tensor, x: Tensor, capacitance_tril: Tensor) -> Tensor:
     """x^T (W W^T + D)^-1 x = x^T D^-1 x - |C^-1 W^T D^-1 x|**2 (Woodbury)."""
     Wt_Dinv = W.transpose(-1, -2) / D.unsqueeze(-2)
     Wt_Dinv_x = _batch_mv(Wt_Dinv, x)
@@ -54,25 +53,32 @@ class LowRankMultivariateNormal(Distribution):
     support = constraints.real_vector
     has_rsample = True
 
-    def __init__(self, loc: Tensor, cov_factor: Tensor, cov_diag: Tensor,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, loc: Tensor, cov_factor: Tensor, cov_diag: Tensor, validate_args: bool | None = None
+    ) -> None:
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
         event_shape = tuple(loc.shape[-1:])
         if cov_factor.ndim < 2:
-            raise ValueError("cov_factor must be at least two-dimensional, with optional "
-                             "leading batch dimensions")
+            raise ValueError(
+                "cov_factor must be at least two-dimensional, with optional "
+                "leading batch dimensions"
+            )
         if tuple(cov_factor.shape[-2:-1]) != event_shape:
             raise ValueError(
-                f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m")
+                f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m"
+            )
         if tuple(cov_diag.shape[-1:]) != event_shape:
             raise ValueError(f"cov_diag must be a batch of vectors with shape {Size(event_shape)}")
         try:
-            batch = tuple(broadcast_shapes(loc.shape[:-1], cov_factor.shape[:-2],
-                                           cov_diag.shape[:-1]))
+            batch = tuple(
+                broadcast_shapes(loc.shape[:-1], cov_factor.shape[:-2], cov_diag.shape[:-1])
+            )
         except ValueError as e:
-            raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor "
-                             f"{cov_factor.shape}, cov_diag {cov_diag.shape}") from e
+            raise ValueError(
+                f"Incompatible batch shapes: loc {loc.shape}, cov_factor "
+                f"{cov_factor.shape}, cov_diag {cov_diag.shape}"
+            ) from e
         self.loc = loc.expand(batch + event_shape)
         self.cov_factor = cov_factor.expand(batch + tuple(cov_factor.shape[-2:]))
         self.cov_diag = cov_diag.expand(batch + event_shape)
@@ -91,8 +97,9 @@ class LowRankMultivariateNormal(Distribution):
         new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
         new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
         new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(batch_shape, self.event_shape,
-                                                       validate_args=False)
+        super(LowRankMultivariateNormal, new).__init__(
+            batch_shape, self.event_shape, validate_args=False
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -109,8 +116,9 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def variance(self) -> Tensor:
-        return ((self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag)
-                .expand(tuple(self._batch_shape) + tuple(self._event_shape)))
+        return (
+            self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag
+        ).expand(tuple(self._batch_shape) + tuple(self._event_shape))
 
     @lazy_property
     def scale_tril(self) -> Tensor:
@@ -125,7 +133,8 @@ class LowRankMultivariateNormal(Distribution):
     def covariance_matrix(self) -> Tensor:
         W = self._unbroadcasted_cov_factor
         return (W @ W.transpose(-1, -2) + _diag_embed(self._unbroadcasted_cov_diag)).expand(
-            self._full())
+            self._full()
+        )
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
@@ -140,23 +149,31 @@ class LowRankMultivariateNormal(Distribution):
         W_shape = shape[:-1] + tuple(self.cov_factor.shape[-1:])
         eps_W = standard_normal(W_shape, self.loc.dtype)
         eps_D = standard_normal(shape, self.loc.dtype)
-        return (self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
-                + self._unbroadcasted_cov_diag.sqrt() * eps_D)
+        return (
+            self.loc
+            + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
+            + self._unbroadcasted_cov_diag.sqrt() * eps_D
+        )
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         diff = value - self.loc
-        M = _batch_lowrank_mahalanobis(self._unbroadcasted_cov_factor,
-                                       self._unbroadcasted_cov_diag, diff,
-                                       self._capacitance_tril)
-        log_det = _batch_lowrank_logdet(self._unbroadcasted_cov_factor,
-                                        self._unbroadcasted_cov_diag, self._capacitance_tril)
+        M = _batch_lowrank_mahalanobis(
+            self._unbroadcasted_cov_factor,
+            self._unbroadcasted_cov_diag,
+            diff,
+            self._capacitance_tril,
+        )
+        log_det = _batch_lowrank_logdet(
+            self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag, self._capacitance_tril
+        )
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + log_det + M)
 
     def entropy(self) -> Tensor:
-        log_det = _batch_lowrank_logdet(self._unbroadcasted_cov_factor,
-                                        self._unbroadcasted_cov_diag, self._capacitance_tril)
+        log_det = _batch_lowrank_logdet(
+            self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag, self._capacitance_tril
+        )
         H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
         if len(self._batch_shape) == 0:
             return H

@@ -20,27 +20,39 @@ class MixtureSameFamily(Distribution):
     arg_constraints: dict[str, constraints.Constraint] = {}
     has_rsample = False
 
-    def __init__(self, mixture_distribution: Categorical, component_distribution: Distribution,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        mixture_distribution: Categorical,
+        component_distribution: Distribution,
+        validate_args: bool | None = None,
+    ) -> None:
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         if not isinstance(self._mixture_distribution, Categorical):
-            raise ValueError(" The Mixture distribution needs to be an  instance of "
-                             "torch.distributions.Categorical")
+            raise ValueError(
+                " The Mixture distribution needs to be an  instance of "
+                "torch.distributions.Categorical"
+            )
         if not isinstance(self._component_distribution, Distribution):
-            raise ValueError("The Component distribution need to be an instance of "
-                             "torch.distributions.Distribution")
+            raise ValueError(
+                "The Component distribution need to be an instance of "
+                "torch.distributions.Distribution"
+            )
         mdbs = self._mixture_distribution.batch_shape
         cdbs = self._component_distribution.batch_shape[:-1]
         for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
             if size1 != 1 and size2 != 1 and size1 != size2:
-                raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not "
-                                 f"compatible with `component_distribution.batch_shape`({cdbs})")
+                raise ValueError(
+                    f"`mixture_distribution.batch_shape` ({mdbs}) is not "
+                    f"compatible with `component_distribution.batch_shape`({cdbs})"
+                )
         km = self._mixture_distribution.logits.shape[-1]
         kc = self._component_distribution.batch_shape[-1]
         if km != kc:
-            raise ValueError(f"`mixture_distribution component` ({km}) does not equal "
-                             f"`component_distribution.batch_shape[-1]` ({kc})")
+            raise ValueError(
+                f"`mixture_distribution component` ({km}) does not equal "
+                f"`component_distribution.batch_shape[-1]` ({kc})"
+            )
         self._num_component = km
         event_shape = self._component_distribution.event_shape
         self._event_ndims = len(event_shape)
@@ -54,9 +66,11 @@ class MixtureSameFamily(Distribution):
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component = self._num_component
         new._event_ndims = self._event_ndims
-        super(MixtureSameFamily, new).__init__(batch_shape=batch_shape,
-                                               event_shape=new._component_distribution
-                                               .event_shape, validate_args=False)
+        super(MixtureSameFamily, new).__init__(
+            batch_shape=batch_shape,
+            event_shape=new._component_distribution.event_shape,
+            validate_args=False,
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -83,8 +97,9 @@ class MixtureSameFamily(Distribution):
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
         d = -1 - self._event_ndims
         mean_cond_var = (probs * self.component_distribution.variance).sum(d)
-        var_cond_mean = (probs * (self.component_distribution.mean
-                                  - self._pad(self.mean)).pow(2)).sum(d)
+        var_cond_mean = (
+            probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2)
+        ).sum(d)
         return mean_cond_var + var_cond_mean
 
     def cdf(self, x: Tensor) -> Tensor:
@@ -125,5 +140,5 @@ class MixtureSameFamily(Distribution):
         return x.reshape(xs[:-1] + (1,) * pad_ndims + xs[-1:] + (1,) * self._event_ndims)
 
     def __repr__(self) -> str:
-        args_string = (f"\n  {self.mixture_distribution},\n  {self.component_distribution}")
+        args_string = f"\n  {self.mixture_distribution},\n  {self.component_distribution}"
         return "MixtureSameFamily" + "(" + args_string + ")"

@@ -31,8 +31,13 @@ class Multinomial(Distribution):
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
 
-    def __init__(self, total_count: int = 1, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        total_count: int = 1,
+        probs: Any = None,
+        logits: Any = None,
+        validate_args: bool | None = None,
+    ) -> None:
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
@@ -81,8 +86,11 @@ class Multinomial(Distribution):
         support = self._binomial.enumerate_support()
         binomial_probs = self._binomial.log_prob(support).exp()
         weights = (support + 1).lgamma()
-        return (n * self._categorical.entropy() - (n + 1).lgamma()
-                + (binomial_probs * weights).sum(0).sum(-1))
+        return (
+            n * self._categorical.entropy()
+            - (n + 1).lgamma()
+            + (binomial_probs * weights).sum(0).sum(-1)
+        )
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

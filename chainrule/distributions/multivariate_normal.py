@@ -54,21 +54,36 @@ class MultivariateNormal(Distribution):
     support = constraints.real_vector
     has_rsample = True
 
-    def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
-                 precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        loc: Tensor,
+        covariance_matrix: Tensor | None = None,
+        precision_matrix: Tensor | None = None,
+        scale_tril: Tensor | None = None,
+        validate_args: bool | None = None,
+    ) -> None:
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if ((covariance_matrix is not None) + (scale_tril is not None)
-                + (precision_matrix is not None)) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril "
-                             "may be specified.")
-        for name, m in (("scale_tril", scale_tril), ("covariance_matrix", covariance_matrix),
-                        ("precision_matrix", precision_matrix)):
+        if (
+            (covariance_matrix is not None)
+            + (scale_tril is not None)
+            + (precision_matrix is not None)
+        ) != 1:
+            raise ValueError(
+                "Exactly one of covariance_matrix or precision_matrix or scale_tril "
+                "may be specified."
+            )
+        for name, m in (
+            ("scale_tril", scale_tril),
+            ("covariance_matrix", covariance_matrix),
+            ("precision_matrix", precision_matrix),
+        ):
             if m is not None:
                 if m.ndim < 2:
-                    raise ValueError(f"{name} matrix must be at least two-dimensional, with "
-                                     "optional leading batch dimensions")
+                    raise ValueError(
+                        f"{name} matrix must be at least two-dimensional, with "
+                        "optional leading batch dimensions"
+                    )
                 batch_shape = tuple(broadcast_shapes(m.shape[:-2], loc.shape[:-1]))
                 setattr(self, name, m.expand(batch_shape + tuple(m.shape[-2:])))
         self.loc = loc.expand(batch_shape + (loc.shape[-1],))
@@ -91,8 +106,7 @@ class MultivariateNormal(Distribution):
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
                 setattr(new, name, self.__dict__[name].expand(cov_shape))
-        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape,
-                                                validate_args=False)
+        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
@@ -125,8 +139,11 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return (self._unbroadcasted_scale_tril.pow(2).sum(-1)
-                .expand(tuple(self._batch_shape) + tuple(self._event_shape)))
+        return (
+            self._unbroadcasted_scale_tril.pow(2)
+            .sum(-1)
+            .expand(tuple(self._batch_shape) + tuple(self._event_shape))
+        )
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)

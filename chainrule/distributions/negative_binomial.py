@@ -32,8 +32,13 @@ class NegativeBinomial(Distribution):
     }
     support = constraints.nonnegative_integer
 
-    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        total_count: Any,
+        probs: Any = None,
+        logits: Any = None,
+        validate_args: bool | None = None,
+    ) -> None:
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
@@ -46,8 +51,9 @@ class NegativeBinomial(Distribution):
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
-        return expand_params(self, NegativeBinomial, batch_shape, _instance,
-                             ("total_count", "probs", "logits"))
+        return expand_params(
+            self, NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits")
+        )
 
     @property
     def mean(self) -> Tensor:
@@ -88,6 +94,5 @@ class NegativeBinomial(Distribution):
         log_unnormalized_prob = r * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
         log_normalization = -(r + value).lgamma() + (1.0 + value).lgamma() + r.lgamma()
         # P(0) = 1 when total_count == 0: lgamma(0) terms are dropped there
-        log_normalization = _cr.where(r + value == 0.0, log_normalization * 0,
-                                      log_normalization)
+        log_normalization = _cr.where(r + value == 0.0, log_normalization * 0, log_normalization)
         return log_unnormalized_prob - log_normalization

@@ -30,8 +30,13 @@ class LogitRelaxedBernoulli(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        temperature: Any,
+        probs: Any = None,
+        logits: Any = None,
+        validate_args: bool | None = None,
+    ) -> None:
         self.temperature = temperature
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
@@ -46,8 +51,9 @@ class LogitRelaxedBernoulli(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> LogitRelaxedBernoulli:
-        new = expand_params(self, LogitRelaxedBernoulli, batch_shape, _instance,
-                            ("probs", "logits"))
+        new = expand_params(
+            self, LogitRelaxedBernoulli, batch_shape, _instance, ("probs", "logits")
+        )
         new.temperature = self.temperature
         return new
 
@@ -67,8 +73,9 @@ class LogitRelaxedBernoulli(Distribution):
         shape = tuple(self._extended_shape(sample_shape))
         probs = clamp_probs(self.probs.expand(shape))
         uniforms = clamp_probs(uniform01(shape, probs.dtype))
-        return (uniforms.log() - (-uniforms).log1p() + probs.log()
-                - (-probs).log1p()) / self.temperature
+        return (
+            uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()
+        ) / self.temperature
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
@@ -88,8 +95,13 @@ class RelaxedBernoulli(TransformedDistribution):
     support = constraints.unit_interval
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        temperature: Any,
+        probs: Any = None,
+        logits: Any = None,
+        validate_args: bool | None = None,
+    ) -> None:
         base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
 

@@ -24,8 +24,13 @@ class ExpRelaxedCategorical(Distribution):
     support = constraints.real_vector
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        temperature: Any,
+        probs: Any = None,
+        logits: Any = None,
+        validate_args: bool | None = None,
+    ) -> None:
         self._categorical = Categorical(probs, logits)
         self.temperature = temperature
         batch_shape = self._categorical.batch_shape
@@ -37,8 +42,9 @@ class ExpRelaxedCategorical(Distribution):
         batch_shape = Size(batch_shape)
         new.temperature = self.temperature
         new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape,
-                                                   validate_args=False)
+        super(ExpRelaxedCategorical, new).__init__(
+            batch_shape, self.event_shape, validate_args=False
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -66,8 +72,11 @@ class ExpRelaxedCategorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        t = self.temperature if isinstance(self.temperature, Tensor) else _cr.tensor(
-            float(self.temperature), dtype=logits.dtype)
+        t = (
+            self.temperature
+            if isinstance(self.temperature, Tensor)
+            else _cr.tensor(float(self.temperature), dtype=logits.dtype)
+        )
         log_scale = _cr.full_like(t, float(K)).lgamma() - t.log() * (-(K - 1))
         score = logits - value * t
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
@@ -81,10 +90,14 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     support = constraints.simplex
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
-        base_dist = ExpRelaxedCategorical(temperature, probs, logits,
-                                          validate_args=validate_args)
+    def __init__(
+        self,
+        temperature: Any,
+        probs: Any = None,
+        logits: Any = None,
+        validate_args: bool | None = None,
+    ) -> None:
+        base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> RelaxedOneHotCategorical:

@@ -44,8 +44,9 @@ class StudentT(Distribution):
         nan = _cr.full_like(df, float("nan"))
         return _cr.where(df > 2, v, _cr.where(df > 1, inf, nan))
 
-    def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, df: Any, loc: Any = 0.0, scale: Any = 1.0, validate_args: bool | None = None
+    ) -> None:
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
         self._chi2 = Chi2(self.df)
         batch_shape = self.df.shape
@@ -74,13 +75,21 @@ class StudentT(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
-        z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
-             + (0.5 * self.df).lgamma() - (0.5 * (self.df + 1.0)).lgamma())
+        z = (
+            self.scale.log()
+            + 0.5 * self.df.log()
+            + 0.5 * math.log(math.pi)
+            + (0.5 * self.df).lgamma()
+            - (0.5 * (self.df + 1.0)).lgamma()
+        )
         return -0.5 * (self.df + 1.0) * (y**2 / self.df).log1p() - z
 
     def entropy(self) -> Tensor:
         df = self.df
         lbeta = (0.5 * df).lgamma() + math.lgamma(0.5) - (0.5 * (df + 1)).lgamma()
-        return (self.scale.log() + 0.5 * (df + 1) * ((0.5 * (df + 1)).digamma()
-                                                     - (0.5 * df).digamma())
-                + 0.5 * df.log() + lbeta)
+        return (
+            self.scale.log()
+            + 0.5 * (df + 1) * ((0.5 * (df + 1)).digamma() - (0.5 * df).digamma())
+            + 0.5 * df.log()
+            + lbeta
+        )

@@ -22,8 +22,9 @@ class TransformedDistribution(Distribution):
 
     arg_constraints: dict[str, constraints.Constraint] = {}
 
-    def __init__(self, base_distribution: Distribution, transforms: Any,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, base_distribution: Distribution, transforms: Any, validate_args: bool | None = None
+    ) -> None:
         if isinstance(transforms, Transform):
             self.transforms = [transforms]
         elif isinstance(transforms, list):
@@ -39,7 +40,8 @@ class TransformedDistribution(Distribution):
         if len(base_shape) < transform.domain.event_dim:
             raise ValueError(
                 f"base_distribution needs to have shape with size at least "
-                f"{transform.domain.event_dim}, but got {Size(base_shape)}.")
+                f"{transform.domain.event_dim}, but got {Size(base_shape)}."
+            )
         forward_shape = tuple(transform.forward_shape(Size(base_shape)))
         expanded_base_shape = tuple(transform.inverse_shape(Size(forward_shape)))
         if base_shape != expanded_base_shape:
@@ -51,8 +53,9 @@ class TransformedDistribution(Distribution):
         self.base_dist = base_distribution
 
         transform_change_in_event_dim = transform.codomain.event_dim - transform.domain.event_dim
-        event_dim = max(transform.codomain.event_dim,
-                        base_event_dim + transform_change_in_event_dim)
+        event_dim = max(
+            transform.codomain.event_dim, base_event_dim + transform_change_in_event_dim
+        )
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
@@ -65,8 +68,9 @@ class TransformedDistribution(Distribution):
         base_batch_shape = tuple(shape)[: len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch_shape)
         new.transforms = self.transforms
-        super(TransformedDistribution, new).__init__(batch_shape, self.event_shape,
-                                                     validate_args=False)
+        super(TransformedDistribution, new).__init__(
+            batch_shape, self.event_shape, validate_args=False
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -105,11 +109,13 @@ class TransformedDistribution(Distribution):
         for transform in reversed(self.transforms):
             x = transform.inv(y)
             event_dim += transform.domain.event_dim - transform.codomain.event_dim
-            log_prob = log_prob - _sum_rightmost(transform.log_abs_det_jacobian(x, y),
-                                                 event_dim - transform.domain.event_dim)
+            log_prob = log_prob - _sum_rightmost(
+                transform.log_abs_det_jacobian(x, y), event_dim - transform.domain.event_dim
+            )
             y = x
-        log_prob = log_prob + _sum_rightmost(self.base_dist.log_prob(y),
-                                             event_dim - len(self.base_dist.event_shape))
+        log_prob = log_prob + _sum_rightmost(
+            self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape)
+        )
         return log_prob
 
     def _monotonize_cdf(self, value: Tensor) -> Tensor:

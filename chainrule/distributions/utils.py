@@ -136,8 +136,10 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     n = int(round((-(1 + 2 * diag) + math.sqrt((1 + 2 * diag) ** 2 + 8 * m)) / 2))
     rows, cols = np.tril_indices(n, k=diag)
     if len(rows) != m:
-        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as the "
-                         "lower triangular part of a square matrix.")
+        raise ValueError(
+            f"The size of last dimension is {m} which cannot be expressed as the "
+            "lower triangular part of a square matrix."
+        )
     idx = np.full((n, n), len(rows), dtype=np.int64)
     idx[rows, cols] = np.arange(len(rows))
     padded = _cr.cat([vec, _cr.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype)], -1)

@@ -25,8 +25,10 @@ class Weibull(TransformedDistribution):
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
         base_dist = Exponential(_cr.ones_like(self.scale), validate_args=validate_args)
-        transforms = [PowerTransform(exponent=self.concentration_reciprocal),
-                      AffineTransform(loc=0, scale=self.scale)]
+        transforms = [
+            PowerTransform(exponent=self.concentration_reciprocal),
+            AffineTransform(loc=0, scale=self.scale),
+        ]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Weibull:
@@ -35,8 +37,10 @@ class Weibull(TransformedDistribution):
         new.concentration = self.concentration.expand(tuple(batch_shape))
         new.concentration_reciprocal = new.concentration.reciprocal()
         base_dist = self.base_dist.expand(batch_shape)
-        transforms = [PowerTransform(exponent=new.concentration_reciprocal),
-                      AffineTransform(loc=0, scale=new.scale)]
+        transforms = [
+            PowerTransform(exponent=new.concentration_reciprocal),
+            AffineTransform(loc=0, scale=new.scale),
+        ]
         super(Weibull, new).__init__(base_dist, transforms, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -52,9 +56,14 @@ class Weibull(TransformedDistribution):
 
     @property
     def variance(self) -> Tensor:
-        return self.scale.pow(2) * ((1 + 2 * self.concentration_reciprocal).lgamma().exp()
-                                    - (2 * (1 + self.concentration_reciprocal).lgamma()).exp())
+        return self.scale.pow(2) * (
+            (1 + 2 * self.concentration_reciprocal).lgamma().exp()
+            - (2 * (1 + self.concentration_reciprocal).lgamma()).exp()
+        )
 
     def entropy(self) -> Tensor:
-        return (euler_constant * (1 - self.concentration_reciprocal)
-                + (self.scale * self.concentration_reciprocal).log() + 1)
+        return (
+            euler_constant * (1 - self.concentration_reciprocal)
+            + (self.scale * self.concentration_reciprocal).log()
+            + 1
+        )

@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-from chainrule.nn import functional
-from chainrule.nn import init
+from chainrule.nn import functional, init, parallel, utils
 from chainrule.nn.modules import *  # noqa: F403
 from chainrule.nn.modules import __all__ as _modules_all
-from chainrule.nn.parameter import Parameter
-from chainrule.nn import utils
-from chainrule.nn import parallel
 from chainrule.nn.modules.sync_batchnorm import SyncBatchNorm
+from chainrule.nn.parameter import Parameter
 
 __all__ = ["functional", "init", "utils", "Parameter", *_modules_all]
 

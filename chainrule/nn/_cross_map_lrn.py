@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from chainrule import ops as _ops
 from chainrule._creation import tensor
 from chainrule._tensor import Tensor
-from chainrule import ops as _ops
 
 __all__: list[str] = []
 

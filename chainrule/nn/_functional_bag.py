@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from chainrule import ops as _ops
 from chainrule._creation import full, ones_like, tensor, zeros
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import no_grad
-from chainrule import ops as _ops
 
 __all__ = ["embedding_bag"]
 

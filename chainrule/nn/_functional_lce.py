@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.nn._functional.loss import cross_entropy
-from chainrule import ops as _ops
 
 __all__ = ["linear_cross_entropy"]
 

@@ -22,8 +22,14 @@ from chainrule.nn._functional.adaptive_pooling import _adaptive_bounds
 from chainrule.nn._functional.pooling import _sep_apply
 from chainrule.nn._functional.vision import _interp_matrix, _interpolate_basic
 
-__all__ = ["interpolate", "grid_sample", "affine_grid", "upsample", "upsample_nearest",
-           "upsample_bilinear"]
+__all__ = [
+    "interpolate",
+    "grid_sample",
+    "affine_grid",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
+]
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
 

@@ -24,9 +24,7 @@ class Parameter(Tensor):
 
             data = empty(0)
         if not isinstance(data, Tensor):
-            raise TypeError(
-                f"Parameter(): data must be a Tensor, got {type(data).__name__}"
-            )
+            raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
         return cls._make_subclass(data, requires_grad)  # type: ignore[return-value]
 
     def __repr__(self) -> str:

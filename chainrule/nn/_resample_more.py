@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import ops as _ops
 from chainrule._creation import tensor
 from chainrule._tensor import Tensor
-from chainrule import ops as _ops
 from chainrule.nn import _functional_sample as _fs
 from chainrule.nn._functional.pooling import _sep_apply
 

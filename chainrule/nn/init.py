@@ -19,8 +19,19 @@ from chainrule._random import rng_of
 from chainrule._tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
-    "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
     "orthogonal_",
 ]
 
@@ -37,7 +48,12 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for ``nonlinearity`` (``relu``: sqrt(2), ``tanh``: 5/3,
     ``leaky_relu``: sqrt(2 / (1 + slope^2)), ``selu``: 3/4, linear-like ones: 1)."""
     linear_fns = [
-        "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
         "conv_transpose3d",
     ]
     if nonlinearity in linear_fns or nonlinearity == "sigmoid":
@@ -81,22 +97,22 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(
-    tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None
-) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from U(a, b)."""
     return _fill(tensor, rng_of(generator).uniform(a, b, size=tuple(tensor.shape)))
 
 
-def normal_(
-    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None
-) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from N(mean, std^2)."""
     return _fill(tensor, rng_of(generator).normal(mean, std, size=tuple(tensor.shape)))
 
 
 def trunc_normal_(
-    tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
     generator: Any = None,
 ) -> Tensor:
     """Fill with draws from N(mean, std^2) restricted to [a, b] (by redrawing the values that
@@ -167,7 +183,10 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
 
 
 def kaiming_uniform_(
-    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
     generator: Any = None,
 ) -> Tensor:
     """U(-bound, bound) with bound = gain * sqrt(3 / fan_mode) (He et al., 2015)."""
@@ -180,7 +199,10 @@ def kaiming_uniform_(
 
 
 def kaiming_normal_(
-    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
     generator: Any = None,
 ) -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan_mode)."""

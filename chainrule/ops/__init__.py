@@ -7,28 +7,94 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chainrule import _dispatch
+from chainrule.ops import (
+    aliases,
+    binary,
+    cholesky,
+    composite,
+    conv,
+    indexing,
+    inplace,
+    linalg,
+    matfun,
+    nn,
+    numeric,
+    reduction,
+    scattering,
+    shape,
+    sorting,
+    special,
+    stacking,
+    unary,
+    views,
+)
 from chainrule.ops._registry import REGISTRY, OpDef, apply_binary, apply_op, apply_unary, ns
 from chainrule.ops.views import inplace_compute
-from chainrule.ops import unary, binary, reduction, shape, linalg, views, indexing, inplace
-from chainrule.ops import nn, conv
-from chainrule.ops import composite, sorting, stacking
-from chainrule.ops import cholesky, special
-from chainrule.ops import numeric, scattering, aliases, matfun
 
-FAMILIES = (unary, binary, reduction, shape, linalg, indexing, inplace, nn, conv, sorting,
-            stacking, composite, special, cholesky, numeric, scattering, aliases,
-            matfun)
+FAMILIES = (
+    unary,
+    binary,
+    reduction,
+    shape,
+    linalg,
+    indexing,
+    inplace,
+    nn,
+    conv,
+    sorting,
+    stacking,
+    composite,
+    special,
+    cholesky,
+    numeric,
+    scattering,
+    aliases,
+    matfun,
+)
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
 
 # Op functions that PyTorch offers only as Tensor methods or in torch.nn.functional, or that are
 # internal helpers: chainrule.ops has them, the top-level chainrule namespace does not.
-NOT_TOP_LEVEL = frozenset({
-    "logsigmoid", "softplus", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "hardtanh",
-    "hardsigmoid", "hardswish", "rdiv", "rpow", "sum_to_size", "view", "expand", "to_dtype",
-    "to_device", "repeat", "tril_", "triu_", "pad", "one_hot", "getitem", "setitem", "scatter_",
-    "scatter_add_", "index_add_", "masked_fill_", "copy_", "add_", "sub_", "mul_", "div_", "pow_",
-})
+NOT_TOP_LEVEL = frozenset(
+    {
+        "logsigmoid",
+        "softplus",
+        "relu6",
+        "leaky_relu",
+        "elu",
+        "gelu",
+        "silu",
+        "mish",
+        "hardtanh",
+        "hardsigmoid",
+        "hardswish",
+        "rdiv",
+        "rpow",
+        "sum_to_size",
+        "view",
+        "expand",
+        "to_dtype",
+        "to_device",
+        "repeat",
+        "tril_",
+        "triu_",
+        "pad",
+        "one_hot",
+        "getitem",
+        "setitem",
+        "scatter_",
+        "scatter_add_",
+        "index_add_",
+        "masked_fill_",
+        "copy_",
+        "add_",
+        "sub_",
+        "mul_",
+        "div_",
+        "pow_",
+    }
+)
 
 
 def _reexport() -> None:
@@ -47,24 +113,24 @@ _reexport()
 # time; these imports (never executed) show them the same names. A test checks that the two
 # agree (tests/test_dispatch.py).
 if TYPE_CHECKING:
-    from chainrule.ops.unary import *  # noqa: F403
+    from chainrule.ops.aliases import *  # noqa: F403
     from chainrule.ops.binary import *  # noqa: F403
-    from chainrule.ops.reduction import *  # noqa: F403
-    from chainrule.ops.shape import *  # noqa: F403
-    from chainrule.ops.linalg import *  # noqa: F403
+    from chainrule.ops.cholesky import *  # noqa: F403
+    from chainrule.ops.composite import *  # noqa: F403
+    from chainrule.ops.conv import *  # noqa: F403
     from chainrule.ops.indexing import *  # noqa: F403
     from chainrule.ops.inplace import *  # noqa: F403
-    from chainrule.ops.nn import *  # noqa: F403
-    from chainrule.ops.conv import *  # noqa: F403
-    from chainrule.ops.sorting import *  # noqa: F403
-    from chainrule.ops.stacking import *  # noqa: F403
-    from chainrule.ops.composite import *  # noqa: F403
-    from chainrule.ops.special import *  # noqa: F403
-    from chainrule.ops.cholesky import *  # noqa: F403
-    from chainrule.ops.numeric import *  # noqa: F403
-    from chainrule.ops.scattering import *  # noqa: F403
-    from chainrule.ops.aliases import *  # noqa: F403
+    from chainrule.ops.linalg import *  # noqa: F403
     from chainrule.ops.matfun import *  # noqa: F403
+    from chainrule.ops.nn import *  # noqa: F403
+    from chainrule.ops.numeric import *  # noqa: F403
+    from chainrule.ops.reduction import *  # noqa: F403
+    from chainrule.ops.scattering import *  # noqa: F403
+    from chainrule.ops.shape import *  # noqa: F403
+    from chainrule.ops.sorting import *  # noqa: F403
+    from chainrule.ops.special import *  # noqa: F403
+    from chainrule.ops.stacking import *  # noqa: F403
+    from chainrule.ops.unary import *  # noqa: F403
 
 # Tensor methods reach the ops through these tables (chainrule/_dispatch.py): every public op
 # function, the dispatcher's entry points, and each declared op's OpDef by name.

@@ -43,7 +43,9 @@ def reduced_count(shape: tuple[int, ...], dims: tuple[int, ...] | None) -> int:
     return n
 
 
-def restore_reduced(g: Any, shape: tuple[int, ...], dims: tuple[int, ...] | None, keepdim: bool) -> Any:
+def restore_reduced(
+    g: Any, shape: tuple[int, ...], dims: tuple[int, ...] | None, keepdim: bool
+) -> Any:
     """Spread the gradient of a reduction over ``dims`` back to the input ``shape``."""
     if not keepdim and len(shape) > 0:
         kept = tuple(1 if (dims is None or i in dims) else s for i, s in enumerate(shape))

@@ -25,8 +25,12 @@ def _triangle(xp: Any, a: Any, upper: bool, unitriangular: bool) -> Any:
     return t
 
 
-@defop(saves=("a", "out"), name="linalg_solve_triangular", promote="same",
-       node_name="LinalgSolveTriangularBackward0")
+@defop(
+    saves=("a", "out"),
+    name="linalg_solve_triangular",
+    promote="same",
+    node_name="LinalgSolveTriangularBackward0",
+)
 def _solve_tri(xp: Any, a: Any, b: Any, *, upper: bool, left: bool, unitriangular: bool) -> Any:
     t = _triangle(xp, a, upper, unitriangular)
     if left:
@@ -50,21 +54,28 @@ def _solve_tri_vjp(ctx: Any, g: Any) -> Any:
     return ga, gb
 
 
-def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
-                     unitriangular: bool = False) -> Any:
+def solve_triangular(
+    A: Any, B: Any, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> Any:
     """The solution X of A X = B (``left=False``: X A = B) for a triangular A: only its upper
     (``upper=True``) or lower triangle is read, and its diagonal is taken as ones when
     ``unitriangular``. VJP: gB = A^-T g, gA = -gB X^T restricted to that triangle."""
     if A.ndim < 2 or B.ndim < 2:
-        raise RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 "
-                           "dimensions." if A.ndim < 2 else
-                           "linalg.solve_triangular: The input tensor B must have at least 2 "
-                           "dimensions.")
+        raise RuntimeError(
+            "linalg.solve_triangular: The input tensor A must have at least 2 dimensions."
+            if A.ndim < 2
+            else "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
+        )
     if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError("linalg.solve_triangular: A must be batches of square matrices, but "
-                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
-    return apply_op(_solve_tri, (A, B), {"upper": bool(upper), "left": bool(left),
-                                          "unitriangular": bool(unitriangular)})
+        raise RuntimeError(
+            "linalg.solve_triangular: A must be batches of square matrices, but "
+            f"they are {A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    return apply_op(
+        _solve_tri,
+        (A, B),
+        {"upper": bool(upper), "left": bool(left), "unitriangular": bool(unitriangular)},
+    )
 
 
 def _first_bad_minor(a: np.ndarray) -> int:
@@ -76,8 +87,7 @@ def _first_bad_minor(a: np.ndarray) -> int:
     return a.shape[-1]
 
 
-@defop(saves=("out",), name="linalg_cholesky", promote=None,
-       node_name="LinalgCholeskyExBackward0")
+@defop(saves=("out",), name="linalg_cholesky", promote=None, node_name="LinalgCholeskyExBackward0")
 def _cholesky(xp: Any, a: Any) -> Any:
     try:
         return xp.linalg.cholesky(a)
@@ -92,7 +102,8 @@ def _cholesky(xp: Any, a: Any) -> Any:
                 raise LinAlgError(
                     f"linalg.cholesky: {where}The factorization could not be completed because "
                     f"the input is not positive-definite (the leading minor of order {k} is not "
-                    "positive-definite).") from None
+                    "positive-definite)."
+                ) from None
         raise
 
 
@@ -118,8 +129,10 @@ def cholesky(A: Any, *, upper: bool = False) -> Any:
     if A.ndim < 2:
         raise RuntimeError("linalg.cholesky: The input tensor A must have at least 2 dimensions.")
     if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError("linalg.cholesky: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+        raise RuntimeError(
+            "linalg.cholesky: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
     # LAPACK reads the lower triangle only; the gradient is the symmetric one, as PyTorch's.
     L = apply_op(_cholesky, (A,))
     return L.transpose(-1, -2) if upper else L

@@ -88,8 +88,12 @@ def _phase_plan(stride: Any, dilation: Any, groups: int, out_pixels: int | None 
     phases: no strided gathers or scatter-adds. Measured 1.1-1.8x faster for the adjoint;
     for the forward and the weight gradient only with ``out_pixels`` (Ho*Wo) >= 128 (below,
     the phase images are too small for the per-sample products)."""
-    return stride != (1, 1) and dilation == (1, 1) and groups == 1 and (
-        out_pixels is None or out_pixels >= PHASE_MIN_PIXELS)
+    return (
+        stride != (1, 1)
+        and dilation == (1, 1)
+        and groups == 1
+        and (out_pixels is None or out_pixels >= PHASE_MIN_PIXELS)
+    )
 
 
 PHASE_MIN_PIXELS = 128
@@ -109,8 +113,9 @@ def _conv_phased(xp: Any, x: Any, w: Any, ho: int, wo: int, stride: Any, padding
     for a, b in _phases(w.shape[2], w.shape[3], stride):
         xph = xp.ascontiguousarray(xpad[:, :, a::sh, b::sw])
         wph = xp.ascontiguousarray(w[:, :, a::sh, b::sw])
-        part = _conv2d.forward(xp, xph, wph, None, stride=(1, 1), padding=((0, 0), (0, 0)),
-                               dilation=(1, 1), groups=1)[:, :, :ho, :wo]
+        part = _conv2d.forward(
+            xp, xph, wph, None, stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1
+        )[:, :, :ho, :wo]
         if out is None:
             out = xp.ascontiguousarray(part)
         else:
@@ -118,8 +123,7 @@ def _conv_phased(xp: Any, x: Any, w: Any, ho: int, wo: int, stride: Any, padding
     return out
 
 
-def _transpose_phased(xp: Any, y: Any, w: Any, stride: Any, padding: Any,
-                      out_hw: Any) -> Any:
+def _transpose_phased(xp: Any, y: Any, w: Any, stride: Any, padding: Any, out_hw: Any) -> Any:
     """The adjoint of ``_conv_phased``: each phase of the padded canvas is the stride-1
     adjoint of its phase conv applied to y; then the padding is cropped."""
     n = y.shape[0]
@@ -131,14 +135,12 @@ def _transpose_phased(xp: Any, y: Any, w: Any, stride: Any, padding: Any,
     for a, b in _phases(w.shape[2], w.shape[3], stride):
         view = canvas[:, :, a::sh, b::sw]
         wph = xp.ascontiguousarray(w[:, :, a::sh, b::sw])
-        view[...] = _transpose_stride1(xp, y, wph, ((0, 0), (0, 0)), (1, 1), 1,
-                                       view.shape[2:])
-    out = canvas[:, :, pt:pt + h, pl:pl + wd]
+        view[...] = _transpose_stride1(xp, y, wph, ((0, 0), (0, 0)), (1, 1), 1, view.shape[2:])
+    out = canvas[:, :, pt : pt + h, pl : pl + wd]
     return xp.ascontiguousarray(out) if pt or pb or pl or pr else out
 
 
-def _weight_phased(xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any,
-                   padding: Any) -> Any:
+def _weight_phased(xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any, padding: Any) -> Any:
     """gw[:, :, a::sh, b::sw] = the stride-1 weight gradient of phase (a, b)."""
     xpad = _pad(xp, x, padding)
     sh, sw = stride
@@ -150,10 +152,10 @@ def _weight_phased(xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any,
     return gw
 
 
-
 @defop(name="conv2d", saves=("x", "w"), promote="same", node_name="ConvolutionBackward0")
-def _conv2d(xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any,
-            groups: int) -> Any:
+def _conv2d(
+    xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int
+) -> Any:
     """out[n, o] = sum_{c, i, j} w[o, c, i, j] xpad[n, c, s*h + d*i, s*w + d*j] + b[o]."""
     n = x.shape[0]
     o, _, kh, kw = w.shape
@@ -192,8 +194,12 @@ def _empty_batch(xp: Any, shape: tuple[int, ...], dtype: Any, b: Any) -> Any:
 
 
 def _conv_params(ctx: Any) -> dict[str, Any]:
-    return {"stride": ctx.stride, "padding": ctx.padding, "dilation": ctx.dilation,
-            "groups": ctx.groups}
+    return {
+        "stride": ctx.stride,
+        "padding": ctx.padding,
+        "dilation": ctx.dilation,
+        "groups": ctx.groups,
+    }
 
 
 @_conv2d.vjp
@@ -201,18 +207,25 @@ def _conv2d_vjp(ctx: Any, g: Any) -> Any:
     nx, nw, nb = ctx.needs_input_grad
     p = _conv_params(ctx)
     x, w = ctx.x, ctx.w
-    gx = ns.conv_transpose2d(g, w, None, out_hw=tuple(ctx.input_shapes[0][2:]), **p) if nx \
-        else None
-    gw = ns.conv2d_weight(x, g, kernel=tuple(ctx.input_shapes[1][2:]), **p) \
-        if nw else None
+    gx = ns.conv_transpose2d(g, w, None, out_hw=tuple(ctx.input_shapes[0][2:]), **p) if nx else None
+    gw = ns.conv2d_weight(x, g, kernel=tuple(ctx.input_shapes[1][2:]), **p) if nw else None
     gb = ns.sum(g, dim=(0, 2, 3), keepdim=False) if nb else None
     return gx, gw, gb
 
 
-@defop(name="conv_transpose2d", saves=("y", "w"), promote="same",
-       node_name="ConvolutionBackward0")
-def _conv_transpose2d(xp: Any, y: Any, w: Any, b: Any, *, stride: Any, padding: Any,
-                      dilation: Any, groups: int, out_hw: Any) -> Any:
+@defop(name="conv_transpose2d", saves=("y", "w"), promote="same", node_name="ConvolutionBackward0")
+def _conv_transpose2d(
+    xp: Any,
+    y: Any,
+    w: Any,
+    b: Any,
+    *,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+    out_hw: Any,
+) -> Any:
     """The adjoint of conv2d in its input: out = conv2d_x^T(y), of spatial size ``out_hw``."""
     n, o, ho, wo = y.shape
     _, cg, kh, kw = w.shape
@@ -239,9 +252,13 @@ def _conv_transpose2d(xp: Any, y: Any, w: Any, b: Any, *, stride: Any, padding: 
     dh, dw = dilation
     for i in range(kh):
         for j in range(kw):
-            canvas[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
-                   j * dw:j * dw + sw * (wo - 1) + 1:sw] += cols[:, :, i, j]
-    out = canvas[:, :, pt:pt + h, pl:pl + wd]
+            canvas[
+                :,
+                :,
+                i * dh : i * dh + sh * (ho - 1) + 1 : sh,
+                j * dw : j * dw + sw * (wo - 1) + 1 : sw,
+            ] += cols[:, :, i, j]
+    out = canvas[:, :, pt : pt + h, pl : pl + wd]
     if pt or pb or pl or pr:
         out = xp.ascontiguousarray(out)
     if b is not None:
@@ -249,8 +266,9 @@ def _conv_transpose2d(xp: Any, y: Any, w: Any, b: Any, *, stride: Any, padding: 
     return out
 
 
-def _transpose_stride1(xp: Any, y: Any, w: Any, padding: Any, dilation: Any, groups: int,
-                       out_hw: Any) -> Any:
+def _transpose_stride1(
+    xp: Any, y: Any, w: Any, padding: Any, dilation: Any, groups: int, out_hw: Any
+) -> Any:
     """Stride 1: the adjoint is a correlation of y, zero-padded by d (k - 1) - pad, with the
     kernel flipped and its channel axes swapped (per group); one im2col + matmul."""
     n, o, ho, wo = y.shape
@@ -259,18 +277,28 @@ def _transpose_stride1(xp: Any, y: Any, w: Any, padding: Any, dilation: Any, gro
     wt = w[:, :, ::-1, ::-1].reshape(groups, og, cg, kh, kw).swapaxes(1, 2)
     wt = wt.reshape(groups * cg, og, kh, kw)
     pads = []
-    for ax, (k, d, (p0, _), size, m) in enumerate(zip((kh, kw), dilation, padding, out_hw,
-                                                      (ho, wo))):
+    for ax, (k, d, (p0, _), size, m) in enumerate(
+        zip((kh, kw), dilation, padding, out_hw, (ho, wo))
+    ):
         top = d * (k - 1) - p0
         bottom = size + p0 - m
         pads.append((top, bottom))
     # Negative pads are crops.
     sl = (slice(None), slice(None)) + tuple(
-        slice(max(-t, 0), m - max(-b_, 0)) for (t, b_), m in zip(pads, (ho, wo)))
+        slice(max(-t, 0), m - max(-b_, 0)) for (t, b_), m in zip(pads, (ho, wo))
+    )
     y = y[sl]
     pads = tuple((max(t, 0), max(b_, 0)) for t, b_ in pads)
-    return _conv2d.forward(xp, xp.ascontiguousarray(y), xp.ascontiguousarray(wt), None,
-                           stride=(1, 1), padding=pads, dilation=dilation, groups=groups)
+    return _conv2d.forward(
+        xp,
+        xp.ascontiguousarray(y),
+        xp.ascontiguousarray(wt),
+        None,
+        stride=(1, 1),
+        padding=pads,
+        dilation=dilation,
+        groups=groups,
+    )
 
 
 @_conv_transpose2d.vjp
@@ -283,10 +311,12 @@ def _conv_transpose2d_vjp(ctx: Any, g: Any) -> Any:
     return gy, gw, gb
 
 
-@defop(name="conv2d_weight", saves=("x", "g"), promote="same",
-       node_name="ConvolutionBackwardBackward0")
-def _conv2d_weight(xp: Any, x: Any, g: Any, *, stride: Any, padding: Any, dilation: Any,
-                   groups: int, kernel: Any) -> Any:
+@defop(
+    name="conv2d_weight", saves=("x", "g"), promote="same", node_name="ConvolutionBackwardBackward0"
+)
+def _conv2d_weight(
+    xp: Any, x: Any, g: Any, *, stride: Any, padding: Any, dilation: Any, groups: int, kernel: Any
+) -> Any:
     """The adjoint of conv2d in its weight: gw[o, c, i, j] = sum_{n,h,w} g[n, o, h, w]
     xpad[n, c, s*h + d*i, s*w + d*j]."""
     n, o, ho, wo = g.shape
@@ -312,16 +342,18 @@ def _crop(out: Any, shape: Any) -> Any:
     output has extra trailing rows/cols that the adjoint drops."""
     if tuple(out.shape) == tuple(shape):
         return out
-    return ns.index(out, index=(slice(None), slice(None), slice(0, shape[2]),
-                                slice(0, shape[3])))
+    return ns.index(out, index=(slice(None), slice(None), slice(0, shape[2]), slice(0, shape[3])))
 
 
 @_conv2d_weight.vjp
 def _conv2d_weight_vjp(ctx: Any, h: Any) -> Any:
     nx, ng = ctx.needs_input_grad
     p = _conv_params(ctx)
-    gx = ns.conv_transpose2d(ctx.g, h, None, out_hw=tuple(ctx.input_shapes[0][2:]), **p) \
-        if nx else None
+    gx = (
+        ns.conv_transpose2d(ctx.g, h, None, out_hw=tuple(ctx.input_shapes[0][2:]), **p)
+        if nx
+        else None
+    )
     gg = _crop(ns.conv2d(ctx.x, h, None, **p), ctx.input_shapes[1]) if ng else None
     return gx, gg
 
@@ -340,12 +372,16 @@ def _pair(v: Any) -> tuple[int, int]:
 def _check_conv(input: Any, weight: Any, groups: int, transposed: bool, nd: int) -> None:
     if weight.ndim != nd + 2:
         raise RuntimeError(
-            "weight should have at least three dimensions" if weight.ndim < 3 else
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got "
-            f"input of size: {list(input.shape)}")
+            "weight should have at least three dimensions"
+            if weight.ndim < 3
+            else f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, "
+            f"but got input of size: {list(input.shape)}"
+        )
     if input.ndim != nd + 2:
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
-                           f"conv{nd}d, but got input of size: {list(input.shape)}")
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+            f"conv{nd}d, but got input of size: {list(input.shape)}"
+        )
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     c = input.shape[1]
@@ -354,19 +390,24 @@ def _check_conv(input: Any, weight: Any, groups: int, transposed: bool, nd: int)
             raise RuntimeError(
                 f"Given transposed=1, weight of size {shape_str(weight)}, expected input"
                 f"{shape_str(input)} to have {weight.shape[0]} channels, but got {c} channels "
-                "instead")
+                "instead"
+            )
     elif c != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {shape_str(weight)}, expected input"
             f"{shape_str(input)} to have {weight.shape[1] * groups} channels, but got {c} "
-            "channels instead")
+            "channels instead"
+        )
     if not transposed and weight.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size {shape_str(weight)} instead")
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} "
+            f"at dimension 0, but got weight of size {shape_str(weight)} instead"
+        )
 
 
-def _conv_padding(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
-                  stride: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
+def _conv_padding(
+    padding: Any, kernel: tuple[int, int], dilation: tuple[int, int], stride: tuple[int, int]
+) -> tuple[tuple[int, int], tuple[int, int]]:
     if isinstance(padding, str):
         if padding == "valid":
             return (0, 0), (0, 0)
@@ -375,9 +416,12 @@ def _conv_padding(padding: Any, kernel: tuple[int, int], dilation: tuple[int, in
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             res = []
             if any(d * (k - 1) % 2 for k, d in zip(kernel, dilation)):
-                warnings.warn("Using padding='same' with even kernel lengths and odd dilation "
-                              "may require a zero-padded copy of the input be created",
-                              UserWarning, stacklevel=4)
+                warnings.warn(
+                    "Using padding='same' with even kernel lengths and odd dilation "
+                    "may require a zero-padded copy of the input be created",
+                    UserWarning,
+                    stacklevel=4,
+                )
             for k, d in zip(kernel, dilation):
                 total = d * (k - 1)
                 res.append((total // 2, total - total // 2))
@@ -395,8 +439,15 @@ def _batched(input: Any, nd: int) -> tuple[Any, bool]:
     return input, False
 
 
-def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1) -> Any:
+def conv2d(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Any:
     """2-d cross-correlation, as ``torch.nn.functional.conv2d`` (batched or unbatched input;
     ``padding`` int, pair, 'same' or 'valid')."""
     check_tensor_args("conv2d", input, weight, bias)
@@ -412,8 +463,11 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
         raise RuntimeError("non-positive stride is not supported")
     pad = _conv_padding(padding, tuple(weight.shape[2:]), dl, st)
     _check_size(x, weight, pad, dl, 2)
-    out = apply_op(_conv2d, (x, weight, bias),
-                   {"stride": st, "padding": pad, "dilation": dl, "groups": int(groups)})
+    out = apply_op(
+        _conv2d,
+        (x, weight, bias),
+        {"stride": st, "padding": pad, "dilation": dl, "groups": int(groups)},
+    )
     return _shape.squeeze(out, 0) if unbatched else out
 
 
@@ -427,18 +481,28 @@ def _check_size(x: Any, weight: Any, pad: Any, dl: Any, nd: int) -> None:
             raise RuntimeError(
                 f"Calculated padded input size per channel: ({' x '.join(map(str, sizes))}). "
                 f"Kernel size: ({' x '.join(map(str, ks))}). Kernel size can't be greater than "
-                "actual input size")
+                "actual input size"
+            )
 
 
-def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1) -> Any:
+def conv1d(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Any:
     """1-d cross-correlation, computed as conv2d on a height-1 image."""
     check_tensor_args("conv1d", input, weight, bias)
     x, unbatched = _batched(input, 1)
     check_conv_dtypes(input, weight, bias, False)
     if weight.ndim != 3 or x.ndim != 3:
-        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
-                           f"input of size: {list(input.shape)}")
+        raise RuntimeError(
+            f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+            f"input of size: {list(input.shape)}"
+        )
     s = conv_pair("conv1d", "stride", stride, 1)[0]
     d = conv_pair("conv1d", "dilation", dilation, 1)[0]
     check_dilation((d,))
@@ -452,15 +516,25 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     _check_conv(x4, w4, groups, False, 2)
     check_bias(weight, bias, groups, False)
     _check_size(x4, w4, pad, (1, d), 2)
-    out = apply_op(_conv2d, (x4, w4, bias),
-                   {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)})
+    out = apply_op(
+        _conv2d,
+        (x4, w4, bias),
+        {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)},
+    )
     out = _shape.squeeze(out, 2)
     return _shape.squeeze(out, 0) if unbatched else out
 
 
-def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
-                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                     dilation: Any = 1) -> Any:
+def conv_transpose2d(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Any:
     """2-d transposed convolution (the gradient of conv2d in its input), as PyTorch:
     H_out = (H_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
     check_tensor_args("conv_transpose2d", input, weight, bias)
@@ -468,32 +542,54 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     check_conv_dtypes(input, weight, bias, True)
     _check_conv(x, weight, groups, True, 2)
     check_bias(weight, bias, groups, True)
-    st, dl, pd, op = (conv_pair("conv_transpose2d", n, v) for n, v in (
-        ("stride", stride), ("dilation", dilation), ("padding", padding),
-        ("output_padding", output_padding)))
+    st, dl, pd, op = (
+        conv_pair("conv_transpose2d", n, v)
+        for n, v in (
+            ("stride", stride),
+            ("dilation", dilation),
+            ("padding", padding),
+            ("output_padding", output_padding),
+        )
+    )
     check_dilation(dl)
     for i in range(2):
         if op[i] >= st[i] and op[i] >= dl[i]:
-            raise RuntimeError("output padding must be smaller than either stride or dilation, "
-                               f"but got output_padding_height: {op[0]} output_padding_width: "
-                               f"{op[1]} stride_height: {st[0]} stride_width: {st[1]} "
-                               f"dilation_height: {dl[0]} dilation_width: {dl[1]}")
+            raise RuntimeError(
+                "output padding must be smaller than either stride or dilation, "
+                f"but got output_padding_height: {op[0]} output_padding_width: "
+                f"{op[1]} stride_height: {st[0]} stride_width: {st[1]} "
+                f"dilation_height: {dl[0]} dilation_width: {dl[1]}"
+            )
     kh, kw = weight.shape[2:]
-    hw = tuple((x.shape[2 + i] - 1) * st[i] - 2 * pd[i] + dl[i] * ((kh, kw)[i] - 1) + op[i] + 1
-               for i in range(2))
-    out = apply_op(_conv_transpose2d, (x, weight, bias),
-                   {"stride": st, "padding": ((pd[0], pd[0]), (pd[1], pd[1])), "dilation": dl,
-                    "groups": int(groups), "out_hw": hw})
+    hw = tuple(
+        (x.shape[2 + i] - 1) * st[i] - 2 * pd[i] + dl[i] * ((kh, kw)[i] - 1) + op[i] + 1
+        for i in range(2)
+    )
+    out = apply_op(
+        _conv_transpose2d,
+        (x, weight, bias),
+        {
+            "stride": st,
+            "padding": ((pd[0], pd[0]), (pd[1], pd[1])),
+            "dilation": dl,
+            "groups": int(groups),
+            "out_hw": hw,
+        },
+    )
     return _shape.squeeze(out, 0) if unbatched else out
 
 
 # Max pooling ------------------------------------------------------------------------------
 
 
-
-
-def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False) -> tuple[Any, Any]:
+def max_pool2d_with_indices(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> tuple[Any, Any]:
     """Max over windows and the flat argmax indices (as ``F.max_pool2d(return_indices=True)``)."""
     from chainrule._tensor import _new_tensor
 
@@ -501,8 +597,11 @@ def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, pa
     if x.ndim != 4:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     k = pool_pair("max_pool2d", "kernel_size", kernel_size, 2)
-    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
+    s = (
+        k
+        if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
         else pool_pair("max_pool2d", "stride", stride, 3)
+    )
     p = pool_pair("max_pool2d", "padding", padding, 4)
     d = pool_pair("max_pool2d", "dilation", dilation, 5)
     check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
@@ -518,8 +617,13 @@ def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, pa
     return out, ind
 
 
-def max_pool2d(input: Any, kernel_size: Any, stride: Any = (), padding: Any = 0,
-               dilation: Any = 1, ceil_mode: bool = False) -> Any:
+def max_pool2d(
+    input: Any,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> Any:
     """2-d max pooling (``torch.max_pool2d``). VJP: g scattered to each window's argmax."""
     return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)[0]
-

@@ -10,13 +10,37 @@ import numpy as np
 from chainrule._tensor import Tensor
 from chainrule.ops import binary, unary
 from chainrule.ops._registry import OpDef, _state, ns
-from chainrule.ops.views import apply_inplace, check_inplace, inplace_compute
-from chainrule.ops.views import copy_into_view, make_writable
+from chainrule.ops.views import (
+    apply_inplace,
+    check_inplace,
+    copy_into_view,
+    inplace_compute,
+    make_writable,
+)
 
 __all__ = [
-    "fill_", "copy_", "add_", "sub_", "mul_", "div_", "pow_", "zero_",
-    "relu_", "sigmoid_", "tanh_", "exp_", "neg_", "abs_", "sqrt_", "log_", "sin_", "cos_",
-    "clamp_", "clamp_min_", "clamp_max_", "clip_",
+    "fill_",
+    "copy_",
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "pow_",
+    "zero_",
+    "relu_",
+    "sigmoid_",
+    "tanh_",
+    "exp_",
+    "neg_",
+    "abs_",
+    "sqrt_",
+    "log_",
+    "sin_",
+    "cos_",
+    "clamp_",
+    "clamp_min_",
+    "clamp_max_",
+    "clip_",
 ]
 
 
@@ -27,8 +51,14 @@ def _fill_fwd(xp: Any, x: Any, v: Any) -> Any:
 # The old value is overwritten entirely: it gets a zero gradient (as in PyTorch, where
 # x.zero_() leaves x.grad zeros, not None, even where g is inf or NaN); a tensor fill value
 # gets the sum of g.
-_fill = OpDef("fill", _fill_fwd, ("x", "v"), promote=None, node_name="FillBackward0",
-              vjps=(unary._zero_grad, lambda ctx, g: ns.sum(g, dim=None, keepdim=False)))
+_fill = OpDef(
+    "fill",
+    _fill_fwd,
+    ("x", "v"),
+    promote=None,
+    node_name="FillBackward0",
+    vjps=(unary._zero_grad, lambda ctx, g: ns.sum(g, dim=None, keepdim=False)),
+)
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
@@ -47,8 +77,14 @@ def _copy_fwd(xp: Any, x: Any, src: Any) -> Any:
 
 # The old value is overwritten: it gets a zero gradient, as with fill (PyTorch: after
 # b = a.clone(); b.copy_(src), a.grad is zeros, not None).
-_copy = OpDef("copy", _copy_fwd, ("x", "src"), promote=None, node_name="CopyBackwards",
-              vjps=(unary._zero_grad, lambda ctx, g: g))
+_copy = OpDef(
+    "copy",
+    _copy_fwd,
+    ("x", "src"),
+    promote=None,
+    node_name="CopyBackwards",
+    vjps=(unary._zero_grad, lambda ctx, g: g),
+)
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:
@@ -64,12 +100,17 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     if src._data.shape != self._data.shape:
         _check_copy_shape(self._data.shape, src._data)
     d, sd = self._data, src._data
-    if isinstance(d, np.ndarray) and isinstance(sd, np.ndarray) and np.may_share_memory(d, sd) \
-            and _partial_overlap(d, sd):
+    if (
+        isinstance(d, np.ndarray)
+        and isinstance(sd, np.ndarray)
+        and np.may_share_memory(d, sd)
+        and _partial_overlap(d, sd)
+    ):
         raise RuntimeError(
             "unsupported operation: some elements of the input tensor and the written-to tensor "
             "refer to a single memory location. Please clone() the tensor before performing "
-            "the operation.")
+            "the operation."
+        )
     if self._base is not None and _state.enabled and (self._requires_grad or src._requires_grad):
         check_inplace(self)
         return copy_into_view(self, src)
@@ -85,7 +126,8 @@ def _check_copy_shape(dst: tuple[int, ...], src: Any) -> None:
     full = np.broadcast_shapes(dst, src.shape)
     if full != tuple(dst):
         raise RuntimeError(
-            f"output with shape {list(dst)} doesn't match the broadcast shape {list(full)}")
+            f"output with shape {list(dst)} doesn't match the broadcast shape {list(full)}"
+        )
 
 
 def _partial_overlap(a: Any, b: Any) -> bool:

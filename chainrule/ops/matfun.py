@@ -74,8 +74,8 @@ def _matrix_exp_vjp(ctx: Any, g: Any) -> Any:
     x = ctx.x
     n = x.shape[-1]
     if hasattr(g, "_data"):  # create_graph: the block exponential, recorded
-        from chainrule._dispatch import ops
         from chainrule._creation import zeros_like
+        from chainrule._dispatch import ops
 
         at = ops.transpose(x, -2, -1)
         top = ops.cat([at, g], -1)

@@ -42,6 +42,7 @@ __all__ = [
     "bucketize",
 ]
 
+
 def _where(xp: Any, idx: Any, dim: int) -> tuple[Any, ...]:
     """The advanced index that picks ``x``'s elements at ``idx`` along ``dim``."""
     nd = idx.ndim

@@ -369,8 +369,9 @@ def _d_shape(f: Any, fc: Any, a: Any, *rest: Any) -> Any:
     h = 1e-3 * np.maximum(a, 1e-3) if np.ndim(a) else 1e-3 * max(a, 1e-3)
     h = np.minimum(h, 0.5 * a)  # stay inside the parameter's domain a > 0
     upper = f(a, *rest) > 0.5
-    d = np.where(upper, (4 * central_c(h / 2) - central_c(h)) / 3,
-                 (4 * central(h / 2) - central(h)) / 3)
+    d = np.where(
+        upper, (4 * central_c(h / 2) - central_c(h)) / 3, (4 * central(h / 2) - central(h)) / 3
+    )
     return d
 
 

@@ -19,10 +19,32 @@ import numpy as np
 from chainrule.ops._broadcast import wrap_dim
 
 __all__ = [
-    "hstack", "vstack", "dstack", "column_stack", "row_stack", "hsplit", "vsplit", "dsplit",
-    "tensor_split", "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "cartesian_prod",
-    "combinations", "block_diag", "rot90", "fliplr", "flipud", "diag_embed", "diagflat", "kron",
-    "repeat_interleave", "broadcast_to", "broadcast_tensors", "broadcast_shapes",
+    "hstack",
+    "vstack",
+    "dstack",
+    "column_stack",
+    "row_stack",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "tensor_split",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "meshgrid",
+    "cartesian_prod",
+    "combinations",
+    "block_diag",
+    "rot90",
+    "fliplr",
+    "flipud",
+    "diag_embed",
+    "diagflat",
+    "kron",
+    "repeat_interleave",
+    "broadcast_to",
+    "broadcast_tensors",
+    "broadcast_shapes",
 ]
 
 
@@ -119,9 +141,7 @@ def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple[An
     if isinstance(ios, (int, np.integer)):
         n = int(ios)
         if n <= 0:
-            raise RuntimeError(
-                f"number of sections must be larger than 0, got {n}"
-            )
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
         bounds, start = [], 0
         for i in range(n):
@@ -131,8 +151,10 @@ def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple[An
     else:
         idx = [int(v) for v in ios]
         edges = [0, *idx, size]
-        bounds = [(builtins.min(builtins.max(a, 0), size), builtins.min(builtins.max(b, 0), size))
-                  for a, b in zip(edges[:-1], edges[1:])]
+        bounds = [
+            (builtins.min(builtins.max(a, 0), size), builtins.min(builtins.max(b, 0), size))
+            for a, b in zip(edges[:-1], edges[1:])
+        ]
     out = []
     for a, b in bounds:
         sl = [slice(None)] * input.ndim
@@ -180,18 +202,19 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Any, ...]:
 
         warnings.warn(
             "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
-            "argument.", UserWarning, stacklevel=2,
+            "argument.",
+            UserWarning,
+            stacklevel=2,
         )
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(
-            f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}"
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
         )
     for t in tensors:
         if t.ndim > 1:
             raise RuntimeError(
-                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
-                f"{t!r}"
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t!r}"
             )
     ts = [t.reshape(-1) for t in tensors]
     swap = indexing == "xy" and len(ts) >= 2
@@ -248,8 +271,7 @@ def block_diag(*tensors: Any) -> Any:
                 f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input "
                 f"{len(blocks)} has {t.ndim} dimensions"
             )
-        blocks.append(t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1
-                      else t)
+        blocks.append(t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1 else t)
     if not blocks:
         from chainrule._creation import zeros
 
@@ -313,9 +335,7 @@ def diag_embed(input: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> A
     nd = input.ndim + 1
     d1, d2 = wrap_dim(int(dim1), nd), wrap_dim(int(dim2), nd)
     if d1 == d2:
-        raise RuntimeError(
-            f"diagonal dimensions cannot be identical {dim1}, {dim2}"
-        )
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     from chainrule.ops._registry import ns
 
     k = input.shape[-1]
@@ -323,8 +343,7 @@ def diag_embed(input: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> A
     pos = np.arange(k)
     rows, cols = (pos, pos + off) if off >= 0 else (pos - off, pos)
     # Zeros with the input's last dim written on the diagonal (index_grad's VJP reads it back).
-    out = ns.index_grad(input, shape=tuple(input.shape[:-1]) + (n, n),
-                        index=(Ellipsis, rows, cols))
+    out = ns.index_grad(input, shape=tuple(input.shape[:-1]) + (n, n), index=(Ellipsis, rows, cols))
     return _ops().movedim(out, (nd - 2, nd - 1), (d1, d2))
 
 
@@ -348,8 +367,9 @@ def kron(input: Any, other: Any) -> Any:
     return (a.reshape(*a_shape) * b.reshape(*b_shape)).reshape(*out_shape)
 
 
-def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,
-                      output_size: int | None = None) -> Any:
+def repeat_interleave(
+    input: Any, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+) -> Any:
     """Repeat each element (``dim=None``: of the flattened input) ``repeats`` times along
     ``dim``; ``repeats`` is an int or a 1-d tensor with one count per element. With only a
     tensor argument, ``repeat_interleave(r)`` gives each index ``i`` repeated ``r[i]`` times."""

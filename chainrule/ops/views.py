@@ -21,16 +21,26 @@ from weakref import ref as _weakref
 
 import numpy as np
 
-from chainrule._tensor import Tensor
-from chainrule.autograd import grad_mode
 from chainrule._grad_state import _state
-from chainrule._tensor import _new_tensor
+from chainrule._tensor import Tensor, _new_tensor
+from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import SavedTensor
 from chainrule.ops._registry import _CATEGORY, OpDef, _legacy_name, _record, apply_op, ns
 
-__all__ = ["check_inplace", "apply_inplace", "inplace_compute", "history_alias", "rebase_history",
-           "inplace_on_view", "copy_into_view", "apply_chain", "refresh_views", "forget_view",
-           "writable", "make_writable"]
+__all__ = [
+    "check_inplace",
+    "apply_inplace",
+    "inplace_compute",
+    "history_alias",
+    "rebase_history",
+    "inplace_on_view",
+    "copy_into_view",
+    "apply_chain",
+    "refresh_views",
+    "forget_view",
+    "writable",
+    "make_writable",
+]
 
 
 def _region(xp: Any, a: Any, chain: tuple[Any, ...]) -> Any:
@@ -71,8 +81,7 @@ def writable(a: Any, root: Any) -> Any:
         return a
     if any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
         raise RuntimeError(OVERLAP_MSG)
-    if type(root) is not np.ndarray or not root.flags.writeable \
-            or not np.may_share_memory(a, root):
+    if type(root) is not np.ndarray or not root.flags.writeable or not np.may_share_memory(a, root):
         return a
     iface = dict(a.__array_interface__)
     iface["data"] = (iface["data"][0], False)  # (address, read-only flag)
@@ -153,8 +162,9 @@ def copy_into_view(view: Tensor, src: Tensor) -> Tensor:
 
 def _rewrite_base(view: Tensor, base: Tensor, chain: tuple[Any, ...], src: Tensor) -> Tensor:
     """Steps 2 and 3 of the module docstring, once ``src`` has been written into ``view``."""
-    base_out = _record(copy_slices, (history_alias(base, False), src), base._data,
-                       {"chain": chain}, None)
+    base_out = _record(
+        copy_slices, (history_alias(base, False), src), base._data, {"chain": chain}, None
+    )
     rebase_history(base, base_out)
     vd = view.__dict__
     if not vd.get("_temporary"):
@@ -236,8 +246,7 @@ def check_inplace(self: Tensor) -> None:
     base = self._base
     if _state.enabled and base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place "
-            "operation."
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     if self._is_inference and not _state.inference:
         raise RuntimeError(
@@ -267,11 +276,19 @@ def apply_inplace(
     alias_out = not saves_self and not others
     if params:
         return inplace_compute(
-            self, lambda a: apply_op(op, (a,) + others, params), others, saves_self,
-            op.differentiable, alias_out,
+            self,
+            lambda a: apply_op(op, (a,) + others, params),
+            others,
+            saves_self,
+            op.differentiable,
+            alias_out,
         )
     return inplace_compute(
-        self, lambda a: apply_op(op, (a,) + others), others, saves_self, op.differentiable,
+        self,
+        lambda a: apply_op(op, (a,) + others),
+        others,
+        saves_self,
+        op.differentiable,
         alias_out,
     )
 
@@ -279,8 +296,7 @@ def apply_inplace(
 def _may_need(op: OpDef, i: int, self: Tensor, others: tuple[Any, ...]) -> bool:
     """Whether input ``i`` of ``op`` applied to ``(self, *others)`` would need a gradient."""
     x = self if i == 0 else others[i - 1] if i - 1 < len(others) else None
-    return i < len(op.grad_mask) and op.grad_mask[i] and isinstance(x, Tensor) \
-        and x._requires_grad
+    return i < len(op.grad_mask) and op.grad_mask[i] and isinstance(x, Tensor) and x._requires_grad
 
 
 def inplace_compute(
@@ -299,8 +315,10 @@ def inplace_compute(
     the write overwrites it.
     """
     check_inplace(self)
-    recording = _state.enabled and differentiable and (
-        self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+    recording = (
+        _state.enabled
+        and differentiable
+        and (self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
     )
     if recording and self._base is not None:
         return inplace_on_view(self, compute, copy_self, alias_out)

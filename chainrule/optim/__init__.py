@@ -24,8 +24,18 @@ from chainrule.optim.rprop import Rprop  # noqa: E402
 from chainrule.optim.sparse_adam import SparseAdam  # noqa: E402
 
 __all__ += [
-    "Adadelta", "Adafactor", "Adamax", "ASGD", "LBFGS", "Muon", "NAdam", "RAdam", "Rprop",
-    "SparseAdam", "swa_utils", "swap_in_optimizer_params_and_state",
+    "Adadelta",
+    "Adafactor",
+    "Adamax",
+    "ASGD",
+    "LBFGS",
+    "Muon",
+    "NAdam",
+    "RAdam",
+    "Rprop",
+    "SparseAdam",
+    "swa_utils",
+    "swap_in_optimizer_params_and_state",
 ]
 
 
@@ -36,6 +46,7 @@ def __getattr__(name: str) -> object:
 
         return importlib.import_module("chainrule.optim.swa_utils")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # PyTorch exposes these in torch.optim.optimizer; reachable here too, as there.
 from chainrule.optim.optimizer import (  # noqa: E402,F401

@@ -24,7 +24,12 @@ from typing import Any, Callable
 from chainrule.optim.optimizer import Optimizer
 
 __all__ = [
-    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
+    "LRScheduler",
+    "LambdaLR",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
     "ReduceLROnPlateau",
 ]
 
@@ -106,7 +111,9 @@ class LambdaLR(LRScheduler):
     """lr = base_lr * lr_lambda(epoch), one function or one per group."""
 
     def __init__(
-        self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Any],
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Any],
         last_epoch: int = -1,
     ) -> None:
         self.optimizer = optimizer
@@ -115,8 +122,7 @@ class LambdaLR(LRScheduler):
         else:
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                    f"{len(lr_lambda)}"
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
                 )
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
@@ -248,9 +254,16 @@ class ReduceLROnPlateau(LRScheduler):
     and the mirror images for ``mode='max'``."""
 
     def __init__(
-        self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
-        threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
-        min_lr: list[float] | float = 0, eps: float = 1e-8,
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: list[float] | float = 0,
+        eps: float = 1e-8,
     ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
@@ -350,4 +363,3 @@ class ReduceLROnPlateau(LRScheduler):
 class _LRScheduler(LRScheduler):
     """The old name of ``LRScheduler``, kept (as in PyTorch) for subclasses written against
     it."""
-

@@ -14,8 +14,17 @@ __all__ = ["Adagrad", "adagrad_update"]
 
 
 def adagrad_update(
-    xp: Any, param: Any, grad: Any, state_sum: Any, *, step: float, lr: float, lr_decay: float,
-    weight_decay: float, eps: float, maximize: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    state_sum: Any,
+    *,
+    step: float,
+    lr: float,
+    lr_decay: float,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
 ) -> None:
     """One Adagrad step on arrays, in place; ``step`` counts from 1.
 
@@ -38,20 +47,36 @@ class Adagrad(Optimizer):
     PyTorch."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
-        weight_decay: float = 0, initial_accumulator_value: float = 0, eps: float = 1e-10,
-        foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
         check_nonnegative(
-            ("learning rate", lr), ("lr_decay value", lr_decay),
+            ("learning rate", lr),
+            ("lr_decay value", lr_decay),
             ("weight_decay value", weight_decay),
-            ("initial_accumulator_value value", initial_accumulator_value), ("epsilon value", eps),
+            ("initial_accumulator_value value", initial_accumulator_value),
+            ("epsilon value", eps),
         )
         defaults = dict(
-            lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-            initial_accumulator_value=initial_accumulator_value, foreach=foreach,
-            maximize=maximize, differentiable=differentiable, fused=fused,
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
         )
         check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
         super().__init__(params, defaults)
@@ -77,10 +102,16 @@ class Adagrad(Optimizer):
                     state = self.state[p]
                     state["step"]._data += 1
                     adagrad_update(
-                        p._backend.xp, p._data, p.grad._data, state["sum"]._data,
-                        step=float(state["step"]._data), lr=group["lr"],
-                        lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
-                        eps=group["eps"], maximize=group["maximize"],
+                        p._backend.xp,
+                        p._data,
+                        p.grad._data,
+                        state["sum"]._data,
+                        step=float(state["step"]._data),
+                        lr=group["lr"],
+                        lr_decay=group["lr_decay"],
+                        weight_decay=group["weight_decay"],
+                        eps=group["eps"],
+                        maximize=group["maximize"],
                     )
                     p._bump_version()
 

@@ -15,9 +15,22 @@ __all__ = ["Adam", "AdamW", "adam_update"]
 
 
 def adam_update(
-    xp: Any, param: Any, grad: Any, exp_avg: Any, exp_avg_sq: Any, max_exp_avg_sq: Any, *,
-    step: int, lr: float, beta1: float, beta2: float, eps: float, weight_decay: float,
-    amsgrad: bool, maximize: bool, decoupled_weight_decay: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    exp_avg: Any,
+    exp_avg_sq: Any,
+    max_exp_avg_sq: Any,
+    *,
+    step: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    amsgrad: bool,
+    maximize: bool,
+    decoupled_weight_decay: bool,
 ) -> None:
     """One Adam(W) step on arrays, in place; ``step`` counts from 1.
 
@@ -53,10 +66,19 @@ class Adam(Optimizer):
     ``max_exp_avg_sq``."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
-        foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
-        differentiable: bool = False, fused: bool | None = None,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
         if not 0.0 <= lr:
@@ -70,9 +92,16 @@ class Adam(Optimizer):
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-            maximize=maximize, foreach=foreach, capturable=capturable,
-            differentiable=differentiable, fused=fused,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
         )
         check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
@@ -101,12 +130,20 @@ class Adam(Optimizer):
                             )
                     state["step"]._data += 1
                     adam_update(
-                        p._backend.xp, p._data, p.grad._data, state["exp_avg"]._data,
+                        p._backend.xp,
+                        p._data,
+                        p.grad._data,
+                        state["exp_avg"]._data,
                         state["exp_avg_sq"]._data,
                         state["max_exp_avg_sq"]._data if group["amsgrad"] else None,
-                        step=float(state["step"]._data), lr=group["lr"], beta1=beta1,
-                        beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                        amsgrad=group["amsgrad"], maximize=group["maximize"],
+                        step=float(state["step"]._data),
+                        lr=group["lr"],
+                        beta1=beta1,
+                        beta2=beta2,
+                        eps=group["eps"],
+                        weight_decay=group["weight_decay"],
+                        amsgrad=group["amsgrad"],
+                        maximize=group["maximize"],
                         decoupled_weight_decay=group["decoupled_weight_decay"],
                     )
                     p._bump_version()
@@ -118,13 +155,31 @@ class AdamW(Adam):
     """``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2)."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-        maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
-        differentiable: bool = False, fused: bool | None = None,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(
-            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-            capturable=capturable, differentiable=differentiable, fused=fused,
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=True,
         )

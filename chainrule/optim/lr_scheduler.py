@@ -55,7 +55,15 @@ __all__ = [
 
 # They are torch.optim.lr_scheduler's classes: their __module__ says so, as before the split
 # (and as pickles and reprs name them).
-for _cls in (LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR,
-             ReduceLROnPlateau, _LRScheduler):
+for _cls in (
+    LRScheduler,
+    LambdaLR,
+    StepLR,
+    MultiStepLR,
+    ExponentialLR,
+    CosineAnnealingLR,
+    ReduceLROnPlateau,
+    _LRScheduler,
+):
     _cls.__module__ = __name__
 del _cls

@@ -24,8 +24,11 @@ from chainrule.autograd.grad_mode import enable_grad, no_grad
 from chainrule.utils.hooks import RemovableHandle
 
 __all__ = [
-    "Optimizer", "OptimizerStateKeyError", "register_optimizer_step_post_hook",
-    "register_optimizer_step_pre_hook", "required",
+    "Optimizer",
+    "OptimizerStateKeyError",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+    "required",
 ]
 
 # Step hooks of every optimizer (Note [optimizer hooks]).
@@ -33,9 +36,12 @@ _global_optimizer_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict(
 _global_optimizer_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 
 _HOOK_DICTS = (
-    "_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
-    "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
-    "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks",
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
 )
 
 
@@ -98,8 +104,9 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _add_hook(hooks: OrderedDict[int, Any], hook: Callable[..., Any], prepend: bool
-              ) -> RemovableHandle:
+def _add_hook(
+    hooks: OrderedDict[int, Any], hook: Callable[..., Any], prepend: bool
+) -> RemovableHandle:
     handle = RemovableHandle(hooks, hook)
     if prepend:
         hooks.move_to_end(handle.id, last=False)
@@ -116,10 +123,19 @@ required = _Required()
 # Settings that newer PyTorch versions added to optimizers: a loaded group that lacks one takes
 # the optimizer's default, as torch's ``__setstate__`` does. Any other missing setting is an
 # error at load time.
-_FILLED_ON_LOAD = frozenset({
-    "amsgrad", "maximize", "foreach", "capturable", "differentiable", "fused",
-    "decoupled_weight_decay", "nesterov", "centered",
-})
+_FILLED_ON_LOAD = frozenset(
+    {
+        "amsgrad",
+        "maximize",
+        "foreach",
+        "capturable",
+        "differentiable",
+        "fused",
+        "decoupled_weight_decay",
+        "nesterov",
+        "centered",
+    }
+)
 
 
 class OptimizerStateKeyError(KeyError):
@@ -184,9 +200,7 @@ class Optimizer:
             self.add_param_group(group)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "defaults": self.defaults, "state": self.state, "param_groups": self.param_groups
-        }
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -209,29 +223,31 @@ class Optimizer:
         """Run ``hook(optimizer, args, kwargs)`` after this optimizer's ``step``."""
         return RemovableHandle(self._hook_dict("_optimizer_step_post_hooks"), hook)
 
-    def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
-                                     ) -> RemovableHandle:
+    def register_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
         """Run ``hook(optimizer)`` before ``state_dict()`` builds its result."""
         return _add_hook(self._hook_dict("_optimizer_state_dict_pre_hooks"), hook, prepend)
 
-    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False
-                                      ) -> RemovableHandle:
+    def register_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
         """Run ``hook(optimizer, state_dict)`` on ``state_dict()``'s result; a non-None
         return replaces it."""
         return _add_hook(self._hook_dict("_optimizer_state_dict_post_hooks"), hook, prepend)
 
-    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
-                                          ) -> RemovableHandle:
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
         """Run ``hook(optimizer, state_dict)`` before ``load_state_dict``; a non-None return
         is loaded instead."""
-        return _add_hook(
-            self._hook_dict("_optimizer_load_state_dict_pre_hooks"), hook, prepend)
+        return _add_hook(self._hook_dict("_optimizer_load_state_dict_pre_hooks"), hook, prepend)
 
-    def register_load_state_dict_post_hook(self, hook: Callable[..., Any],
-                                           prepend: bool = False) -> RemovableHandle:
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
         """Run ``hook(optimizer)`` after ``load_state_dict`` has loaded."""
-        return _add_hook(
-            self._hook_dict("_optimizer_load_state_dict_post_hooks"), hook, prepend)
+        return _add_hook(self._hook_dict("_optimizer_load_state_dict_post_hooks"), hook, prepend)
 
     def __repr__(self) -> str:
         s = self.__class__.__name__ + " ("
@@ -402,9 +418,7 @@ class Optimizer:
             packed["params"] = [mapping[id(p)] for p in group["params"]]
             start += len(packed["params"])
             groups.append(packed)
-        state = {
-            (mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
-        }
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -451,17 +465,16 @@ class Optimizer:
                     "state dict has 'state' and 'param_groups'); nothing was loaded"
                 )
         if not isinstance(state_dict["state"], dict):
-            raise TypeError(f"the state dict's 'state' must be a dict, got "
-                            f"{_typename(state_dict['state'])}")
+            raise TypeError(
+                f"the state dict's 'state' must be a dict, got {_typename(state_dict['state'])}"
+            )
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if not isinstance(saved_groups, (list, tuple)) or not all(
-            isinstance(s, dict) and isinstance(s.get("params"), (list, tuple))
-            for s in saved_groups
+            isinstance(s, dict) and isinstance(s.get("params"), (list, tuple)) for s in saved_groups
         ):
             raise TypeError(
-                "the state dict's 'param_groups' must be a list of dicts, each with a "
-                "'params' list"
+                "the state dict's 'param_groups' must be a list of dicts, each with a 'params' list"
             )
         saved_groups = list(saved_groups)
         if len(groups) != len(saved_groups):
@@ -494,8 +507,9 @@ class Optimizer:
                     "no parameter group lists"
                 )
             if not isinstance(v, dict):
-                raise TypeError(f"loaded optimizer state for parameter {k!r} must be a dict, "
-                                f"got {_typename(v)}")
+                raise TypeError(
+                    f"loaded optimizer state for parameter {k!r} must be a dict, got {_typename(v)}"
+                )
             lack = self._missing_state(group_of[k], v)
             if lack:
                 raise OptimizerStateKeyError(

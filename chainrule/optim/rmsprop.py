@@ -14,8 +14,19 @@ __all__ = ["RMSprop", "rmsprop_update"]
 
 
 def rmsprop_update(
-    xp: Any, param: Any, grad: Any, square_avg: Any, grad_avg: Any, buf: Any, *, lr: float,
-    alpha: float, eps: float, weight_decay: float, momentum: float, centered: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    square_avg: Any,
+    grad_avg: Any,
+    buf: Any,
+    *,
+    lr: float,
+    alpha: float,
+    eps: float,
+    weight_decay: float,
+    momentum: float,
+    centered: bool,
     maximize: bool,
 ) -> None:
     """One RMSprop step on arrays, in place.
@@ -47,19 +58,37 @@ class RMSprop(Optimizer):
     ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered)."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-        weight_decay: float = 0, momentum: float = 0, centered: bool = False,
-        capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
         check_nonnegative(
-            ("learning rate", lr), ("epsilon value", eps), ("momentum value", momentum),
-            ("weight_decay value", weight_decay), ("alpha value", alpha),
+            ("learning rate", lr),
+            ("epsilon value", eps),
+            ("momentum value", momentum),
+            ("weight_decay value", weight_decay),
+            ("alpha value", alpha),
         )
         defaults = dict(
-            lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-            weight_decay=weight_decay, capturable=capturable, foreach=foreach,
-            maximize=maximize, differentiable=differentiable,
+            lr=lr,
+            momentum=momentum,
+            alpha=alpha,
+            eps=eps,
+            centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
         )
         check_flags(differentiable=differentiable, foreach=foreach)
         super().__init__(params, defaults)
@@ -88,12 +117,19 @@ class RMSprop(Optimizer):
                             state["grad_avg"] = _state_tensor(xp.zeros_like(p._data))
                     state["step"]._data += 1
                     rmsprop_update(
-                        xp, p._data, p.grad._data, state["square_avg"]._data,
+                        xp,
+                        p._data,
+                        p.grad._data,
+                        state["square_avg"]._data,
                         state["grad_avg"]._data if group["centered"] else None,
                         state["momentum_buffer"]._data if group["momentum"] > 0 else None,
-                        lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                        weight_decay=group["weight_decay"], momentum=group["momentum"],
-                        centered=group["centered"], maximize=group["maximize"],
+                        lr=group["lr"],
+                        alpha=group["alpha"],
+                        eps=group["eps"],
+                        weight_decay=group["weight_decay"],
+                        momentum=group["momentum"],
+                        centered=group["centered"],
+                        maximize=group["maximize"],
                     )
                     p._bump_version()
 

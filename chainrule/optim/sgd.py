@@ -11,8 +11,17 @@ __all__ = ["SGD", "sgd_update"]
 
 
 def sgd_update(
-    xp: Any, param: Any, grad: Any, buf: Any, *, lr: float, momentum: float, dampening: float,
-    nesterov: bool, weight_decay: float, maximize: bool,
+    xp: Any,
+    param: Any,
+    grad: Any,
+    buf: Any,
+    *,
+    lr: float,
+    momentum: float,
+    dampening: float,
+    nesterov: bool,
+    weight_decay: float,
+    maximize: bool,
 ) -> Any:
     """One SGD step on arrays; writes ``param`` (and ``buf``) in place, returns the buffer.
 
@@ -41,9 +50,18 @@ class SGD(Optimizer):
     parameter when momentum != 0."""
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
-        weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
-        foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None,
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -52,9 +70,15 @@ class SGD(Optimizer):
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(
-            lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-            nesterov=nesterov, maximize=maximize, foreach=foreach,
-            differentiable=differentiable, fused=fused,
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+            foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
         )
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
@@ -71,16 +95,19 @@ class SGD(Optimizer):
                     state = self.state[p] if group["momentum"] != 0 else {}
                     buf = state.get("momentum_buffer")
                     new = sgd_update(
-                        p._backend.xp, p._data, p.grad._data,
+                        p._backend.xp,
+                        p._data,
+                        p.grad._data,
                         None if buf is None else buf._data,
-                        lr=group["lr"], momentum=group["momentum"],
-                        dampening=group["dampening"], nesterov=group["nesterov"],
-                        weight_decay=group["weight_decay"], maximize=group["maximize"],
+                        lr=group["lr"],
+                        momentum=group["momentum"],
+                        dampening=group["dampening"],
+                        nesterov=group["nesterov"],
+                        weight_decay=group["weight_decay"],
+                        maximize=group["maximize"],
                     )
                     p._bump_version()
                     if group["momentum"] != 0 and buf is None:
                         state["momentum_buffer"] = _state_tensor(new)
 
         return self._run(closure, update)
-
-

@@ -114,5 +114,3 @@ def load(
     if _torch_format.is_torch_zip(f):
         return _torch_format.load_torch_zip(f, map_location, wo, mmap)
     return load_checkpoint(f, map_location, wo, pickle_module, mmap, verify)
-
-

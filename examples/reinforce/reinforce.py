@@ -55,7 +55,7 @@ def save_curve(returns: list[float], path: pathlib.Path, target: float) -> None:
     import matplotlib.pyplot as plt
 
     r = np.array(returns)
-    avg = np.array([r[max(0, i - 99): i + 1].mean() for i in range(len(r))])
+    avg = np.array([r[max(0, i - 99) : i + 1].mean() for i in range(len(r))])
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(r, lw=0.6, alpha=0.5, label="episode return")
     ax.plot(avg, lw=1.5, label="average of last 100")
@@ -113,20 +113,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         returns.append(sum(rewards))
         avg = float(np.mean(returns[-100:]))
         if episode % args.log_every == 0:
-            print(f"episode {episode:4d}  return {returns[-1]:5.0f}  average of last 100 "
-                  f"{avg:6.1f}  ({time.perf_counter() - t0:.0f} s)")
+            print(
+                f"episode {episode:4d}  return {returns[-1]:5.0f}  average of last 100 "
+                f"{avg:6.1f}  ({time.perf_counter() - t0:.0f} s)"
+            )
         if len(returns) >= 100 and avg >= args.target:
             solved_at = episode
-            print(f"solved at episode {episode}: average return {avg:.1f} over the last 100 "
-                  f"episodes ({time.perf_counter() - t0:.0f} s)")
+            print(
+                f"solved at episode {episode}: average return {avg:.1f} over the last 100 "
+                f"episodes ({time.perf_counter() - t0:.0f} s)"
+            )
             break
     env.close()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     save_curve(returns, out / "learning_curve.png", args.target)
     print(f"wrote {out / 'learning_curve.png'}")
-    return {"returns": returns, "solved_at": solved_at, "png": out / "learning_curve.png",
-            "seconds": time.perf_counter() - t0}
+    return {
+        "returns": returns,
+        "solved_at": solved_at,
+        "png": out / "learning_curve.png",
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 if __name__ == "__main__":

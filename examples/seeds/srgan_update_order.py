@@ -7,8 +7,8 @@ again after its step. The documents' code with only the imports changed (plus ``
 it read ``.data[0]``, which PyTorch 2.x also rejects).
 """
 
-import sys
 import pathlib
+import sys
 
 import chainrule as torch
 import chainrule.nn as nn
@@ -19,8 +19,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "srgan"))
 from models import Discriminator, GeneratorLoss  # noqa: E402
 
 torch.manual_seed(0)
-netG = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.PReLU(), nn.Conv2d(8, 12, 3, padding=1),
-                     nn.PixelShuffle(2))
+netG = nn.Sequential(
+    nn.Conv2d(3, 8, 3, padding=1), nn.PReLU(), nn.Conv2d(8, 12, 3, padding=1), nn.PixelShuffle(2)
+)
 netD = Discriminator(8)
 generator_criterion = GeneratorLoss()
 optimizerG = optim.Adam(netG.parameters())

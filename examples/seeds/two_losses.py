@@ -28,8 +28,10 @@ optimizer.zero_grad()
 summed = [p.grad.clone() for p in model.parameters()]
 
 for (name, _), a, s in zip(model.named_parameters(), accumulated, summed):
-    print(f"{name:<8} grad norm {a.norm().item():.6f}  equals grad of (loss1 + loss2): "
-          f"{torch.allclose(a, s, atol=1e-6)}")
+    print(
+        f"{name:<8} grad norm {a.norm().item():.6f}  equals grad of (loss1 + loss2): "
+        f"{torch.allclose(a, s, atol=1e-6)}"
+    )
 
 optimizer.zero_grad()
 loss1 = nn.functional.mse_loss(model(x), target)

@@ -11,8 +11,19 @@ import numpy as np
 from PIL import Image
 from skimage import data as skdata
 
-TRAIN_IMAGES = ["astronaut", "chelsea", "rocket", "immunohistochemistry", "brick", "grass",
-                "gravel", "moon", "page", "text", "clock"]
+TRAIN_IMAGES = [
+    "astronaut",
+    "chelsea",
+    "rocket",
+    "immunohistochemistry",
+    "brick",
+    "grass",
+    "gravel",
+    "moon",
+    "page",
+    "text",
+    "clock",
+]
 HELD_OUT_IMAGES = ["coffee", "camera", "coins"]
 
 
@@ -30,8 +41,9 @@ def load_rgb(name: str) -> np.ndarray:
 def resize(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Bicubic resize of an (H, W, 3) float image to (h, w) = size, per channel in float."""
     h, w = size
-    chans = [np.asarray(Image.fromarray(img[..., c]).resize((w, h), Image.BICUBIC))
-             for c in range(3)]
+    chans = [
+        np.asarray(Image.fromarray(img[..., c]).resize((w, h), Image.BICUBIC)) for c in range(3)
+    ]
     return np.stack(chans, axis=-1).clip(0, 1).astype(np.float32)
 
 
@@ -56,7 +68,7 @@ class PatchSampler:
             img = self.images[self.rng.integers(len(self.images))]
             y = self.rng.integers(0, (img.shape[0] - self.hr_patch) // self.scale + 1) * self.scale
             x = self.rng.integers(0, (img.shape[1] - self.hr_patch) // self.scale + 1) * self.scale
-            hr = img[y:y + self.hr_patch, x:x + self.hr_patch]
+            hr = img[y : y + self.hr_patch, x : x + self.hr_patch]
             if self.rng.random() < 0.5:
                 hr = hr[:, ::-1]
             lr = resize(np.ascontiguousarray(hr), (lr_p, lr_p))
@@ -73,7 +85,9 @@ def held_out(scale: int, size: int = 192) -> list[tuple[str, np.ndarray, np.ndar
     for name in HELD_OUT_IMAGES:
         img = load_rgb(name)
         cy, cx = img.shape[0] // 2, img.shape[1] // 2
-        hr = np.ascontiguousarray(img[cy - size // 2:cy + size // 2, cx - size // 2:cx + size // 2])
+        hr = np.ascontiguousarray(
+            img[cy - size // 2 : cy + size // 2, cx - size // 2 : cx + size // 2]
+        )
         lr = resize(hr, (size // scale, size // scale))
         out.append((name, lr, resize(lr, (size, size)), hr))
     return out

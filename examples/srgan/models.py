@@ -45,8 +45,9 @@ class Generator(nn.Module):
         super().__init__()
         self.head = nn.Sequential(nn.Conv2d(3, channels, 5, padding=2), nn.PReLU())
         self.body = nn.Sequential(*[ResidualBlock(channels) for _ in range(blocks)])
-        self.post = nn.Sequential(nn.Conv2d(channels, channels, 3, padding=1),
-                                  nn.BatchNorm2d(channels))
+        self.post = nn.Sequential(
+            nn.Conv2d(channels, channels, 3, padding=1), nn.BatchNorm2d(channels)
+        )
         self.up = nn.Sequential(*[UpsampleBlock(channels, 2) for _ in range(int(math.log2(scale)))])
         self.tail = nn.Conv2d(channels, 3, 5, padding=2)
         with torch.no_grad():  # start as the identity on the bicubic image
@@ -64,13 +65,20 @@ class Discriminator(nn.Module):
         super().__init__()
         c = channels
         self.net = nn.Sequential(
-            nn.Conv2d(3, c, 3, padding=1), nn.LeakyReLU(0.2),
-            nn.Conv2d(c, c, 3, stride=2, padding=1), nn.BatchNorm2d(c), nn.LeakyReLU(0.2),
-            nn.Conv2d(c, 2 * c, 3, padding=1), nn.BatchNorm2d(2 * c), nn.LeakyReLU(0.2),
-            nn.Conv2d(2 * c, 2 * c, 3, stride=2, padding=1), nn.BatchNorm2d(2 * c),
+            nn.Conv2d(3, c, 3, padding=1),
+            nn.LeakyReLU(0.2),
+            nn.Conv2d(c, c, 3, stride=2, padding=1),
+            nn.BatchNorm2d(c),
+            nn.LeakyReLU(0.2),
+            nn.Conv2d(c, 2 * c, 3, padding=1),
+            nn.BatchNorm2d(2 * c),
+            nn.LeakyReLU(0.2),
+            nn.Conv2d(2 * c, 2 * c, 3, stride=2, padding=1),
+            nn.BatchNorm2d(2 * c),
             nn.LeakyReLU(0.2),
             nn.AdaptiveAvgPool2d(1),
-            nn.Conv2d(2 * c, 4 * c, 1), nn.LeakyReLU(0.2),
+            nn.Conv2d(2 * c, 4 * c, 1),
+            nn.LeakyReLU(0.2),
             nn.Conv2d(4 * c, 1, 1),
         )
 
@@ -82,7 +90,7 @@ def filter_bank(size: int = 7) -> np.ndarray:
     """Deterministic perceptual features: oriented Gabor filters at two scales plus a
     Laplacian-of-Gaussian, applied to luminance. Shape (9, 3, size, size)."""
     r = size // 2
-    yy, xx = np.mgrid[-r:r + 1, -r:r + 1].astype(np.float64)
+    yy, xx = np.mgrid[-r : r + 1, -r : r + 1].astype(np.float64)
     kernels = []
     for sigma, lam in ((1.2, 3.0), (2.0, 5.0)):
         for theta in np.arange(4) * np.pi / 4:

@@ -27,11 +27,11 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import chainrule as torch  # noqa: E402
-from chainrule import nn, optim  # noqa: E402
-
 from data import PatchSampler, held_out  # noqa: E402
 from models import Discriminator, Generator, GeneratorLoss  # noqa: E402
+
+import chainrule as torch  # noqa: E402
+from chainrule import nn, optim  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -55,8 +55,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def psnr_ssim(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
-    return (float(peak_signal_noise_ratio(b, a, data_range=1.0)),
-            float(structural_similarity(b, a, channel_axis=-1, data_range=1.0)))
+    return (
+        float(peak_signal_noise_ratio(b, a, data_range=1.0)),
+        float(structural_similarity(b, a, channel_axis=-1, data_range=1.0)),
+    )
 
 
 def save_checkpoint(path: pathlib.Path, state: dict) -> None:
@@ -69,12 +71,20 @@ def relaunch(args: argparse.Namespace, argv: list[str] | None) -> dict:
     """Run this script on ``args.nproc`` ranks through chainrule's launcher."""
     import subprocess
 
-    cmd = [sys.executable, "-m", "chainrule.distributed.run", "--nproc-per-node",
-           str(args.nproc), __file__, *(sys.argv[1:] if argv is None else argv)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "chainrule.distributed.run",
+        "--nproc-per-node",
+        str(args.nproc),
+        __file__,
+        *(sys.argv[1:] if argv is None else argv),
+    ]
     # The launcher and the ranks import the chainrule this process imported.
     root = str(pathlib.Path(torch.__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    )
     return {"returncode": subprocess.call(cmd, env=env)}
 
 
@@ -128,14 +138,28 @@ def main(argv: list[str] | None = None) -> dict:
     def checkpoint() -> None:
         if rank != 0:
             return
-        save_checkpoint(ckpt, {"G": plainG.state_dict(), "D": plainD.state_dict(),
-                               "optG": optimizerG.state_dict(), "optD": optimizerD.state_dict(),
-                               "history": history, "done_pre": done_pre, "done_adv": done_adv})
+        save_checkpoint(
+            ckpt,
+            {
+                "G": plainG.state_dict(),
+                "D": plainD.state_dict(),
+                "optG": optimizerG.state_dict(),
+                "optD": optimizerD.state_dict(),
+                "history": history,
+                "done_pre": done_pre,
+                "done_adv": done_adv,
+            },
+        )
 
     t0 = time.perf_counter()
     netG.train()
-    bar = tqdm(range(done_pre, args.pretrain_steps), desc="pre-train G (MSE)", leave=True,
-               ascii=True, disable=rank != 0)
+    bar = tqdm(
+        range(done_pre, args.pretrain_steps),
+        desc="pre-train G (MSE)",
+        leave=True,
+        ascii=True,
+        disable=rank != 0,
+    )
     for i in bar:
         lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
         optimizerG.zero_grad()
@@ -151,8 +175,9 @@ def main(argv: list[str] | None = None) -> dict:
     for g in optimizerG.param_groups:
         g["lr"] = 1e-4
     netD.train()
-    bar = tqdm(range(done_adv, args.steps), desc="adversarial", leave=True, ascii=True,
-               disable=rank != 0)
+    bar = tqdm(
+        range(done_adv, args.steps), desc="adversarial", leave=True, ascii=True, disable=rank != 0
+    )
     for i in bar:
         lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
         real_img, fake_img = hr, netG(lr, bic)
@@ -181,8 +206,9 @@ def main(argv: list[str] | None = None) -> dict:
         history["d_loss"].append(d_loss.item())
         history["g_loss"].append(g_loss.item())
         done_adv = i + 1
-        bar.set_postfix(d=f"{np.mean(history['d_loss'][-20:]):.4f}",
-                        g=f"{np.mean(history['g_loss'][-20:]):.5f}")
+        bar.set_postfix(
+            d=f"{np.mean(history['d_loss'][-20:]):.4f}", g=f"{np.mean(history['g_loss'][-20:]):.5f}"
+        )
         if done_adv % args.ckpt_every == 0:
             checkpoint()
     checkpoint()
@@ -193,14 +219,20 @@ def main(argv: list[str] | None = None) -> dict:
     results = evaluate(plainG, args, out)
     plot_losses(history, out / "losses.png")
     print(f"\ntraining took {train_s:.1f} s on {world} process(es); outputs in {out}/")
-    print(f"{'image':<10} {'bicubic PSNR':>13} {'SRGAN PSNR':>11} {'bicubic SSIM':>13} "
-          f"{'SRGAN SSIM':>11}")
+    print(
+        f"{'image':<10} {'bicubic PSNR':>13} {'SRGAN PSNR':>11} {'bicubic SSIM':>13} "
+        f"{'SRGAN SSIM':>11}"
+    )
     for r in results["images"]:
-        print(f"{r['name']:<10} {r['bicubic_psnr']:>13.2f} {r['sr_psnr']:>11.2f} "
-              f"{r['bicubic_ssim']:>13.4f} {r['sr_ssim']:>11.4f}")
+        print(
+            f"{r['name']:<10} {r['bicubic_psnr']:>13.2f} {r['sr_psnr']:>11.2f} "
+            f"{r['bicubic_ssim']:>13.4f} {r['sr_ssim']:>11.4f}"
+        )
     m = results["mean"]
-    print(f"{'mean':<10} {m['bicubic_psnr']:>13.2f} {m['sr_psnr']:>11.2f} "
-          f"{m['bicubic_ssim']:>13.4f} {m['sr_ssim']:>11.4f}")
+    print(
+        f"{'mean':<10} {m['bicubic_psnr']:>13.2f} {m['sr_psnr']:>11.2f} "
+        f"{m['bicubic_ssim']:>13.4f} {m['sr_ssim']:>11.4f}"
+    )
     results["train_seconds"] = train_s
     return results
 
@@ -217,8 +249,9 @@ def evaluate(netG: nn.Module, args: argparse.Namespace, out: pathlib.Path) -> di
             sr = netG(x, b)[0].numpy().transpose(1, 2, 0).clip(0, 1)
             bp, bs = psnr_ssim(bic, hr)
             sp, ss = psnr_ssim(sr, hr)
-            rows.append({"name": name, "bicubic_psnr": bp, "sr_psnr": sp, "bicubic_ssim": bs,
-                         "sr_ssim": ss})
+            rows.append(
+                {"name": name, "bicubic_psnr": bp, "sr_psnr": sp, "bicubic_ssim": bs, "sr_ssim": ss}
+            )
             panel = np.concatenate([bic, sr, hr], axis=1)
             Image.fromarray((panel * 255).round().astype(np.uint8)).save(out / f"{name}.png")
     netG.train()
@@ -241,9 +274,11 @@ def plot_losses(history: dict[str, list[float]], path: pathlib.Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.5))
-    panels = [("pretrain_mse", "pre-training: image MSE", True),
-              ("d_loss", "D: 1 - D(real) + D(fake)", False),
-              ("g_loss", "G: generator criterion", True)]
+    panels = [
+        ("pretrain_mse", "pre-training: image MSE", True),
+        ("d_loss", "D: 1 - D(real) + D(fake)", False),
+        ("g_loss", "G: generator criterion", True),
+    ]
     for ax, (key, title, log) in zip(axes, panels):
         ax.plot(history[key], alpha=0.3, label="per step")
         ax.plot(_smooth(history[key]), label="mean of last 20")

@@ -44,7 +44,7 @@ class VAE(nn.Module):
 
     def posterior(self, x: Any) -> Normal:
         h = self.enc(x)
-        mu, log_sigma = h[:, : self.latent], h[:, self.latent:]
+        mu, log_sigma = h[:, : self.latent], h[:, self.latent :]
         return Normal(mu, log_sigma.exp())
 
     def likelihood(self, z: Any) -> Independent:
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         perm = rng.permutation(len(x_train))
         total = 0.0
         for i in range(0, len(perm), args.batch):
-            x = torch.tensor(x_train[perm[i:i + args.batch]])
+            x = torch.tensor(x_train[perm[i : i + args.batch]])
             loss = -model.elbo(x).mean()
             opt.zero_grad()
             loss.backward()
@@ -111,10 +111,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             total += loss.item() * len(x)
         with torch.no_grad():
             test_elbo = model.elbo(torch.tensor(x_test)).mean().item()
-        history.append({"epoch": epoch, "train_elbo": -total / len(x_train),
-                        "test_elbo": test_elbo})
-        print(f"epoch {epoch:3d}  train ELBO {-total / len(x_train):8.3f}  "
-              f"held-out ELBO {test_elbo:8.3f} nats/digit  ({time.perf_counter() - t0:.1f} s)")
+        history.append(
+            {"epoch": epoch, "train_elbo": -total / len(x_train), "test_elbo": test_elbo}
+        )
+        print(
+            f"epoch {epoch:3d}  train ELBO {-total / len(x_train):8.3f}  "
+            f"held-out ELBO {test_elbo:8.3f} nats/digit  ({time.perf_counter() - t0:.1f} s)"
+        )
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     save_png(model, x_test, out / "vae_digits.png")

@@ -167,20 +167,34 @@ def test_grad_fn_names_and_next_functions():
         n = y.grad_fn
         mul = n.next_functions[0][0]
         acc = mul.next_functions[0][0]
-        return (n.name(), mul.name(), type(acc).__name__, mul.next_functions[1],
-                acc.variable is x)
+        return (n.name(), mul.name(), type(acc).__name__, mul.next_functions[1], acc.variable is x)
 
     c, t = both(f)
     assert c[:3] == t[:3] == ("SumBackward0", "MulBackward0", "AccumulateGrad")
     assert c[3] == (None, 0) and c[4]
 
 
-@pytest.mark.parametrize("expr", [
-    lambda x: x[0], lambda x: x[1:], lambda x: x[[0, 1]], lambda x: x[x > 1],
-    lambda x: x.reshape(3, 1), lambda x: x.view(3, 1), lambda x: x.expand(2, 3),
-    lambda x: x @ x, lambda x: x.mean(), lambda x: x.unsqueeze(0).squeeze(0), lambda x: -x,
-    lambda x: x - 1, lambda x: 1 - x, lambda x: x / 2, lambda x: x.sum(0), lambda x: x.exp(),
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda x: x[0],
+        lambda x: x[1:],
+        lambda x: x[[0, 1]],
+        lambda x: x[x > 1],
+        lambda x: x.reshape(3, 1),
+        lambda x: x.view(3, 1),
+        lambda x: x.expand(2, 3),
+        lambda x: x @ x,
+        lambda x: x.mean(),
+        lambda x: x.unsqueeze(0).squeeze(0),
+        lambda x: -x,
+        lambda x: x - 1,
+        lambda x: 1 - x,
+        lambda x: x / 2,
+        lambda x: x.sum(0),
+        lambda x: x.exp(),
+    ],
+)
 def test_grad_fn_names_match_torch(expr):
     def f(m):
         x = m.tensor([4.0, 3.0, 2.0], requires_grad=True)

@@ -72,8 +72,10 @@ def test_second_backward_without_forward_sites_still_names_the_call() -> None:
     z.mean().backward()
     msg = error(lambda: z.sum().backward())
     func = "test_second_backward_without_forward_sites_still_names_the_call"
-    assert f"The saved values of MulBackward0 were freed by the backward call at " \
+    assert (
+        f"The saved values of MulBackward0 were freed by the backward call at "
         f"{site(bwd, func, 'z.mean().backward()')}." in msg
+    )
     assert "set_record_sites(True) or anomaly mode would also name" in msg
     assert "created by the forward" not in msg
 
@@ -107,8 +109,10 @@ def test_second_backward_through_custom_function(sites) -> None:
     y.backward()
     msg = error(lambda: y.backward())
     func = "test_second_backward_through_custom_function"
-    assert f"SquareBackward (created by the forward at {site(fwd, func, 'y = Square.apply(a)')})" \
+    assert (
+        f"SquareBackward (created by the forward at {site(fwd, func, 'y = Square.apply(a)')})"
         f" were freed by the backward call at {site(bwd, func, 'y.backward()')}" in msg
+    )
 
 
 def test_anomaly_mode_records_forward_sites() -> None:
@@ -120,8 +124,10 @@ def test_anomaly_mode_records_forward_sites() -> None:
     assert y.grad_fn._site is not None
     y.sum().backward()
     msg = error(lambda: y.sum().backward())
-    assert f"ExpBackward0 (created by the forward at " \
+    assert (
+        f"ExpBackward0 (created by the forward at "
         f"{site(line, 'test_anomaly_mode_records_forward_sites', 'y = x.exp()')})" in msg
+    )
 
 
 def test_set_record_sites_toggles_and_restores() -> None:
@@ -225,8 +231,10 @@ def test_fresh_counter_has_no_write_and_bumps_record_one() -> None:
         y.add_(1)
     assert vc.value == 1
     code, _ = vc.last_write
-    assert code.co_filename == __file__ and code.co_name == \
-        "test_fresh_counter_has_no_write_and_bumps_record_one"
+    assert (
+        code.co_filename == __file__
+        and code.co_name == "test_fresh_counter_has_no_write_and_bumps_record_one"
+    )
     from chainrule.autograd.graph import site_line
 
     assert site_line(vc.last_write) == line
@@ -346,8 +354,8 @@ def _saved_arrays_sum(out) -> int:
 def test_saved_bytes_is_the_sum_of_saved_arrays() -> None:
     x = cr.randn(4, 5, requires_grad=True)
     w = cr.randn(5, 3, requires_grad=True)
-    h = (x @ w).tanh()           # mm saves x and w; tanh saves its output
-    loss = (h * h).sum()         # mul saves h twice: one array
+    h = (x @ w).tanh()  # mm saves x and w; tanh saves its output
+    loss = (h * h).sum()  # mul saves h twice: one array
     expect = x._data.nbytes + w._data.nbytes + h._data.nbytes
     assert saved_bytes(loss) == _saved_arrays_sum(loss) == expect == 80 + 60 + 48
     loss.backward(retain_graph=True)
@@ -361,8 +369,12 @@ def test_saved_bytes_counts_aux_arrays() -> None:
     vals, _ = x.max(dim=1)
     y = vals.sum()
     aux = y.grad_fn.next_functions[0][0]._aux
-    arrays = [a for v in aux.values() for a in (v if isinstance(v, tuple) else (v,))
-              if isinstance(a, np.ndarray)]
+    arrays = [
+        a
+        for v in aux.values()
+        for a in (v if isinstance(v, tuple) else (v,))
+        if isinstance(a, np.ndarray)
+    ]
     assert arrays
     assert saved_bytes(y) == sum(a.nbytes for a in arrays)
     y.backward()
@@ -387,5 +399,6 @@ def test_saved_bytes_counts_packed_values() -> None:
     y.backward()
     z.backward()
     assert saved_bytes(y) == saved_bytes(z) == 0
-    assert np.allclose(x.grad.numpy(), 2 * x.detach().numpy() + np.exp(x.detach().numpy()),
-                       rtol=1e-2)
+    assert np.allclose(
+        x.grad.numpy(), 2 * x.detach().numpy() + np.exp(x.detach().numpy()), rtol=1e-2
+    )

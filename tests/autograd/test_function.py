@@ -64,16 +64,17 @@ def test_several_outputs_non_tensor_args_and_none_grads(w_grad: bool) -> None:
 def test_double_backward_through_differentiable_backward() -> None:
     res = []
     for m in (cr, torch):
+
         class Cube(m.autograd.Function):
             @staticmethod
             def forward(ctx: Any, x: Any) -> Any:
                 ctx.save_for_backward(x)
-                return x ** 3
+                return x**3
 
             @staticmethod
             def backward(ctx: Any, g: Any) -> Any:
                 (x,) = ctx.saved_tensors
-                return 3 * x ** 2 * g
+                return 3 * x**2 * g
 
         x = m.tensor([0.5, 2.0], dtype=m.float64, requires_grad=True)
         (gx,) = m.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
@@ -105,6 +106,7 @@ def test_double_backward_through_differentiable_backward() -> None:
 def test_saved_tensors_are_version_checked_and_freed() -> None:
     errs = []
     for m in (cr, torch):
+
         class Id(m.autograd.Function):
             @staticmethod
             def forward(ctx: Any, x: Any) -> Any:
@@ -137,6 +139,7 @@ def test_saved_tensors_are_version_checked_and_freed() -> None:
 def test_mark_dirty_mark_non_differentiable_materialize() -> None:
     res = []
     for m in (cr, torch):
+
         class AddOneInplace(m.autograd.Function):
             @staticmethod
             def forward(ctx: Any, x: Any) -> Any:
@@ -180,6 +183,7 @@ def test_mark_dirty_mark_non_differentiable_materialize() -> None:
 def test_materialized_zero_grads_and_wrong_gradient_count() -> None:
     msgs = []
     for m in (cr, torch):
+
         class Two(m.autograd.Function):
             @staticmethod
             def forward(ctx: Any, x: Any) -> Any:
@@ -212,8 +216,11 @@ def test_materialized_zero_grads_and_wrong_gradient_count() -> None:
 
 def test_once_differentiable() -> None:
     for m in (cr, torch):
-        from_mod = m.autograd.function.once_differentiable if m is torch else (
-            cr.autograd.once_differentiable)
+        from_mod = (
+            m.autograd.function.once_differentiable
+            if m is torch
+            else (cr.autograd.once_differentiable)
+        )
 
         class Sq(m.autograd.Function):
             @staticmethod
@@ -242,6 +249,7 @@ def test_once_differentiable() -> None:
 def test_setup_context_style() -> None:
     res = []
     for m in (cr, torch):
+
         class Mul(m.autograd.Function):
             @staticmethod
             def forward(x: Any, y: Any, scale: float) -> Any:

@@ -63,8 +63,11 @@ def test_against_torch(name: str) -> None:
         elif name == "jvp":
             r = (F.jvp(f1(m), x, v), F.jvp(f2(m), (x, y), (v, v * 2)))
         elif name == "jacobian":
-            r = (F.jacobian(f1(m), x), F.jacobian(f2(m), (x, y)),
-                 F.jacobian(lambda a: a.exp() * 2, x))
+            r = (
+                F.jacobian(f1(m), x),
+                F.jacobian(f2(m), (x, y)),
+                F.jacobian(lambda a: a.exp() * 2, x),
+            )
         elif name == "hessian":
             r = (F.hessian(f1(m), x), F.hessian(lambda a, b: (a * b.sin()).sum(), (x, y)))
         else:
@@ -77,11 +80,11 @@ def test_against_torch(name: str) -> None:
 def test_create_graph_and_strict() -> None:
     F = cr.autograd.functional
     x = cr.tensor([0.5, 1.5], dtype=cr.float64, requires_grad=True)
-    _, g = F.vjp(lambda a: (a ** 3).sum(), x, create_graph=True)
+    _, g = F.vjp(lambda a: (a**3).sum(), x, create_graph=True)
     assert g.requires_grad
     (gg,) = cr.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(gg.numpy(), 6 * np.array([0.5, 1.5]))
-    _, g2 = F.vjp(lambda a: (a ** 3).sum(), x)
+    _, g2 = F.vjp(lambda a: (a**3).sum(), x)
     assert not g2.requires_grad
     with pytest.raises(RuntimeError, match="independent of input 0"):
         F.vjp(lambda a: cr.ones(()), x, strict=True)

@@ -53,9 +53,21 @@ X = [0.5, -1.0, 2.0, 0.25]
 @pytest.mark.parametrize(
     "method,args",
     [
-        ("add_", (1.5,)), ("sub_", (0.5,)), ("mul_", (3.0,)), ("div_", (4.0,)), ("pow_", (2,)),
-        ("relu_", ()), ("sigmoid_", ()), ("tanh_", ()), ("exp_", ()), ("zero_", ()),
-        ("fill_", (2.0,)), ("neg_", ()), ("abs_", ()), ("sin_", ()), ("cos_", ()),
+        ("add_", (1.5,)),
+        ("sub_", (0.5,)),
+        ("mul_", (3.0,)),
+        ("div_", (4.0,)),
+        ("pow_", (2,)),
+        ("relu_", ()),
+        ("sigmoid_", ()),
+        ("tanh_", ()),
+        ("exp_", ()),
+        ("zero_", ()),
+        ("fill_", (2.0,)),
+        ("neg_", ()),
+        ("abs_", ()),
+        ("sin_", ()),
+        ("cos_", ()),
     ],
 )
 def test_inplace_method_in_graph(method: str, args: tuple[Any, ...]) -> None:
@@ -115,8 +127,10 @@ def test_setitem_and_copy_into_buffer() -> None:
 
 def _names(node: Any) -> list[str]:
     # PyTorch's name() spells it torch::autograd::CopySlices; both print <CopySlices ...>.
-    return [None if n is None else n.name().replace("torch::autograd::", "")
-            for n, _ in node.next_functions]
+    return [
+        None if n is None else n.name().replace("torch::autograd::", "")
+        for n, _ in node.next_functions
+    ]
 
 
 def test_setitem_graph_matches_torch() -> None:
@@ -208,8 +222,10 @@ def test_modified_saved_tensor_error_matches_torch() -> None:
     assert e1.startswith(head) and e2.startswith(head)
     # PyTorch's own text, up to its hint, starts ours.
     assert e1.startswith(e2.split(" Hint:")[0])
-    assert "[torch.FloatTensor [3]], which is output 0 of Sigmoid, is at version 1; " \
+    assert (
+        "[torch.FloatTensor [3]], which is output 0 of Sigmoid, is at version 1; "
         "expected version 0 instead" in e1
+    )
 
 
 def test_saved_input_version_error() -> None:
@@ -233,8 +249,10 @@ def test_leaf_inplace_errors_and_no_grad_update() -> None:
         w.add_(1)
         return ""
 
-    assert error_of(f, cr) == error_of(f, torch) == (
-        "a leaf Variable that requires grad is being used in an in-place operation."
+    assert (
+        error_of(f, cr)
+        == error_of(f, torch)
+        == ("a leaf Variable that requires grad is being used in an in-place operation.")
     )
 
     def g(m: Any) -> Any:
@@ -243,8 +261,12 @@ def test_leaf_inplace_errors_and_no_grad_update() -> None:
         with m.no_grad():
             w.sub_(0.1 * w.grad)
             w.mul_(2)
-        return [w, m.tensor(float(w._version)), m.tensor(float(w.is_leaf)),
-                m.tensor(float(w.requires_grad))]
+        return [
+            w,
+            m.tensor(float(w._version)),
+            m.tensor(float(w.is_leaf)),
+            m.tensor(float(w.requires_grad)),
+        ]
 
     same(g)
 

@@ -63,8 +63,11 @@ SPECS: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
     ("Gamma", lambda D, a, b: D.Gamma(a, b), (_pos(3), _pos(3))),
     ("Chi2", lambda D, a: D.Chi2(a), (_pos(3, lo=1, hi=6),)),
     ("Beta", lambda D, a, b: D.Beta(a, b), (_pos(3), _pos(3))),
-    ("StudentT", lambda D, a, b, c: D.StudentT(a, b, c), (_pos(3, lo=2.5, hi=6), _real(3),
-                                                           _pos(3))),
+    (
+        "StudentT",
+        lambda D, a, b, c: D.StudentT(a, b, c),
+        (_pos(3, lo=2.5, hi=6), _real(3), _pos(3)),
+    ),
     ("Dirichlet", lambda D, a: D.Dirichlet(a), (_pos(2, 3),)),
     ("Bernoulli_probs", lambda D, p: D.Bernoulli(probs=p), (_pos(4, lo=0.1, hi=0.9),)),
     ("Bernoulli_logits", lambda D, lg: D.Bernoulli(logits=lg), (_real(4),)),
@@ -76,37 +79,69 @@ SPECS: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
     ("Geometric_logits", lambda D, lg: D.Geometric(logits=lg), (_real(4),)),
     ("Binomial", lambda D, p: D.Binomial(6, probs=p), (_pos(4, lo=0.1, hi=0.9),)),
     ("Binomial_logits", lambda D, lg: D.Binomial(5, logits=lg), (_real(3),)),
-    ("NegativeBinomial", lambda D, p: D.NegativeBinomial(3.5, probs=p),
-     (_pos(4, lo=0.1, hi=0.8),)),
+    ("NegativeBinomial", lambda D, p: D.NegativeBinomial(3.5, probs=p), (_pos(4, lo=0.1, hi=0.8),)),
     ("Multinomial", lambda D, p: D.Multinomial(5, probs=p), (_simplex(2, 3),)),
     ("Independent", lambda D, a, b: D.Independent(D.Normal(a, b), 1), (_real(2, 3), _pos(2, 3))),
     ("Expanded", lambda D, a, b: D.Gamma(a, b).expand((2, 3)), (_pos(3), _pos(3))),
-    ("Transformed", lambda D, a, b: D.TransformedDistribution(
-        D.Normal(a, b), [D.transforms.AffineTransform(1.0, 2.0), D.transforms.ExpTransform()]),
-     (_real(3), _pos(3))),
-    ("Transformed_sigmoid", lambda D, a, b: D.TransformedDistribution(
-        D.Normal(a, b), D.transforms.SigmoidTransform()), (_real(3), _pos(3))),
-    ("Transformed_stickbreaking", lambda D, a, b: D.TransformedDistribution(
-        D.Independent(D.Normal(a, b), 1), D.transforms.StickBreakingTransform()),
-     (_real(2, 3), _pos(2, 3, hi=1.0))),
-    ("MultivariateNormal_cov", lambda D, a, c: D.MultivariateNormal(a, covariance_matrix=c),
-     (_real(2, 3), _spd(2))),
-    ("MultivariateNormal_prec", lambda D, a, c: D.MultivariateNormal(a, precision_matrix=c),
-     (_real(3), _spd(2))),
-    ("MultivariateNormal_tril", lambda D, a, c: D.MultivariateNormal(a, scale_tril=c),
-     (_real(2, 3), _tril(1))),
-    ("LowRankMultivariateNormal", lambda D, a, w, d: D.LowRankMultivariateNormal(a, w, d),
-     (_real(2, 3), _real(2, 3, 2), _pos(2, 3))),
-    ("MixtureSameFamily", lambda D, p, a, b: D.MixtureSameFamily(D.Categorical(p),
-                                                                 D.Normal(a, b)),
-     (_simplex(2, 3), _real(2, 3), _pos(2, 3))),
-    ("MixtureSameFamily_event", lambda D, p, a, b: D.MixtureSameFamily(
-        D.Categorical(p), D.Independent(D.Normal(a, b), 1)), (_simplex(3), _real(3, 2),
-                                                              _pos(3, 2))),
-    ("RelaxedBernoulli", lambda D, t, p: D.RelaxedBernoulli(t, probs=p),
-     (np.array(0.7), _pos(3, lo=0.1, hi=0.9))),
-    ("RelaxedOneHotCategorical", lambda D, t, lg: D.RelaxedOneHotCategorical(t, logits=lg),
-     (np.array(0.6), _real(2, 3))),
+    (
+        "Transformed",
+        lambda D, a, b: D.TransformedDistribution(
+            D.Normal(a, b), [D.transforms.AffineTransform(1.0, 2.0), D.transforms.ExpTransform()]
+        ),
+        (_real(3), _pos(3)),
+    ),
+    (
+        "Transformed_sigmoid",
+        lambda D, a, b: D.TransformedDistribution(D.Normal(a, b), D.transforms.SigmoidTransform()),
+        (_real(3), _pos(3)),
+    ),
+    (
+        "Transformed_stickbreaking",
+        lambda D, a, b: D.TransformedDistribution(
+            D.Independent(D.Normal(a, b), 1), D.transforms.StickBreakingTransform()
+        ),
+        (_real(2, 3), _pos(2, 3, hi=1.0)),
+    ),
+    (
+        "MultivariateNormal_cov",
+        lambda D, a, c: D.MultivariateNormal(a, covariance_matrix=c),
+        (_real(2, 3), _spd(2)),
+    ),
+    (
+        "MultivariateNormal_prec",
+        lambda D, a, c: D.MultivariateNormal(a, precision_matrix=c),
+        (_real(3), _spd(2)),
+    ),
+    (
+        "MultivariateNormal_tril",
+        lambda D, a, c: D.MultivariateNormal(a, scale_tril=c),
+        (_real(2, 3), _tril(1)),
+    ),
+    (
+        "LowRankMultivariateNormal",
+        lambda D, a, w, d: D.LowRankMultivariateNormal(a, w, d),
+        (_real(2, 3), _real(2, 3, 2), _pos(2, 3)),
+    ),
+    (
+        "MixtureSameFamily",
+        lambda D, p, a, b: D.MixtureSameFamily(D.Categorical(p), D.Normal(a, b)),
+        (_simplex(2, 3), _real(2, 3), _pos(2, 3)),
+    ),
+    (
+        "MixtureSameFamily_event",
+        lambda D, p, a, b: D.MixtureSameFamily(D.Categorical(p), D.Independent(D.Normal(a, b), 1)),
+        (_simplex(3), _real(3, 2), _pos(3, 2)),
+    ),
+    (
+        "RelaxedBernoulli",
+        lambda D, t, p: D.RelaxedBernoulli(t, probs=p),
+        (np.array(0.7), _pos(3, lo=0.1, hi=0.9)),
+    ),
+    (
+        "RelaxedOneHotCategorical",
+        lambda D, t, lg: D.RelaxedOneHotCategorical(t, logits=lg),
+        (np.array(0.6), _real(2, 3)),
+    ),
     ("VonMises", lambda D, a, k: D.VonMises(a, k), (_real(3), _pos(3, hi=8))),
     ("ContinuousBernoulli", lambda D, p: D.ContinuousBernoulli(probs=p), (_cb_probs(),)),
     ("LKJCholesky", lambda D, c: D.LKJCholesky(3, c), (_pos(2),)),
@@ -205,9 +240,16 @@ def test_log_prob_cdf_icdf_and_gradients(spec: tuple[Any, ...]) -> None:
         _close(*r)
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if s[0] in (
-    "Bernoulli_probs", "Categorical_logits", "OneHotCategorical", "Binomial", "Independent")],
-    ids=lambda s: s[0])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        s
+        for s in SPECS
+        if s[0]
+        in ("Bernoulli_probs", "Categorical_logits", "OneHotCategorical", "Binomial", "Independent")
+    ],
+    ids=lambda s: s[0],
+)
 def test_enumerate_support(spec: tuple[Any, ...]) -> None:
     dc, _ = _make(spec, cr)
     dt, _ = _make(spec, torch)

@@ -49,9 +49,27 @@ def test_sample_shapes_and_moments(spec: tuple[Any, ...]) -> None:
     assert np.all(np.abs(x.var(0) - var) <= 4 * se_var + 1e-12), (x.var(0), var)
 
 
-KS = ["Normal", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal",
-      "Weibull", "Pareto", "Gamma", "Beta", "StudentT", "Uniform", "Chi2", "HalfCauchy",
-      "Transformed_sigmoid", "VonMises", "ContinuousBernoulli", "RelaxedBernoulli"]
+KS = [
+    "Normal",
+    "Exponential",
+    "Laplace",
+    "Cauchy",
+    "Gumbel",
+    "HalfNormal",
+    "LogNormal",
+    "Weibull",
+    "Pareto",
+    "Gamma",
+    "Beta",
+    "StudentT",
+    "Uniform",
+    "Chi2",
+    "HalfCauchy",
+    "Transformed_sigmoid",
+    "VonMises",
+    "ContinuousBernoulli",
+    "RelaxedBernoulli",
+]
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s[0] in KS], ids=lambda s: s[0])
@@ -67,9 +85,20 @@ def test_two_sample_ks_against_torch(spec: tuple[Any, ...]) -> None:
 
 # Univariate reparameterized families whose CDF PyTorch implements (directly or through its
 # transforms): the pathwise derivative of a sample x is -(dF/dtheta)(x) / p(x).
-IMPLICIT = ["Normal", "Normal_bcast", "Exponential", "Laplace", "Cauchy", "Uniform",
-            "HalfNormal", "HalfCauchy", "LogNormal", "Transformed",
-            "Transformed_sigmoid", "ContinuousBernoulli"]
+IMPLICIT = [
+    "Normal",
+    "Normal_bcast",
+    "Exponential",
+    "Laplace",
+    "Cauchy",
+    "Uniform",
+    "HalfNormal",
+    "HalfCauchy",
+    "LogNormal",
+    "Transformed",
+    "Transformed_sigmoid",
+    "ContinuousBernoulli",
+]
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s[0] in IMPLICIT], ids=lambda s: s[0])

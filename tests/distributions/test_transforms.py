@@ -18,31 +18,59 @@ R = np.random.default_rng(0)
 
 TRANSFORMS: list[tuple[str, Callable[[Any, Any], Any], np.ndarray]] = [
     ("Exp", lambda T, m: T.ExpTransform(), R.normal(size=(2, 3))),
-    ("Power", lambda T, m: T.PowerTransform(m.tensor(2.5, dtype=m.float64)),
-     R.uniform(0.2, 3, (2, 3))),
+    (
+        "Power",
+        lambda T, m: T.PowerTransform(m.tensor(2.5, dtype=m.float64)),
+        R.uniform(0.2, 3, (2, 3)),
+    ),
     ("Sigmoid", lambda T, m: T.SigmoidTransform(), R.normal(size=(2, 3))),
     ("Softplus", lambda T, m: T.SoftplusTransform(), R.normal(size=(2, 3))),
     ("Tanh", lambda T, m: T.TanhTransform(), R.uniform(-2, 2, (2, 3))),
-    ("Affine", lambda T, m: T.AffineTransform(m.tensor([1.0, -2.0, 0.5], dtype=m.float64),
-                                              m.tensor([2.0, -0.5, 3.0], dtype=m.float64)),
-     R.normal(size=(2, 3))),
-    ("Affine_event", lambda T, m: T.AffineTransform(1.0, 3.0, event_dim=1),
-     R.normal(size=(2, 3))),
+    (
+        "Affine",
+        lambda T, m: T.AffineTransform(
+            m.tensor([1.0, -2.0, 0.5], dtype=m.float64), m.tensor([2.0, -0.5, 3.0], dtype=m.float64)
+        ),
+        R.normal(size=(2, 3)),
+    ),
+    ("Affine_event", lambda T, m: T.AffineTransform(1.0, 3.0, event_dim=1), R.normal(size=(2, 3))),
     ("StickBreaking", lambda T, m: T.StickBreakingTransform(), R.normal(size=(2, 3))),
     ("LowerCholesky", lambda T, m: T.LowerCholeskyTransform(), R.normal(size=(2, 3, 3))),
-    ("Compose", lambda T, m: T.ComposeTransform([T.AffineTransform(0.5, 2.0),
-                                                 T.ExpTransform()]), R.normal(size=(2, 3))),
-    ("Independent", lambda T, m: T.IndependentTransform(T.ExpTransform(), 1),
-     R.normal(size=(2, 3))),
+    (
+        "Compose",
+        lambda T, m: T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.ExpTransform()]),
+        R.normal(size=(2, 3)),
+    ),
+    (
+        "Independent",
+        lambda T, m: T.IndependentTransform(T.ExpTransform(), 1),
+        R.normal(size=(2, 3)),
+    ),
     ("Reshape", lambda T, m: T.ReshapeTransform((2, 3), (6,)), R.normal(size=(4, 2, 3))),
     ("Softmax", lambda T, m: T.SoftmaxTransform(), R.normal(size=(2, 3))),
     ("Abs", lambda T, m: T.AbsTransform(), R.normal(size=(2, 3))),
     ("Inverse", lambda T, m: T.ExpTransform().inv, R.uniform(0.2, 3, (2, 3))),
-    ("CDF", lambda T, m: T.CumulativeDistributionTransform(
-        (CD if m is cr else TD).Normal(0.5, 2.0)), R.normal(size=(2, 3))),
+    (
+        "CDF",
+        lambda T, m: T.CumulativeDistributionTransform((CD if m is cr else TD).Normal(0.5, 2.0)),
+        R.normal(size=(2, 3)),
+    ),
 ]
-HAS_LADJ = {"Exp", "Power", "Sigmoid", "Softplus", "Tanh", "Affine", "Affine_event",
-            "StickBreaking", "Compose", "Independent", "Reshape", "Inverse", "CDF"}
+HAS_LADJ = {
+    "Exp",
+    "Power",
+    "Sigmoid",
+    "Softplus",
+    "Tanh",
+    "Affine",
+    "Affine_event",
+    "StickBreaking",
+    "Compose",
+    "Independent",
+    "Reshape",
+    "Inverse",
+    "CDF",
+}
 
 
 def _t(m: Any, name: str, make: Callable[[Any, Any], Any]) -> Any:
@@ -50,8 +78,7 @@ def _t(m: Any, name: str, make: Callable[[Any, Any], Any]) -> Any:
 
 
 @pytest.mark.parametrize("name,make,x", TRANSFORMS, ids=[t[0] for t in TRANSFORMS])
-def test_transform_matches_torch(name: str, make: Callable[[Any, Any], Any],
-                                 x: np.ndarray) -> None:
+def test_transform_matches_torch(name: str, make: Callable[[Any, Any], Any], x: np.ndarray) -> None:
     tc, tt = _t(cr, name, make), _t(torch, name, make)
     xc = cr.tensor(x, requires_grad=True)
     xt = torch.tensor(x, requires_grad=True)
@@ -59,8 +86,7 @@ def test_transform_matches_torch(name: str, make: Callable[[Any, Any], Any],
     np.testing.assert_allclose(yc.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-14)
     if name not in ("Abs", "Softmax"):
         back = tc.inv(cr.tensor(yt.detach().numpy()))
-        np.testing.assert_allclose(back.numpy(), tt.inv(yt.detach()).numpy(), rtol=1e-9,
-                                   atol=1e-12)
+        np.testing.assert_allclose(back.numpy(), tt.inv(yt.detach()).numpy(), rtol=1e-9, atol=1e-12)
     assert tc.bijective == tt.bijective
     assert tuple(tc.forward_shape(x.shape)) == tuple(tt.forward_shape(x.shape))
     assert repr(tc.domain).replace("torch.", "") == repr(tt.domain)
@@ -68,8 +94,7 @@ def test_transform_matches_torch(name: str, make: Callable[[Any, Any], Any],
     if name in HAS_LADJ:
         lc = tc.log_abs_det_jacobian(xc, yc)
         lt = tt.log_abs_det_jacobian(xt, yt)
-        np.testing.assert_allclose(lc.detach().numpy(), lt.detach().numpy(), rtol=1e-10,
-                                   atol=1e-12)
+        np.testing.assert_allclose(lc.detach().numpy(), lt.detach().numpy(), rtol=1e-10, atol=1e-12)
         (gc,) = cr.autograd.grad(lc.sum() + yc.sum(), [xc])
         (gt,) = torch.autograd.grad(lt.sum() + yt.sum(), [xt])
         np.testing.assert_allclose(gc.numpy(), gt.numpy(), rtol=1e-9, atol=1e-12)
@@ -136,10 +161,16 @@ CHECKS = [
     ("half_open", lambda C: C.half_open_interval(0.0, 1.0), [0.0, 1.0, 0.5]),
     ("one_hot", lambda C: C.one_hot, [[0.0, 1.0], [1.0, 1.0]]),
     ("simplex", lambda C: C.simplex, [[0.3, 0.7], [0.5, 0.6]]),
-    ("lower_cholesky", lambda C: C.lower_cholesky, [[[1.0, 0.0], [2.0, 1.0]],
-                                                    [[1.0, 1.0], [0.0, 1.0]]]),
-    ("positive_definite", lambda C: C.positive_definite, [[[2.0, 1.0], [1.0, 2.0]],
-                                                          [[1.0, 2.0], [2.0, 1.0]]]),
+    (
+        "lower_cholesky",
+        lambda C: C.lower_cholesky,
+        [[[1.0, 0.0], [2.0, 1.0]], [[1.0, 1.0], [0.0, 1.0]]],
+    ),
+    (
+        "positive_definite",
+        lambda C: C.positive_definite,
+        [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [2.0, 1.0]]],
+    ),
     ("multinomial", lambda C: C.multinomial(3), [[1.0, 2.0], [2.0, 2.0]]),
     ("real", lambda C: C.real, [0.0, float("nan"), float("inf")]),
 ]

@@ -40,8 +40,10 @@ CASES = [
     ("multinomial_count", lambda D, m: D.Multinomial(2.5, m.ones(3))),
     ("transforms_type", lambda D, m: D.TransformedDistribution(D.Normal(0.0, 1.0), 3)),
     ("geometric_zero", lambda D, m: D.Geometric(m.tensor([0.0, 0.5]))),
-    ("binomial_entropy", lambda D, m: D.Binomial(m.tensor([2.0, 3.0]), m.tensor([0.5, 0.5]))
-     .entropy()),
+    (
+        "binomial_entropy",
+        lambda D, m: D.Binomial(m.tensor([2.0, 3.0]), m.tensor([0.5, 0.5])).entropy(),
+    ),
     ("mode", lambda D, m: D.Cauchy(0.0, 1.0).expand([2]).enumerate_support()),
 ]
 
@@ -71,8 +73,10 @@ def test_validation_can_be_turned_off() -> None:
 
 def test_repr_and_api_surface() -> None:
     assert repr(CD.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
-    assert repr(CD.Normal(cr.zeros(2), 1.0)) == "Normal(loc: chainrule.Size([2]), scale: " \
-                                                "chainrule.Size([2]))"
+    assert (
+        repr(CD.Normal(cr.zeros(2), 1.0)) == "Normal(loc: chainrule.Size([2]), scale: "
+        "chainrule.Size([2]))"
+    )
     d = CD.Normal(cr.zeros(2), cr.ones(2))
     e = d.expand((3, 2))
     assert tuple(e.batch_shape) == (3, 2) and tuple(e.sample().shape) == (3, 2)
@@ -91,9 +95,12 @@ def test_repr_and_api_surface() -> None:
         def __init__(self) -> None:
             super().__init__(0.0, 1.0)
 
-    with pytest.raises(NotImplementedError, match="Subclass Custom of Normal that defines a "
-                                                  "custom __init__ method must also define a "
-                                                  "custom .expand\\(\\) method."):
+    with pytest.raises(
+        NotImplementedError,
+        match="Subclass Custom of Normal that defines a "
+        "custom __init__ method must also define a "
+        "custom .expand\\(\\) method.",
+    ):
         Custom().expand((2,))
 
 
@@ -128,15 +135,18 @@ def test_reinforce_raises_as_torch_with_a_hint() -> None:
     assert "-(m.log_prob(action) * reward).sum()" in cm
 
 
-@pytest.mark.parametrize("make", [
-    lambda: CD.Normal(cr.zeros(2), cr.ones(2)),
-    lambda: CD.Gamma(cr.ones(2), cr.ones(2)),
-    lambda: CD.Beta(cr.ones(2), cr.ones(2)),
-    lambda: CD.Dirichlet(cr.ones(2, 3)),
-    lambda: CD.Categorical(logits=cr.zeros(2, 3)),
-    lambda: CD.MultivariateNormal(cr.zeros(3), cr.eye(3)),
-    lambda: CD.Exponential(1.0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: CD.Normal(cr.zeros(2), cr.ones(2)),
+        lambda: CD.Gamma(cr.ones(2), cr.ones(2)),
+        lambda: CD.Beta(cr.ones(2), cr.ones(2)),
+        lambda: CD.Dirichlet(cr.ones(2, 3)),
+        lambda: CD.Categorical(logits=cr.zeros(2, 3)),
+        lambda: CD.MultivariateNormal(cr.zeros(3), cr.eye(3)),
+        lambda: CD.Exponential(1.0),
+    ],
+)
 def test_float32_parameters_give_float32_results(make: Callable[[], Any]) -> None:
     d = make()
     x = d.sample((4,))

@@ -25,8 +25,20 @@ def srgan():
     sys.path.remove(str(SRGAN))
 
 
-ARGS = ["--patch", "16", "--batch", "2", "--channels", "4", "--blocks", "1", "--eval-size", "32",
-        "--ckpt-every", "2"]
+ARGS = [
+    "--patch",
+    "16",
+    "--batch",
+    "2",
+    "--channels",
+    "4",
+    "--blocks",
+    "1",
+    "--eval-size",
+    "32",
+    "--ckpt-every",
+    "2",
+]
 
 
 def test_srgan_runs_resumes_and_writes_outputs(srgan, tmp_path, capsys):
@@ -45,8 +57,9 @@ def test_srgan_runs_resumes_and_writes_outputs(srgan, tmp_path, capsys):
     assert state["done_pre"] == 2 and state["done_adv"] == 2
     assert all(math.isfinite(v) for v in state["history"]["d_loss"] + state["history"]["g_loss"])
 
-    res2 = srgan.main(ARGS + ["--pretrain-steps", "2", "--steps", "4", "--out", str(out),
-                              "--resume"])
+    res2 = srgan.main(
+        ARGS + ["--pretrain-steps", "2", "--steps", "4", "--out", str(out), "--resume"]
+    )
     text = capsys.readouterr().out
     assert "resumed from" in text and "2 adversarial steps done" in text
     state = chainrule.load(str(out / "checkpoint.safetensors"))
@@ -65,9 +78,28 @@ def test_srgan_data_parallel_two_processes(tmp_path):
     out = tmp_path / "dp"
     root = SRGAN.parents[1]
     env = dict(os.environ, PYTHONPATH=str(root), OMP_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, str(SRGAN / "srgan.py"), *ARGS, "--batch", "4",
-                        "--pretrain-steps", "2", "--steps", "2", "--nproc", "2", "--out",
-                        str(out)], env=env, cwd=root, capture_output=True, text=True, timeout=240)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(SRGAN / "srgan.py"),
+            *ARGS,
+            "--batch",
+            "4",
+            "--pretrain-steps",
+            "2",
+            "--steps",
+            "2",
+            "--nproc",
+            "2",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "on 2 process(es)" in r.stdout
     assert (out / "checkpoint.safetensors").exists() and (out / "losses.png").exists()

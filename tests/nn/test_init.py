@@ -17,11 +17,21 @@ def _t(*shape, dtype=None):
 
 
 def test_calculate_gain_matches_torch():
-    for nl, p in [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None),
-                  ("relu", None), ("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None)]:
+    for nl, p in [
+        ("linear", None),
+        ("conv2d", None),
+        ("sigmoid", None),
+        ("tanh", None),
+        ("relu", None),
+        ("leaky_relu", None),
+        ("leaky_relu", 0.2),
+        ("selu", None),
+    ]:
         assert init.calculate_gain(nl, p) == torch.nn.init.calculate_gain(nl, p)
-    for bad in (lambda m: m.nn.init.calculate_gain("bogus"),
-                lambda m: m.nn.init.calculate_gain("leaky_relu", "x")):
+    for bad in (
+        lambda m: m.nn.init.calculate_gain("bogus"),
+        lambda m: m.nn.init.calculate_gain("leaky_relu", "x"),
+    ):
         msgs = []
         for m in (chainrule, torch):
             with pytest.raises(ValueError) as e:
@@ -32,8 +42,9 @@ def test_calculate_gain_matches_torch():
 
 def test_fan_in_fan_out_matches_torch():
     for shape in [(3, 4), (8, 4, 3, 3), (2, 5, 7)]:
-        assert init._calculate_fan_in_and_fan_out(_t(*shape)) == \
-            torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
+        assert init._calculate_fan_in_and_fan_out(
+            _t(*shape)
+        ) == torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         init._calculate_fan_in_and_fan_out(_t(3))
 
@@ -55,9 +66,7 @@ def test_in_place_no_grad_and_version():
     np.testing.assert_array_equal(w.detach().numpy(), np.eye(4, 5, dtype=np.float32))
     d = _t(4, 2, 3, 3)
     init.dirac_(d)
-    np.testing.assert_array_equal(
-        d.numpy(), torch.nn.init.dirac_(torch.empty(4, 2, 3, 3)).numpy()
-    )
+    np.testing.assert_array_equal(d.numpy(), torch.nn.init.dirac_(torch.empty(4, 2, 3, 3)).numpy())
 
 
 def test_generator_reproducible():

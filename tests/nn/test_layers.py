@@ -28,23 +28,33 @@ CASES = {
     "Bilinear": (lambda m: m.nn.Bilinear(2, 3, 4), [_x(5, 2), _x(5, 3)]),
     "Conv1d": (lambda m: m.nn.Conv1d(2, 4, 3, stride=2, padding=1), [_x(2, 2, 7)]),
     "Conv2d": (lambda m: m.nn.Conv2d(2, 4, 3, padding=1, bias=False), [_x(1, 2, 5, 5)]),
-    "Conv2d-groups": (lambda m: m.nn.Conv2d(4, 4, (3, 2), stride=(2, 1), groups=2, dilation=1),
-                      [_x(2, 4, 6, 5)]),
+    "Conv2d-groups": (
+        lambda m: m.nn.Conv2d(4, 4, (3, 2), stride=(2, 1), groups=2, dilation=1),
+        [_x(2, 4, 6, 5)],
+    ),
     "Conv2d-same": (lambda m: m.nn.Conv2d(2, 3, 3, padding="same", dilation=2), [_x(1, 2, 6, 6)]),
-    "Conv2d-reflect": (lambda m: m.nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"),
-                       [_x(1, 2, 5, 5)]),
-    "ConvTranspose2d": (lambda m: m.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1,
-                                                        output_padding=1), [_x(1, 3, 4, 4)]),
+    "Conv2d-reflect": (
+        lambda m: m.nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"),
+        [_x(1, 2, 5, 5)],
+    ),
+    "ConvTranspose2d": (
+        lambda m: m.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1),
+        [_x(1, 3, 4, 4)],
+    ),
     "BatchNorm1d": (lambda m: m.nn.BatchNorm1d(3), [_x(4, 3)]),
     "BatchNorm1d-3d": (lambda m: m.nn.BatchNorm1d(3, momentum=None), [_x(4, 3, 2)]),
     "BatchNorm2d": (lambda m: m.nn.BatchNorm2d(2, affine=False), [_x(3, 2, 2, 2)]),
-    "BatchNorm2d-nostats": (lambda m: m.nn.BatchNorm2d(2, track_running_stats=False),
-                            [_x(3, 2, 2, 2)]),
+    "BatchNorm2d-nostats": (
+        lambda m: m.nn.BatchNorm2d(2, track_running_stats=False),
+        [_x(3, 2, 2, 2)],
+    ),
     "LayerNorm": (lambda m: m.nn.LayerNorm([2, 3]), [_x(4, 2, 3)]),
     "LayerNorm-nobias": (lambda m: m.nn.LayerNorm(3, bias=False, eps=1e-3), [_x(4, 3)]),
     "GroupNorm": (lambda m: m.nn.GroupNorm(2, 4), [_x(2, 4, 3)]),
-    "Embedding": (lambda m: m.nn.Embedding(5, 3, padding_idx=1),
-                  [np.array([[0, 1, 4], [1, 2, 2]])]),
+    "Embedding": (
+        lambda m: m.nn.Embedding(5, 3, padding_idx=1),
+        [np.array([[0, 1, 4], [1, 2, 2]])],
+    ),
     "ReLU": (lambda m: m.nn.ReLU(), [_x(3, 4)]),
     "LeakyReLU": (lambda m: m.nn.LeakyReLU(0.2), [_x(3, 4)]),
     "PReLU": (lambda m: m.nn.PReLU(3), [_x(2, 3, 4)]),
@@ -61,11 +71,15 @@ CASES = {
     "PixelShuffle": (lambda m: m.nn.PixelShuffle(2), [_x(1, 8, 2, 3)]),
     "PixelUnshuffle": (lambda m: m.nn.PixelUnshuffle(2), [_x(1, 2, 4, 6)]),
     "Upsample": (lambda m: m.nn.Upsample(scale_factor=2), [_x(1, 2, 3, 3)]),
-    "Upsample-bilinear": (lambda m: m.nn.Upsample(size=(5, 4), mode="bilinear",
-                                                  align_corners=False), [_x(1, 2, 3, 3)]),
+    "Upsample-bilinear": (
+        lambda m: m.nn.Upsample(size=(5, 4), mode="bilinear", align_corners=False),
+        [_x(1, 2, 3, 3)],
+    ),
     "MaxPool2d": (lambda m: m.nn.MaxPool2d(2), [_x(1, 2, 4, 5)]),
-    "MaxPool2d-pad": (lambda m: m.nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
-                      [_x(1, 2, 5, 5)]),
+    "MaxPool2d-pad": (
+        lambda m: m.nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+        [_x(1, 2, 5, 5)],
+    ),
     "AvgPool2d": (lambda m: m.nn.AvgPool2d(2, stride=1), [_x(1, 2, 4, 4)]),
     "AdaptiveAvgPool2d": (lambda m: m.nn.AdaptiveAvgPool2d((2, 3)), [_x(1, 2, 5, 7)]),
     "Identity": (lambda m: m.nn.Identity(3, unused=True), [_x(2, 2)]),
@@ -79,19 +93,30 @@ LOSSES = {
     "L1Loss": (lambda m: m.nn.L1Loss(reduction="sum"), [_x(4, 5), T]),
     "SmoothL1Loss": (lambda m: m.nn.SmoothL1Loss(beta=0.5), [_x(4, 5), T]),
     "HuberLoss": (lambda m: m.nn.HuberLoss(delta=0.7, reduction="none"), [_x(4, 5), T]),
-    "CrossEntropyLoss": (lambda m: m.nn.CrossEntropyLoss(label_smoothing=0.1),
-                         [_x(4, 5), np.array([0, 3, 4, 1])]),
+    "CrossEntropyLoss": (
+        lambda m: m.nn.CrossEntropyLoss(label_smoothing=0.1),
+        [_x(4, 5), np.array([0, 3, 4, 1])],
+    ),
     "CrossEntropyLoss-weight": (
-        lambda m: m.nn.CrossEntropyLoss(weight=m.tensor([1.0, 2.0, 0.5, 1.0, 1.0]),
-                                        ignore_index=1),
-        [_x(4, 5), np.array([0, 1, 4, 2])]),
+        lambda m: m.nn.CrossEntropyLoss(weight=m.tensor([1.0, 2.0, 0.5, 1.0, 1.0]), ignore_index=1),
+        [_x(4, 5), np.array([0, 1, 4, 2])],
+    ),
     "NLLLoss": (lambda m: m.nn.NLLLoss(reduction="sum"), [_x(4, 5), np.array([0, 3, 4, 1])]),
-    "BCELoss": (lambda m: m.nn.BCELoss(), [R.uniform(0.05, 0.95, (4, 5)).astype(np.float32),
-                                          R.uniform(0, 1, (4, 5)).astype(np.float32)]),
-    "BCEWithLogitsLoss": (lambda m: m.nn.BCEWithLogitsLoss(pos_weight=m.full((5,), 2.0)),
-                          [_x(4, 5), R.uniform(0, 1, (4, 5)).astype(np.float32)]),
-    "KLDivLoss": (lambda m: m.nn.KLDivLoss(reduction="batchmean"),
-                  [_x(4, 5), R.uniform(0.1, 1, (4, 5)).astype(np.float32)]),
+    "BCELoss": (
+        lambda m: m.nn.BCELoss(),
+        [
+            R.uniform(0.05, 0.95, (4, 5)).astype(np.float32),
+            R.uniform(0, 1, (4, 5)).astype(np.float32),
+        ],
+    ),
+    "BCEWithLogitsLoss": (
+        lambda m: m.nn.BCEWithLogitsLoss(pos_weight=m.full((5,), 2.0)),
+        [_x(4, 5), R.uniform(0, 1, (4, 5)).astype(np.float32)],
+    ),
+    "KLDivLoss": (
+        lambda m: m.nn.KLDivLoss(reduction="batchmean"),
+        [_x(4, 5), R.uniform(0.1, 1, (4, 5)).astype(np.float32)],
+    ),
 }
 
 
@@ -134,8 +159,9 @@ def _check_forward(a, b, arrays, rtol=1e-5, atol=1e-6):
             if tb.requires_grad:
                 np.testing.assert_allclose(ta.grad.numpy(), tb.grad.numpy(), rtol=1e-4, atol=1e-5)
         for (n, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters()):
-            np.testing.assert_allclose(pa.grad.numpy(), pb.grad.numpy(), rtol=1e-4, atol=1e-5,
-                                       err_msg=n)
+            np.testing.assert_allclose(
+                pa.grad.numpy(), pb.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=n
+            )
     for (n, ba), (_, bb) in zip(a.named_buffers(), b.named_buffers()):
         np.testing.assert_allclose(ba.numpy(), bb.numpy(), rtol=1e-5, atol=1e-6, err_msg=n)
 
@@ -237,10 +263,13 @@ def test_convtranspose_output_size():
 def test_constructor_errors_match_torch():
     def errs(m):
         out = []
-        for bad in (lambda: m.nn.Conv2d(3, 4, 3, groups=2), lambda: m.nn.Conv2d(4, 3, 3, groups=2),
-                    lambda: m.nn.Conv2d(2, 2, 3, padding="full"),
-                    lambda: m.nn.Conv2d(2, 2, 3, stride=2, padding="same"),
-                    lambda: m.nn.GroupNorm(3, 4)):
+        for bad in (
+            lambda: m.nn.Conv2d(3, 4, 3, groups=2),
+            lambda: m.nn.Conv2d(4, 3, 3, groups=2),
+            lambda: m.nn.Conv2d(2, 2, 3, padding="full"),
+            lambda: m.nn.Conv2d(2, 2, 3, stride=2, padding="same"),
+            lambda: m.nn.GroupNorm(3, 4),
+        ):
             with pytest.raises(ValueError) as e:
                 bad()
             out.append(str(e.value))

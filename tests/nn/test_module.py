@@ -285,7 +285,8 @@ def test_sequential_indexing():
         sub = seq[1:]
         assert isinstance(sub, m.nn.Sequential) and len(sub) == 2
         assert repr(sub) == repr(m.nn.Sequential(m.nn.Tanh(), m.nn.Sigmoid())).replace(
-            "(0)", "(1)").replace("(1): Sig", "(2): Sig")
+            "(0)", "(1)"
+        ).replace("(1): Sig", "(2): Sig")
         seq.append(m.nn.Identity())
         assert len(seq) == 4
         del seq[0]
@@ -342,8 +343,9 @@ def test_state_dict_options_match_torch():
     a.state_dict()["scale"].fill_(5.0)
     assert float(a.scale.detach()) == 5.0
     assert list(a.state_dict(prefix="net.")) == list(b.state_dict(prefix="net."))
-    assert [n for n, _ in a.named_parameters(prefix="root")] == \
-        [n for n, _ in b.named_parameters(prefix="root")]
+    assert [n for n, _ in a.named_parameters(prefix="root")] == [
+        n for n, _ in b.named_parameters(prefix="root")
+    ]
     assert a.get_submodule("seq.0") is a.seq[0]
     assert a.get_parameter("block.fc.bias") is a.block.fc.bias
     assert a.get_buffer("block.count") is a.block.count

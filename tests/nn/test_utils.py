@@ -11,7 +11,10 @@ import torch
 import chainrule
 import chainrule.nn as nn
 from chainrule.nn.utils import (
-    clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters,
+    clip_grad_norm_,
+    clip_grad_value_,
+    parameters_to_vector,
+    vector_to_parameters,
 )
 
 R = np.random.default_rng(0)
@@ -45,7 +48,8 @@ def test_clip_grad_norm_nonfinite_and_empty():
     for m in (chainrule, torch):
         with pytest.raises(RuntimeError) as e:
             (clip_grad_norm_ if m is chainrule else torch.nn.utils.clip_grad_norm_)(
-                _params(m, grads), 1.0, error_if_nonfinite=True)
+                _params(m, grads), 1.0, error_if_nonfinite=True
+            )
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
     assert clip_grad_norm_(_params(chainrule, grads), 1.0).item() == math.inf
@@ -66,9 +70,7 @@ def test_parameters_vector_round_trip():
     lin = nn.Linear(3, 2)
     vec = parameters_to_vector(lin.parameters())
     assert vec.shape == (8,)
-    np.testing.assert_array_equal(
-        vec.detach().numpy()[:6], lin.weight.detach().numpy().reshape(-1)
-    )
+    np.testing.assert_array_equal(vec.detach().numpy()[:6], lin.weight.detach().numpy().reshape(-1))
     vec.sum().backward()
     np.testing.assert_array_equal(lin.weight.grad.numpy(), np.ones((2, 3), np.float32))
     vector_to_parameters(chainrule.arange(8.0), lin.parameters())

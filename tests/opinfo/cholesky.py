@@ -26,15 +26,26 @@ def _tri_samples(rng: np.random.Generator) -> list[Sample]:
             for unit in (False, True):
                 a = rng.normal(size=(2, 3, 3)) + 3 * np.eye(3)  # well conditioned
                 b = rng.normal(size=(2, 3, 2) if left else (2, 2, 3))
-                out.append(Sample((a, b), {"upper": upper, "left": left, "unitriangular": unit},
-                                  name=f"upper={upper},left={left},unit={unit}"))
-    out.append(Sample((rng.normal(size=(4, 4)) + 4 * np.eye(4), rng.normal(size=(2, 4, 1))),
-                      {"upper": False}, name="broadcast"))
+                out.append(
+                    Sample(
+                        (a, b),
+                        {"upper": upper, "left": left, "unitriangular": unit},
+                        name=f"upper={upper},left={left},unit={unit}",
+                    )
+                )
+    out.append(
+        Sample(
+            (rng.normal(size=(4, 4)) + 4 * np.eye(4), rng.normal(size=(2, 4, 1))),
+            {"upper": False},
+            name="broadcast",
+        )
+    )
     return out
 
 
-def _ref_tri(a: np.ndarray, b: np.ndarray, upper: bool, left: bool = True,
-             unitriangular: bool = False) -> np.ndarray:
+def _ref_tri(
+    a: np.ndarray, b: np.ndarray, upper: bool, left: bool = True, unitriangular: bool = False
+) -> np.ndarray:
     t = np.triu(a) if upper else np.tril(a)
     if unitriangular:
         idx = np.arange(a.shape[-1])
@@ -46,10 +57,19 @@ def _ref_tri(a: np.ndarray, b: np.ndarray, upper: bool, left: bool = True,
 
 
 OPS = [
-    OpInfo("linalg_cholesky", _spd_chol, ref=_ref_chol,
-           samples=lambda rng: [Sample((rng.normal(size=(3, 3)),), name="3x3"),
-                                Sample((rng.normal(size=(2, 4, 4)),), name="batch")]),
-    OpInfo("linalg_solve_triangular",
-           lambda m, a, b, **kw: m.linalg.solve_triangular(a, b, **kw), ref=_ref_tri,
-           samples=_tri_samples),
+    OpInfo(
+        "linalg_cholesky",
+        _spd_chol,
+        ref=_ref_chol,
+        samples=lambda rng: [
+            Sample((rng.normal(size=(3, 3)),), name="3x3"),
+            Sample((rng.normal(size=(2, 4, 4)),), name="batch"),
+        ],
+    ),
+    OpInfo(
+        "linalg_solve_triangular",
+        lambda m, a, b, **kw: m.linalg.solve_triangular(a, b, **kw),
+        ref=_ref_tri,
+        samples=_tri_samples,
+    ),
 ]

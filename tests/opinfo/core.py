@@ -44,9 +44,13 @@ class OpInfo:
             self.covers = (self.name,)
 
 
-def elementwise(low: float = -3.0, high: float = 3.0, avoid: tuple[float, ...] = (),
-                shapes: tuple[tuple[int, ...], ...] = ((5,), (2, 3), ()),
-                transposed: bool = True) -> Callable[[np.random.Generator], list[Sample]]:
+def elementwise(
+    low: float = -3.0,
+    high: float = 3.0,
+    avoid: tuple[float, ...] = (),
+    shapes: tuple[tuple[int, ...], ...] = ((5,), (2, 3), ()),
+    transposed: bool = True,
+) -> Callable[[np.random.Generator], list[Sample]]:
     """Samples for a unary elementwise op: several shapes, a 0-d, a transposed input."""
 
     def gen(rng: np.random.Generator) -> list[Sample]:
@@ -61,23 +65,33 @@ def elementwise(low: float = -3.0, high: float = 3.0, avoid: tuple[float, ...] =
     return gen
 
 
-def binary_samples(low: float = -3.0, high: float = 3.0, low_b: float | None = None,
-                   high_b: float | None = None, avoid_b: tuple[float, ...] = (),
-                   scalar: float | None = 1.5) -> Callable[[np.random.Generator], list[Sample]]:
+def binary_samples(
+    low: float = -3.0,
+    high: float = 3.0,
+    low_b: float | None = None,
+    high_b: float | None = None,
+    avoid_b: tuple[float, ...] = (),
+    scalar: float | None = 1.5,
+) -> Callable[[np.random.Generator], list[Sample]]:
     """Samples for a binary op: same shape, broadcasting both ways, a scalar operand."""
     lb = low if low_b is None else low_b
     hb = high if high_b is None else high_b
 
     def gen(rng: np.random.Generator) -> list[Sample]:
         out = [
-            Sample((_uniform(rng, (2, 3), low, high), _uniform(rng, (2, 3), lb, hb, avoid_b)),
-                   name="same"),
-            Sample((_uniform(rng, (2, 3), low, high), _uniform(rng, (3,), lb, hb, avoid_b)),
-                   name="bcast_b"),
-            Sample((_uniform(rng, (4, 1), low, high), _uniform(rng, (1, 3), lb, hb, avoid_b)),
-                   name="bcast_both"),
-            Sample((_uniform(rng, (), low, high), _uniform(rng, (2,), lb, hb, avoid_b)),
-                   name="0d"),
+            Sample(
+                (_uniform(rng, (2, 3), low, high), _uniform(rng, (2, 3), lb, hb, avoid_b)),
+                name="same",
+            ),
+            Sample(
+                (_uniform(rng, (2, 3), low, high), _uniform(rng, (3,), lb, hb, avoid_b)),
+                name="bcast_b",
+            ),
+            Sample(
+                (_uniform(rng, (4, 1), low, high), _uniform(rng, (1, 3), lb, hb, avoid_b)),
+                name="bcast_both",
+            ),
+            Sample((_uniform(rng, (), low, high), _uniform(rng, (2,), lb, hb, avoid_b)), name="0d"),
         ]
         if scalar is not None:
             out.append(Sample((_uniform(rng, (2, 3), low, high), scalar), name="scalar"))
@@ -86,9 +100,13 @@ def binary_samples(low: float = -3.0, high: float = 3.0, low_b: float | None = N
     return gen
 
 
-def reductions(shape: tuple[int, ...] = (3, 4), dims: tuple[Any, ...] = (None, 0, -1, (0, 1)),
-               keepdim: tuple[bool, ...] = (False, True), low: float = -3.0,
-               high: float = 3.0) -> Callable[[np.random.Generator], list[Sample]]:
+def reductions(
+    shape: tuple[int, ...] = (3, 4),
+    dims: tuple[Any, ...] = (None, 0, -1, (0, 1)),
+    keepdim: tuple[bool, ...] = (False, True),
+    low: float = -3.0,
+    high: float = 3.0,
+) -> Callable[[np.random.Generator], list[Sample]]:
     """Samples for a reduction over ``dim`` with ``keepdim``."""
 
     def gen(rng: np.random.Generator) -> list[Sample]:
@@ -104,8 +122,13 @@ def reductions(shape: tuple[int, ...] = (3, 4), dims: tuple[Any, ...] = (None, 0
     return gen
 
 
-def _uniform(rng: np.random.Generator, shape: tuple[int, ...], low: float, high: float,
-             avoid: tuple[float, ...] = ()) -> np.ndarray:
+def _uniform(
+    rng: np.random.Generator,
+    shape: tuple[int, ...],
+    low: float,
+    high: float,
+    avoid: tuple[float, ...] = (),
+) -> np.ndarray:
     a = rng.uniform(low, high, shape)
     for v in avoid:
         near = np.abs(a - v) < 0.1

@@ -20,10 +20,12 @@ def _idx(rng, shape, c):
 
 
 def _softmax_samples(rng):
-    return [Sample((_u(rng, (3, 4), -3, 3),), {"dim": 1}, name="2d"),
-            Sample((_u(rng, (2, 3, 4), -3, 3),), {"dim": 0}, name="dim0"),
-            Sample((_u(rng, (5,), -3, 3),), {"dim": -1}, name="1d"),
-            Sample((_u(rng, (), -3, 3),), {"dim": 0}, name="0d")]
+    return [
+        Sample((_u(rng, (3, 4), -3, 3),), {"dim": 1}, name="2d"),
+        Sample((_u(rng, (2, 3, 4), -3, 3),), {"dim": 0}, name="dim0"),
+        Sample((_u(rng, (5,), -3, 3),), {"dim": -1}, name="1d"),
+        Sample((_u(rng, (), -3, 3),), {"dim": 0}, name="0d"),
+    ]
 
 
 def _ce_samples(rng):
@@ -34,14 +36,28 @@ def _ce_samples(rng):
     tig[2] = 1
     return [
         Sample((_u(rng, (4, 3), -2, 2), t), name="idx"),
-        Sample((_u(rng, (4, 3), -2, 2), t2, rng.uniform(0.5, 2, (3,))),
-               {"reduction": "mean", "label_smoothing": 0.2}, no_grad=(2,), name="w_ls_ign"),
-        Sample((_u(rng, (4, 3), -2, 2), tig, rng.uniform(0.5, 2, (3,))),
-               {"ignore_index": 1, "reduction": "sum"}, no_grad=(2,), name="w_ign_sum"),
-        Sample((_u(rng, (4, 3), -2, 2), rng.dirichlet(np.ones(3), 4)),
-               {"label_smoothing": 0.1}, name="probs"),
-        Sample((_u(rng, (2, 3, 2, 2), -2, 2), _idx(rng, (2, 2, 2), 3)),
-               {"reduction": "none"}, name="spatial"),
+        Sample(
+            (_u(rng, (4, 3), -2, 2), t2, rng.uniform(0.5, 2, (3,))),
+            {"reduction": "mean", "label_smoothing": 0.2},
+            no_grad=(2,),
+            name="w_ls_ign",
+        ),
+        Sample(
+            (_u(rng, (4, 3), -2, 2), tig, rng.uniform(0.5, 2, (3,))),
+            {"ignore_index": 1, "reduction": "sum"},
+            no_grad=(2,),
+            name="w_ign_sum",
+        ),
+        Sample(
+            (_u(rng, (4, 3), -2, 2), rng.dirichlet(np.ones(3), 4)),
+            {"label_smoothing": 0.1},
+            name="probs",
+        ),
+        Sample(
+            (_u(rng, (2, 3, 2, 2), -2, 2), _idx(rng, (2, 2, 2), 3)),
+            {"reduction": "none"},
+            name="spatial",
+        ),
     ]
 
 
@@ -53,8 +69,12 @@ def _nll_samples(rng):
     t = _idx(rng, (5,), 4)
     t[0] = 2
     return [
-        Sample((_u(rng, (5, 4), -2, 0), t, rng.uniform(0.5, 2, (4,))),
-               {"ignore_index": 2}, no_grad=(2,), name="w_ign"),
+        Sample(
+            (_u(rng, (5, 4), -2, 0), t, rng.uniform(0.5, 2, (4,))),
+            {"ignore_index": 2},
+            no_grad=(2,),
+            name="w_ign",
+        ),
         Sample((_u(rng, (2, 3, 2, 2), -2, 0), _idx(rng, (2, 2, 2), 3)), name="4d"),
         Sample((_u(rng, (4,), -2, 0), np.array(1, dtype=np.int64)), name="1d"),
     ]
@@ -65,15 +85,26 @@ def _nll(m, x, t, w=None, **kw):
 
 
 def _pair(rng, shape=(3, 4), **kw):
-    return lambda rng: [Sample((_u(rng, shape, -2, 2), _u(rng, shape, -2, 2)), dict(kw),
-                               name=str(kw.get("reduction", "mean")))
-                        for kw in ({}, {"reduction": "sum"}, {"reduction": "none"})]
+    return lambda rng: [
+        Sample(
+            (_u(rng, shape, -2, 2), _u(rng, shape, -2, 2)),
+            dict(kw),
+            name=str(kw.get("reduction", "mean")),
+        )
+        for kw in ({}, {"reduction": "sum"}, {"reduction": "none"})
+    ]
 
 
 def _bce_samples(rng):
-    return [Sample((_u(rng, (3, 4), 0.1, 0.9), _u(rng, (3, 4), 0, 1)), name="plain"),
-            Sample((_u(rng, (3, 4), 0.1, 0.9), _u(rng, (3, 4), 0, 1), _u(rng, (4,), 0.5, 2)),
-                   {"reduction": "sum"}, no_grad=(2,), name="weight")]
+    return [
+        Sample((_u(rng, (3, 4), 0.1, 0.9), _u(rng, (3, 4), 0, 1)), name="plain"),
+        Sample(
+            (_u(rng, (3, 4), 0.1, 0.9), _u(rng, (3, 4), 0, 1), _u(rng, (4,), 0.5, 2)),
+            {"reduction": "sum"},
+            no_grad=(2,),
+            name="weight",
+        ),
+    ]
 
 
 def _bce(m, x, t, w=None, **kw):
@@ -81,9 +112,20 @@ def _bce(m, x, t, w=None, **kw):
 
 
 def _bcel_samples(rng):
-    return [Sample((_u(rng, (3, 4), -3, 3), _u(rng, (3, 4), 0, 1)), name="plain"),
-            Sample((_u(rng, (3, 4), -3, 3), _u(rng, (3, 4), 0, 1), _u(rng, (4,), 0.5, 2),
-                    _u(rng, (4,), 0.5, 3)), {"reduction": "none"}, no_grad=(2, 3), name="w_pw")]
+    return [
+        Sample((_u(rng, (3, 4), -3, 3), _u(rng, (3, 4), 0, 1)), name="plain"),
+        Sample(
+            (
+                _u(rng, (3, 4), -3, 3),
+                _u(rng, (3, 4), 0, 1),
+                _u(rng, (4,), 0.5, 2),
+                _u(rng, (4,), 0.5, 3),
+            ),
+            {"reduction": "none"},
+            no_grad=(2, 3),
+            name="w_pw",
+        ),
+    ]
 
 
 def _bcel(m, x, t, w=None, pw=None, **kw):
@@ -93,10 +135,19 @@ def _bcel(m, x, t, w=None, pw=None, **kw):
 def _kl_samples(rng):
     t = rng.dirichlet(np.ones(4), 3)
     t[0, 1] = 0.0
-    return [Sample((np.log(rng.dirichlet(np.ones(4), 3)), t), {"reduction": "batchmean"},
-                   no_grad=(1,), name="batchmean"),
-            Sample((np.log(rng.dirichlet(np.ones(4), 3)), np.log(rng.dirichlet(np.ones(4), 3))),
-                   {"reduction": "sum", "log_target": True}, name="log_target")]
+    return [
+        Sample(
+            (np.log(rng.dirichlet(np.ones(4), 3)), t),
+            {"reduction": "batchmean"},
+            no_grad=(1,),
+            name="batchmean",
+        ),
+        Sample(
+            (np.log(rng.dirichlet(np.ones(4), 3)), np.log(rng.dirichlet(np.ones(4), 3))),
+            {"reduction": "sum", "log_target": True},
+            name="log_target",
+        ),
+    ]
 
 
 def _bn(m, x, w, b, rm=None, rv=None, training=True):
@@ -110,55 +161,141 @@ def _emb(m, idx, w, padding_idx=None):
 OPS = [
     OpInfo("softmax", lambda m, x, dim: m.softmax(x, dim), samples=_softmax_samples),
     OpInfo("log_softmax", lambda m, x, dim: m.log_softmax(x, dim), samples=_softmax_samples),
-    OpInfo("softmax_method", lambda m, x, dim: x.softmax(dim) + x.log_softmax(dim),
-           samples=_softmax_samples, covers=()),
+    OpInfo(
+        "softmax_method",
+        lambda m, x, dim: x.softmax(dim) + x.log_softmax(dim),
+        samples=_softmax_samples,
+        covers=(),
+    ),
     OpInfo("cross_entropy", _ce, samples=_ce_samples, covers=("gather_along", "scatter_along")),
     OpInfo("nll_loss", _nll, samples=_nll_samples, covers=()),
-    OpInfo("mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None),
-           covers=()),
-    OpInfo("l1_loss", lambda m, x, t, **kw: F(m).l1_loss(x, t, **kw), samples=_pair(None),
-           covers=(), gradgradcheck=False),
-    OpInfo("smooth_l1_loss", lambda m, x, t, **kw: F(m).smooth_l1_loss(x, t, beta=0.7, **kw),
-           samples=_pair(None), covers=()),
-    OpInfo("huber_loss", lambda m, x, t, **kw: F(m).huber_loss(x, t, delta=0.6, **kw),
-           samples=_pair(None), covers=()),
+    OpInfo(
+        "mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None), covers=()
+    ),
+    OpInfo(
+        "l1_loss",
+        lambda m, x, t, **kw: F(m).l1_loss(x, t, **kw),
+        samples=_pair(None),
+        covers=(),
+        gradgradcheck=False,
+    ),
+    OpInfo(
+        "smooth_l1_loss",
+        lambda m, x, t, **kw: F(m).smooth_l1_loss(x, t, beta=0.7, **kw),
+        samples=_pair(None),
+        covers=(),
+    ),
+    OpInfo(
+        "huber_loss",
+        lambda m, x, t, **kw: F(m).huber_loss(x, t, delta=0.6, **kw),
+        samples=_pair(None),
+        covers=(),
+    ),
     OpInfo("binary_cross_entropy", _bce, samples=_bce_samples, covers=()),
-    OpInfo("binary_cross_entropy_with_logits", _bcel, samples=_bcel_samples,
-           covers=("neg_log_sigmoid",)),
-    OpInfo("kl_div", lambda m, x, t, **kw: F(m).kl_div(x, t, **kw), samples=_kl_samples,
-           covers=()),
-    OpInfo("linear", lambda m, x, w, b=None: F(m).linear(x, w, b), covers=(),
-           samples=lambda rng: [Sample((_u(rng, (2, 3)), _u(rng, (4, 3)), _u(rng, (4,)))),
-                                Sample((_u(rng, (2, 2, 3)), _u(rng, (4, 3))), name="nobias")]),
-    OpInfo("bilinear", lambda m, a, b, w, bias=None: F(m).bilinear(a, b, w, bias), covers=(),
-           samples=lambda rng: [Sample((_u(rng, (2, 3)), _u(rng, (2, 4)), _u(rng, (5, 3, 4)),
-                                        _u(rng, (5,))))]),
-    OpInfo("dropout_eval", lambda m, x: F(m).dropout(x, 0.4, training=False) +
-           F(m).dropout(x, 0.0), samples=lambda rng: [Sample((_u(rng, (3, 4)),))], covers=()),
-    OpInfo("batch_norm", _bn, covers=(), samples=lambda rng: [
-        Sample((_u(rng, (4, 3, 2)), _u(rng, (3,)), _u(rng, (3,))), name="train"),
-        Sample((_u(rng, (3, 2, 2, 2)), _u(rng, (2,)), _u(rng, (2,)), _u(rng, (2,)),
-                _u(rng, (2,), 0.5, 2)), {"training": False}, no_grad=(3, 4), name="eval")]),
-    OpInfo("layer_norm", lambda m, x, w, b: F(m).layer_norm(x, (3, 4), w, b), covers=(),
-           samples=lambda rng: [Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 4)), _u(rng, (3, 4))))]),
-    OpInfo("group_norm", lambda m, x, w, b: F(m).group_norm(x, 2, w, b), covers=(),
-           samples=lambda rng: [Sample((_u(rng, (2, 4, 3)), _u(rng, (4,)), _u(rng, (4,))))]),
-    OpInfo("embedding", _emb, covers=(), samples=lambda rng: [
-        Sample((np.array([[0, 2], [3, 2]]), _u(rng, (4, 3))))]),
+    OpInfo(
+        "binary_cross_entropy_with_logits",
+        _bcel,
+        samples=_bcel_samples,
+        covers=("neg_log_sigmoid",),
+    ),
+    OpInfo("kl_div", lambda m, x, t, **kw: F(m).kl_div(x, t, **kw), samples=_kl_samples, covers=()),
+    OpInfo(
+        "linear",
+        lambda m, x, w, b=None: F(m).linear(x, w, b),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_u(rng, (2, 3)), _u(rng, (4, 3)), _u(rng, (4,)))),
+            Sample((_u(rng, (2, 2, 3)), _u(rng, (4, 3))), name="nobias"),
+        ],
+    ),
+    OpInfo(
+        "bilinear",
+        lambda m, a, b, w, bias=None: F(m).bilinear(a, b, w, bias),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_u(rng, (2, 3)), _u(rng, (2, 4)), _u(rng, (5, 3, 4)), _u(rng, (5,))))
+        ],
+    ),
+    OpInfo(
+        "dropout_eval",
+        lambda m, x: F(m).dropout(x, 0.4, training=False) + F(m).dropout(x, 0.0),
+        samples=lambda rng: [Sample((_u(rng, (3, 4)),))],
+        covers=(),
+    ),
+    OpInfo(
+        "batch_norm",
+        _bn,
+        covers=(),
+        samples=lambda rng: [
+            Sample((_u(rng, (4, 3, 2)), _u(rng, (3,)), _u(rng, (3,))), name="train"),
+            Sample(
+                (
+                    _u(rng, (3, 2, 2, 2)),
+                    _u(rng, (2,)),
+                    _u(rng, (2,)),
+                    _u(rng, (2,)),
+                    _u(rng, (2,), 0.5, 2),
+                ),
+                {"training": False},
+                no_grad=(3, 4),
+                name="eval",
+            ),
+        ],
+    ),
+    OpInfo(
+        "layer_norm",
+        lambda m, x, w, b: F(m).layer_norm(x, (3, 4), w, b),
+        covers=(),
+        samples=lambda rng: [Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 4)), _u(rng, (3, 4))))],
+    ),
+    OpInfo(
+        "group_norm",
+        lambda m, x, w, b: F(m).group_norm(x, 2, w, b),
+        covers=(),
+        samples=lambda rng: [Sample((_u(rng, (2, 4, 3)), _u(rng, (4,)), _u(rng, (4,))))],
+    ),
+    OpInfo(
+        "embedding",
+        _emb,
+        covers=(),
+        samples=lambda rng: [Sample((np.array([[0, 2], [3, 2]]), _u(rng, (4, 3))))],
+    ),
     # The padding row's values still depend on the weight (numerically) but get no gradient,
     # so gradcheck cannot hold; the PyTorch comparison checks the gradient.
-    OpInfo("embedding_padding_idx", _emb, covers=(), gradcheck=False, gradgradcheck=False,
-           samples=lambda rng: [Sample((np.array([0, 1, 1, 3]), _u(rng, (4, 3))),
-                                       {"padding_idx": 1})]),
-    OpInfo("normalize", lambda m, x, **kw: F(m).normalize(x, **kw), covers=(),
-           samples=lambda rng: [Sample((_u(rng, (3, 4)),)),
-                                Sample((_u(rng, (3, 4)),), {"p": 1.0, "dim": 0}, name="p1"),
-                                Sample((_u(rng, (3, 4)),), {"p": 3.0, "dim": -1}, name="p3")]),
-    OpInfo("prelu", lambda m, x, w: F(m).prelu(x, w), covers=(), samples=lambda rng: [
-        Sample((_u(rng, (2, 3, 4)), _u(rng, (3,), 0, 0.5)), name="channels"),
-        Sample((_u(rng, (5,)), _u(rng, (1,), 0, 0.5)), name="scalar")]),
-    OpInfo("cosine_similarity", lambda m, a, b, **kw: F(m).cosine_similarity(a, b, **kw),
-           covers=(), samples=lambda rng: [
-               Sample((_u(rng, (3, 4)), _u(rng, (3, 4)))),
-               Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 1))), {"dim": -2}, name="bcast")]),
+    OpInfo(
+        "embedding_padding_idx",
+        _emb,
+        covers=(),
+        gradcheck=False,
+        gradgradcheck=False,
+        samples=lambda rng: [Sample((np.array([0, 1, 1, 3]), _u(rng, (4, 3))), {"padding_idx": 1})],
+    ),
+    OpInfo(
+        "normalize",
+        lambda m, x, **kw: F(m).normalize(x, **kw),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_u(rng, (3, 4)),)),
+            Sample((_u(rng, (3, 4)),), {"p": 1.0, "dim": 0}, name="p1"),
+            Sample((_u(rng, (3, 4)),), {"p": 3.0, "dim": -1}, name="p3"),
+        ],
+    ),
+    OpInfo(
+        "prelu",
+        lambda m, x, w: F(m).prelu(x, w),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_u(rng, (2, 3, 4)), _u(rng, (3,), 0, 0.5)), name="channels"),
+            Sample((_u(rng, (5,)), _u(rng, (1,), 0, 0.5)), name="scalar"),
+        ],
+    ),
+    OpInfo(
+        "cosine_similarity",
+        lambda m, a, b, **kw: F(m).cosine_similarity(a, b, **kw),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_u(rng, (3, 4)), _u(rng, (3, 4)))),
+            Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 1))), {"dim": -2}, name="bcast"),
+        ],
+    ),
 ]

@@ -42,10 +42,26 @@ def test_maximum_requires_tensors() -> None:
     assert tc is tt and mc == mt
 
 
-@pytest.mark.parametrize("shapes", [((2, 3), (4,)), ((2, 3, 5), (4, 1)), ((3, 2), (5, 3, 4)),
-                                    ((2, 1, 3), (4, 2))])
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow", "maximum", "eq", "lt",
-                                "atan2", "remainder", "logical_and", "rsub_scalar_free"])
+@pytest.mark.parametrize(
+    "shapes", [((2, 3), (4,)), ((2, 3, 5), (4, 1)), ((3, 2), (5, 3, 4)), ((2, 1, 3), (4, 2))]
+)
+@pytest.mark.parametrize(
+    "op",
+    [
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "pow",
+        "maximum",
+        "eq",
+        "lt",
+        "atan2",
+        "remainder",
+        "logical_and",
+        "rsub_scalar_free",
+    ],
+)
 def test_broadcast_error_message(shapes: tuple[tuple[int, ...], ...], op: str) -> None:
     def run(m: Any) -> Any:
         a, b = m.ones(shapes[0]), m.ones(shapes[1])
@@ -65,24 +81,43 @@ def test_broadcast_error_keeps_other_value_errors() -> None:
         cr.tensor([2, 3]) ** cr.tensor([-1, 1])
 
 
-@pytest.mark.parametrize("a,b", [([7, -7, 7, -7, 0], [2, 2, -2, -2, 3]),
-                                 ([7.5, -7.5, 7.5, -7.5, 0.0], [2.0, 2.0, -2.0, -2.0, 3.0])])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ([7, -7, 7, -7, 0], [2, 2, -2, -2, 3]),
+        ([7.5, -7.5, 7.5, -7.5, 0.0], [2.0, 2.0, -2.0, -2.0, 3.0]),
+    ],
+)
 def test_division_and_remainder_signs(a: list[Any], b: list[Any]) -> None:
-    for f in (lambda m, x, y: m.remainder(x, y), lambda m, x, y: m.fmod(x, y),
-              lambda m, x, y: x // y, lambda m, x, y: x % y, lambda m, x, y: x / y,
-              lambda m, x, y: m.div(x, y, rounding_mode="trunc"),
-              lambda m, x, y: m.div(x, y, rounding_mode="floor"),
-              lambda m, x, y: 5 // y, lambda m, x, y: 5 % y, lambda m, x, y: x % 3,
-              lambda m, x, y: m.fmod(x, -3), lambda m, x, y: x // -2.5):
+    for f in (
+        lambda m, x, y: m.remainder(x, y),
+        lambda m, x, y: m.fmod(x, y),
+        lambda m, x, y: x // y,
+        lambda m, x, y: x % y,
+        lambda m, x, y: x / y,
+        lambda m, x, y: m.div(x, y, rounding_mode="trunc"),
+        lambda m, x, y: m.div(x, y, rounding_mode="floor"),
+        lambda m, x, y: 5 // y,
+        lambda m, x, y: 5 % y,
+        lambda m, x, y: x % 3,
+        lambda m, x, y: m.fmod(x, -3),
+        lambda m, x, y: x // -2.5,
+    ):
         c = f(cr, cr.tensor(a), cr.tensor(b))
         t = f(torch, torch.tensor(a), torch.tensor(b))
         assert c.dtype.name == str(t.dtype).split(".")[1]
         np.testing.assert_array_equal(c.numpy(), t.numpy())
 
 
-@pytest.mark.parametrize("f", [lambda m, x: x // m.tensor([1, 0]), lambda m, x: x % 0,
-                               lambda m, x: m.fmod(x, m.tensor([0, 1])),
-                               lambda m, x: m.div(x, 0, rounding_mode="trunc")])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m, x: x // m.tensor([1, 0]),
+        lambda m, x: x % 0,
+        lambda m, x: m.fmod(x, m.tensor([0, 1])),
+        lambda m, x: m.div(x, 0, rounding_mode="trunc"),
+    ],
+)
 def test_integer_division_by_zero_raises(f: Callable[..., Any]) -> None:
     tc, mc = _error(lambda: f(cr, cr.tensor([3, 4])))
     tt, mt = _error(lambda: f(torch, torch.tensor([3, 4])))
@@ -105,33 +140,42 @@ def test_pow_gradients_at_zero() -> None:
     for m in (cr, torch):
         a = m.tensor([0.0, 0.0, 0.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
         b = m.tensor([0.0, 1.0, 2.0, 0.0, 2.0], dtype=m.float64, requires_grad=True)
-        y = a ** b
+        y = a**b
         ga, gb = m.autograd.grad(y.sum(), (a, b))
-        (gs,) = m.autograd.grad((a ** 0).sum() + (a ** 2.0).sum(), (a,))
+        (gs,) = m.autograd.grad((a**0).sum() + (a**2.0).sum(), (a,))
         res.append((y.detach().numpy(), ga.numpy(), gb.numpy(), gs.numpy()))
     for c, t in zip(*res):
         np.testing.assert_array_equal(c, t)
 
 
 def test_pow_dtypes_and_node_names() -> None:
-    for f in (lambda m: m.tensor([1, 2]) ** 2, lambda m: m.tensor([1, 2]) ** 0.5,
-              lambda m: 2 ** m.tensor([1, 2]), lambda m: 2.5 ** m.tensor([1, 2]),
-              lambda m: m.tensor([1, 2]) ** m.tensor([1.0, 2.0]),
-              lambda m: m.float_power(m.tensor([1, 2]), 2),
-              lambda m: m.square(m.tensor([True, False]))):
+    for f in (
+        lambda m: m.tensor([1, 2]) ** 2,
+        lambda m: m.tensor([1, 2]) ** 0.5,
+        lambda m: 2 ** m.tensor([1, 2]),
+        lambda m: 2.5 ** m.tensor([1, 2]),
+        lambda m: m.tensor([1, 2]) ** m.tensor([1.0, 2.0]),
+        lambda m: m.float_power(m.tensor([1, 2]), 2),
+        lambda m: m.square(m.tensor([True, False])),
+    ):
         c, t = _both(f)
         assert c.dtype.name == str(t.dtype).split(".")[1]
         np.testing.assert_allclose(c.numpy(), t.numpy())
     x = cr.tensor([1.0], requires_grad=True)
-    assert (x ** 2).grad_fn.name() == "PowBackward0"
-    assert (x ** x).grad_fn.name() == "PowBackward1"
-    assert (2 ** x).grad_fn.name() == "PowBackward2"
+    assert (x**2).grad_fn.name() == "PowBackward0"
+    assert (x**x).grad_fn.name() == "PowBackward1"
+    assert (2**x).grad_fn.name() == "PowBackward2"
 
 
 def test_equal_isclose_allclose() -> None:
     nan = float("nan")
-    pairs = [([1.0, 2.0], [1.0, 2.0]), ([1.0, nan], [1.0, nan]), ([1.0, 2.0], [1.0, 2.0001]),
-             ([1.0], [1.0, 1.0]), ([float("inf")], [float("inf")])]
+    pairs = [
+        ([1.0, 2.0], [1.0, 2.0]),
+        ([1.0, nan], [1.0, nan]),
+        ([1.0, 2.0], [1.0, 2.0001]),
+        ([1.0], [1.0, 1.0]),
+        ([float("inf")], [float("inf")]),
+    ]
     for a, b in pairs:
         for kw in ({}, {"equal_nan": True}, {"rtol": 0.0, "atol": 1e-3}):
             c = cr.allclose(cr.tensor(a), cr.tensor(b), **kw)
@@ -140,26 +184,39 @@ def test_equal_isclose_allclose() -> None:
             c2 = cr.isclose(cr.tensor(a), cr.tensor(b), **kw)
             t2 = torch.isclose(torch.tensor(a), torch.tensor(b), **kw)
             assert c2.tolist() == t2.tolist()
-        assert cr.equal(cr.tensor(a), cr.tensor(b)) == torch.equal(torch.tensor(a),
-                                                                   torch.tensor(b))
+        assert cr.equal(cr.tensor(a), cr.tensor(b)) == torch.equal(torch.tensor(a), torch.tensor(b))
         assert cr.tensor(a).equal(cr.tensor(b)) == torch.tensor(a).equal(torch.tensor(b))
     tc, mc = _error(lambda: cr.isclose(cr.tensor([1.0]), cr.tensor([1.0]).double()))
     tt, mt = _error(lambda: torch.isclose(torch.tensor([1.0]), torch.tensor([1.0]).double()))
     assert tc is tt and mc == mt
     assert cr.equal(cr.tensor([1, 2]), cr.tensor([1.0, 2.0])) == torch.equal(
-        torch.tensor([1, 2]), torch.tensor([1.0, 2.0]))
+        torch.tensor([1, 2]), torch.tensor([1.0, 2.0])
+    )
     assert cr.isclose(cr.tensor([1, 2]), cr.tensor([1, 3])).tolist() == [True, False]
 
 
 def test_comparison_methods_and_aliases() -> None:
     a, b = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
-    for name in ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-                 "less_equal", "not_equal"):
+    for name in (
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "greater",
+        "greater_equal",
+        "less",
+        "less_equal",
+        "not_equal",
+    ):
         c = getattr(cr.tensor(a), name)(cr.tensor(b))
         t = getattr(torch.tensor(a), name)(torch.tensor(b))
         assert c.dtype is cr.bool and c.tolist() == t.tolist()
-        assert getattr(cr, name)(cr.tensor(a), 2).tolist() == getattr(torch, name)(
-            torch.tensor(a), 2).tolist()
+        assert (
+            getattr(cr, name)(cr.tensor(a), 2).tolist()
+            == getattr(torch, name)(torch.tensor(a), 2).tolist()
+        )
 
 
 def test_logical_ops_on_numbers() -> None:
@@ -200,18 +257,30 @@ def test_where_condition_and_promotion() -> None:
 
 
 def test_reflected_operators_and_dtypes() -> None:
-    for f in (lambda m: 7 // m.tensor([2, -3]), lambda m: 7.5 // m.tensor([2, -3]),
-              lambda m: 7 % m.tensor([2, -3]), lambda m: -7.5 % m.tensor([2.0, -3.0]),
-              lambda m: m.tensor([2, -3], dtype=m.int32) // 2,
-              lambda m: m.tensor([2, -3], dtype=m.int32) % 2.5,
-              lambda m: m.tensor(5, dtype=m.int32) // m.tensor([2, 3], dtype=m.uint8)):
+    for f in (
+        lambda m: 7 // m.tensor([2, -3]),
+        lambda m: 7.5 // m.tensor([2, -3]),
+        lambda m: 7 % m.tensor([2, -3]),
+        lambda m: -7.5 % m.tensor([2.0, -3.0]),
+        lambda m: m.tensor([2, -3], dtype=m.int32) // 2,
+        lambda m: m.tensor([2, -3], dtype=m.int32) % 2.5,
+        lambda m: m.tensor(5, dtype=m.int32) // m.tensor([2, 3], dtype=m.uint8),
+    ):
         c, t = _both(f)
         assert c.dtype.name == str(t.dtype).split(".")[1]
         np.testing.assert_array_equal(c.numpy(), t.numpy())
 
 
-@pytest.mark.parametrize("f", [lambda m, b: b - b, lambda m, b: -b, lambda m, b: b - 1,
-                               lambda m, b: 1 - b, lambda m, b: m.sub(b, m.tensor([1.0]))])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m, b: b - b,
+        lambda m, b: -b,
+        lambda m, b: b - 1,
+        lambda m, b: 1 - b,
+        lambda m, b: m.sub(b, m.tensor([1.0])),
+    ],
+)
 def test_bool_subtraction_and_negation_raise(f: Callable[..., Any]) -> None:
     tc, mc = _error(lambda: f(cr, cr.tensor([True, False])))
     tt, mt = _error(lambda: f(torch, torch.tensor([True, False])))

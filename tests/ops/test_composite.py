@@ -38,8 +38,7 @@ def test_errors_as_torch(call):
     ours, theirs = outcome(cr, call), outcome(torch, call)
     assert theirs[0] != "ok"
     assert ours[0] == theirs[0], (ours, theirs)
-    assert ours[1] == theirs[1] or ours[1].split(":")[0] == theirs[1].split(":")[0], (
-        ours, theirs)
+    assert ours[1] == theirs[1] or ours[1].split(":")[0] == theirs[1].split(":")[0], (ours, theirs)
 
 
 def test_meshgrid_without_indexing_warns_as_torch():

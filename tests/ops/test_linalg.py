@@ -25,34 +25,59 @@ def _errors(f):
     assert isinstance(ec.value, IndexError) == isinstance(et.value, IndexError)
 
 
-@pytest.mark.parametrize("f", [
-    lambda m: m.mm(m.ones(2, 3), m.ones(4, 5)),
-    lambda m: m.mm(m.ones(3), m.ones(3, 2)),
-    lambda m: m.mm(m.ones(2, 3), m.ones(3)),
-    lambda m: m.ones(2, 3) @ m.ones(4, 5),
-    lambda m: m.bmm(m.ones(2, 3, 3), m.ones(2, 4, 5)),
-    lambda m: m.bmm(m.ones(1, 3, 4), m.ones(2, 4, 5)),
-    lambda m: m.bmm(m.ones(3, 4), m.ones(4, 5)),
-    lambda m: m.mv(m.ones(3, 4), m.ones(3)),
-    lambda m: m.mv(m.ones(3, 4), m.ones(4, 1)),
-    lambda m: m.dot(m.ones(3), m.ones(4)),
-    lambda m: m.dot(m.ones(3, 1), m.ones(3, 1)),
-    lambda m: m.dot(m.ones(3), m.ones(3, dtype=m.float64)),
-    lambda m: m.outer(m.ones(3, 1), m.ones(3)),
-    lambda m: m.linalg.inv(m.ones(3, 4)),
-    lambda m: m.linalg.inv(m.ones(3)),
-    lambda m: m.linalg.inv(m.tensor([[1.0, 2.0], [2.0, 4.0]])),
-    lambda m: m.linalg.inv(m.zeros(3, 3)),
-    lambda m: m.linalg.det(m.ones(2, 3)),
-    lambda m: m.linalg.solve(m.ones(2, 3), m.ones(2)),
-    lambda m: m.linalg.solve(m.zeros(2, 2), m.ones(2)),
-    lambda m: m.einsum("ij,jk->ik", m.ones(2, 3), m.ones(4, 2)),
-    lambda m: m.einsum("ij,jk->ik", m.ones(2, 3)),
-    lambda m: m.einsum("ij->i", m.ones(2, 3), m.ones(2)),
-], ids=["mm", "mm_1d", "mm_mat2_1d", "matmul", "bmm_inner", "bmm_batch", "bmm_2d", "mv_size",
-        "mv_rank", "dot_size", "dot_rank", "dot_dtype", "outer_rank", "inv_nonsquare", "inv_1d",
-        "inv_singular", "inv_zero", "det_nonsquare", "solve_nonsquare", "solve_singular",
-        "einsum_size", "einsum_few", "einsum_many"])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m: m.mm(m.ones(2, 3), m.ones(4, 5)),
+        lambda m: m.mm(m.ones(3), m.ones(3, 2)),
+        lambda m: m.mm(m.ones(2, 3), m.ones(3)),
+        lambda m: m.ones(2, 3) @ m.ones(4, 5),
+        lambda m: m.bmm(m.ones(2, 3, 3), m.ones(2, 4, 5)),
+        lambda m: m.bmm(m.ones(1, 3, 4), m.ones(2, 4, 5)),
+        lambda m: m.bmm(m.ones(3, 4), m.ones(4, 5)),
+        lambda m: m.mv(m.ones(3, 4), m.ones(3)),
+        lambda m: m.mv(m.ones(3, 4), m.ones(4, 1)),
+        lambda m: m.dot(m.ones(3), m.ones(4)),
+        lambda m: m.dot(m.ones(3, 1), m.ones(3, 1)),
+        lambda m: m.dot(m.ones(3), m.ones(3, dtype=m.float64)),
+        lambda m: m.outer(m.ones(3, 1), m.ones(3)),
+        lambda m: m.linalg.inv(m.ones(3, 4)),
+        lambda m: m.linalg.inv(m.ones(3)),
+        lambda m: m.linalg.inv(m.tensor([[1.0, 2.0], [2.0, 4.0]])),
+        lambda m: m.linalg.inv(m.zeros(3, 3)),
+        lambda m: m.linalg.det(m.ones(2, 3)),
+        lambda m: m.linalg.solve(m.ones(2, 3), m.ones(2)),
+        lambda m: m.linalg.solve(m.zeros(2, 2), m.ones(2)),
+        lambda m: m.einsum("ij,jk->ik", m.ones(2, 3), m.ones(4, 2)),
+        lambda m: m.einsum("ij,jk->ik", m.ones(2, 3)),
+        lambda m: m.einsum("ij->i", m.ones(2, 3), m.ones(2)),
+    ],
+    ids=[
+        "mm",
+        "mm_1d",
+        "mm_mat2_1d",
+        "matmul",
+        "bmm_inner",
+        "bmm_batch",
+        "bmm_2d",
+        "mv_size",
+        "mv_rank",
+        "dot_size",
+        "dot_rank",
+        "dot_dtype",
+        "outer_rank",
+        "inv_nonsquare",
+        "inv_1d",
+        "inv_singular",
+        "inv_zero",
+        "det_nonsquare",
+        "solve_nonsquare",
+        "solve_singular",
+        "einsum_size",
+        "einsum_few",
+        "einsum_many",
+    ],
+)
 def test_errors_match_torch(f):
     _errors(f)
 
@@ -63,15 +88,25 @@ def test_linalg_error_class():
     assert issubclass(cr.linalg.LinAlgError, RuntimeError)
 
 
-@pytest.mark.parametrize("f", [
-    lambda m, a, b: m.mm(a, b), lambda m, a, b: m.bmm(a[None], b[None]),
-    lambda m, a, b: m.mv(a, b[:, 0]), lambda m, a, b: m.dot(a[0], b[:, 0]),
-    lambda m, a, b: m.outer(a[0], b[0]),
-    lambda m, a, b: m.linalg.inv(a), lambda m, a, b: m.linalg.det(a),
-    lambda m, a, b: m.linalg.slogdet(a)[1], lambda m, a, b: m.linalg.solve(a, b),
-    lambda m, a, b: m.inverse(a), lambda m, a, b: m.det(a), lambda m, a, b: m.norm(a),
-    lambda m, a, b: m.linalg.vector_norm(a, 3), lambda m, a, b: m.linalg.matrix_norm(a),
-])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m, a, b: m.mm(a, b),
+        lambda m, a, b: m.bmm(a[None], b[None]),
+        lambda m, a, b: m.mv(a, b[:, 0]),
+        lambda m, a, b: m.dot(a[0], b[:, 0]),
+        lambda m, a, b: m.outer(a[0], b[0]),
+        lambda m, a, b: m.linalg.inv(a),
+        lambda m, a, b: m.linalg.det(a),
+        lambda m, a, b: m.linalg.slogdet(a)[1],
+        lambda m, a, b: m.linalg.solve(a, b),
+        lambda m, a, b: m.inverse(a),
+        lambda m, a, b: m.det(a),
+        lambda m, a, b: m.norm(a),
+        lambda m, a, b: m.linalg.vector_norm(a, 3),
+        lambda m, a, b: m.linalg.matrix_norm(a),
+    ],
+)
 def test_grad_fn_names(f):
     x = np.random.default_rng(0).uniform(-1, 1, (3, 3)) + 3 * np.eye(3)
     names = []
@@ -88,11 +123,16 @@ def test_addmm_beta_zero_ignores_nan():
         np.testing.assert_array_equal(_np(out), np.full((2, 2), 3.0))
 
 
-@pytest.mark.parametrize("f", [
-    lambda m, a: m.linalg.inv(a).sum(), lambda m, a: m.linalg.det(a),
-    lambda m, a: m.linalg.slogdet(a)[1], lambda m, a: (m.linalg.solve(a, a[:, :1] * 2)).sum(),
-    lambda m, a: m.einsum("ij,jk,ki->", a, a, a),
-])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m, a: m.linalg.inv(a).sum(),
+        lambda m, a: m.linalg.det(a),
+        lambda m, a: m.linalg.slogdet(a)[1],
+        lambda m, a: (m.linalg.solve(a, a[:, :1] * 2)).sum(),
+        lambda m, a: m.einsum("ij,jk,ki->", a, a, a),
+    ],
+)
 def test_double_backward_matches_torch(f):
     x = np.random.default_rng(3).uniform(-1, 1, (3, 3)) + 2 * np.eye(3)
     out = []
@@ -122,43 +162,58 @@ def test_linalg_is_a_module():
         assert callable(getattr(cr.linalg, name))
 
 
-@pytest.mark.parametrize("f", [
-    lambda m: m.addmm(m.ones(3, 3), m.ones(2, 3), m.ones(3, 4)),
-    lambda m: m.addmm(m.ones(2, 4), m.ones(2, 3), m.ones(2, 4)),
-    lambda m: m.addmv(m.ones(3), m.ones(2, 3), m.ones(3)),
-    lambda m: m.addmv(m.ones(2, 2), m.ones(2, 3), m.ones(3)),
-    lambda m: m.baddbmm(m.ones(2, 2, 4), m.ones(2, 2, 3), m.ones(1, 3, 4)),
-], ids=["addmm_input", "addmm_mats", "addmv_input", "addmv_2d", "baddbmm_batch"])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m: m.addmm(m.ones(3, 3), m.ones(2, 3), m.ones(3, 4)),
+        lambda m: m.addmm(m.ones(2, 4), m.ones(2, 3), m.ones(2, 4)),
+        lambda m: m.addmv(m.ones(3), m.ones(2, 3), m.ones(3)),
+        lambda m: m.addmv(m.ones(2, 2), m.ones(2, 3), m.ones(3)),
+        lambda m: m.baddbmm(m.ones(2, 2, 4), m.ones(2, 2, 3), m.ones(1, 3, 4)),
+    ],
+    ids=["addmm_input", "addmm_mats", "addmv_input", "addmv_2d", "baddbmm_batch"],
+)
 def test_addmm_family_errors_match_torch(f):
     _errors(f)
 
 
-@pytest.mark.parametrize("f", [
-    lambda m, x: m.addmm(x, x, x), lambda m, x: m.addmv(x[0], x, x[1]),
-    lambda m, x: m.baddbmm(x[None], x[None], x[None], beta=0.5),
-])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m, x: m.addmm(x, x, x),
+        lambda m, x: m.addmv(x[0], x, x[1]),
+        lambda m, x: m.baddbmm(x[None], x[None], x[None], beta=0.5),
+    ],
+)
 def test_addmm_family_grad_fn_names(f):
     x = np.random.default_rng(0).uniform(-1, 1, (3, 3))
     names = [f(m, m.tensor(x, requires_grad=True)).grad_fn.name() for m in (cr, torch)]
     assert names[0] == names[1]
 
 
-@pytest.mark.parametrize("f", [
-    lambda m: m.linalg.multi_dot([m.ones(2)]),
-    lambda m: m.linalg.multi_dot([m.ones(2, 2, 2), m.ones(2, 2)]),
-    lambda m: m.linalg.multi_dot([m.ones(2, 2), m.ones(2, 2, 2)]),
-    lambda m: m.linalg.multi_dot([m.ones(2, 2), m.ones(2), m.ones(2, 2)]),
-    lambda m: m.linalg.norm(m.ones(3), ord="fro"),
-    lambda m: m.mm(m.ones(2, 2, dtype=m.int64), m.ones(2, 2)),
-    lambda m: m.einsum("i,i", m.ones(2), [1.0, 2.0]),
-], ids=["one", "first3d", "last3d", "mid1d", "fro_1d", "mm_dtype", "einsum_nontensor"])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m: m.linalg.multi_dot([m.ones(2)]),
+        lambda m: m.linalg.multi_dot([m.ones(2, 2, 2), m.ones(2, 2)]),
+        lambda m: m.linalg.multi_dot([m.ones(2, 2), m.ones(2, 2, 2)]),
+        lambda m: m.linalg.multi_dot([m.ones(2, 2), m.ones(2), m.ones(2, 2)]),
+        lambda m: m.linalg.norm(m.ones(3), ord="fro"),
+        lambda m: m.mm(m.ones(2, 2, dtype=m.int64), m.ones(2, 2)),
+        lambda m: m.einsum("i,i", m.ones(2), [1.0, 2.0]),
+    ],
+    ids=["one", "first3d", "last3d", "mid1d", "fro_1d", "mm_dtype", "einsum_nontensor"],
+)
 def test_more_errors_match_torch(f):
     _errors(f)
 
 
 def test_einsum_empty_and_broadcast():
-    for eq, shapes in (("i,i", [(0,), (0,)]), ("ij,j->i", [(2, 3), (1,)]),
-                       ("...,...", [(2, 1), (3,)])):
+    for eq, shapes in (
+        ("i,i", [(0,), (0,)]),
+        ("ij,j->i", [(2, 3), (1,)]),
+        ("...,...", [(2, 1), (3,)]),
+    ):
         rng = np.random.default_rng(0)
         xs = [rng.uniform(-1, 1, s) for s in shapes]
         rc = cr.einsum(eq, *[cr.tensor(x) for x in xs])
@@ -171,12 +226,16 @@ def test_einsum_output_errors_match_torch(eq):
     _errors(lambda m: m.einsum(eq, m.ones(2, 2)))
 
 
-@pytest.mark.parametrize("x", [
-    [[1.0, 2.0], [2.0, 4.0]],
-    [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 5.0]],
-    [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]],
-    [[[1.0, 2.0], [3.0, 4.0]], [[1.0, 1.0], [1.0, 1.0]]],
-], ids=["2x2", "3x3_rank2", "3x3_rank1", "batch_mixed"])
+@pytest.mark.parametrize(
+    "x",
+    [
+        [[1.0, 2.0], [2.0, 4.0]],
+        [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 5.0]],
+        [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]],
+        [[[1.0, 2.0], [3.0, 4.0]], [[1.0, 1.0], [1.0, 1.0]]],
+    ],
+    ids=["2x2", "3x3_rank2", "3x3_rank1", "batch_mixed"],
+)
 def test_det_gradient_at_singular_matrices_matches_torch(x):
     res = []
     for m in (cr, torch):
@@ -202,8 +261,10 @@ def test_svd_fields_names_and_errors():
         assert tuple(r.U.shape) == (3, 2) and tuple(m.linalg.svd(m.tensor(x)).U.shape) == (3, 3)
         np.testing.assert_allclose(_np(r.U @ (r.S[:, None] * r.Vh)), x, atol=1e-12)
         assert r.S.grad_fn.name() == "LinalgSvdBackward0"
-        assert m.linalg.matrix_norm(m.tensor(x, requires_grad=True), 2).grad_fn.name() == \
-            "AmaxBackward0"
+        assert (
+            m.linalg.matrix_norm(m.tensor(x, requires_grad=True), 2).grad_fn.name()
+            == "AmaxBackward0"
+        )
     assert repr(cr.linalg.svd(cr.ones(2, 2))).startswith("torch.return_types.linalg_svd(\nU=")
     _errors(lambda m: m.linalg.svd(m.ones(3)))
     _errors(lambda m: m.linalg.svdvals(m.ones(3)))
@@ -216,37 +277,48 @@ def _t(m, shape, dtype="float32"):
 
 
 _MIXED = [
-    ((2, 3), (3, 2)), ((3,), (3, 2)), ((2, 3), (3,)), ((3,), (3,)), ((2, 2, 3), (3, 2)),
-    ((2, 3), (2, 3, 2)), ((3,), (2, 3, 2)), ((2, 2, 3), (3,)), ((2, 2, 3), (2, 3, 2)),
+    ((2, 3), (3, 2)),
+    ((3,), (3, 2)),
+    ((2, 3), (3,)),
+    ((3,), (3,)),
+    ((2, 2, 3), (3, 2)),
+    ((2, 3), (2, 3, 2)),
+    ((3,), (2, 3, 2)),
+    ((2, 2, 3), (3,)),
+    ((2, 2, 3), (2, 3, 2)),
     ((1, 2, 2, 3), (2, 1, 3, 2)),
 ]
 
 
 @pytest.mark.parametrize("sa,sb", _MIXED, ids=[f"{a}@{b}" for a, b in _MIXED])
-@pytest.mark.parametrize("da,db", [("float32", "float64"), ("float64", "float32"),
-                                   ("int64", "float32")])
+@pytest.mark.parametrize(
+    "da,db", [("float32", "float64"), ("float64", "float32"), ("int64", "float32")]
+)
 def test_matmul_mixed_dtypes_raise_as_torch(sa, sb, da, db):
     _errors(lambda m: _t(m, sa, da) @ _t(m, sb, db))
 
 
-@pytest.mark.parametrize("f", [
-    lambda m: m.mm(_t(m, (2, 3)), _t(m, (3, 2), "float64")),
-    lambda m: m.bmm(_t(m, (2, 2, 3), "float64"), _t(m, (2, 3, 2))),
-    lambda m: m.mv(_t(m, (2, 3)), _t(m, (3,), "float64")),
-    lambda m: m.mv(_t(m, (2, 3), "float64"), _t(m, (3,))),
-    lambda m: m.dot(_t(m, (3,)), _t(m, (3,), "float64")),
-    lambda m: m.dot(_t(m, (3,)), _t(m, (4,), "float64")),  # dtype is checked before size
-    lambda m: m.addmm(_t(m, (2, 2), "float64"), _t(m, (2, 3)), _t(m, (3, 2))),
-    lambda m: m.addmm(_t(m, (2, 2)), _t(m, (2, 3), "float64"), _t(m, (3, 2))),
-    lambda m: m.addmm(_t(m, (2, 2)), _t(m, (2, 3)), _t(m, (3, 2), "float64")),
-    lambda m: m.addmv(_t(m, (2,), "float64"), _t(m, (2, 3)), _t(m, (3,))),
-    lambda m: m.addmv(_t(m, (2,)), _t(m, (2, 3)), _t(m, (3,), "float64")),
-    lambda m: m.baddbmm(_t(m, (2, 2, 2), "float64"), _t(m, (2, 2, 3)), _t(m, (2, 3, 2))),
-    lambda m: m.baddbmm(_t(m, (2, 2, 2)), _t(m, (2, 2, 3), "float64"), _t(m, (2, 3, 2))),
-    lambda m: m.baddbmm(_t(m, (2, 2, 2)), _t(m, (2, 2, 3)), _t(m, (2, 3, 2), "float64")),
-    # shapes are checked before dtypes in the other kernels
-    lambda m: _t(m, (2, 3)) @ _t(m, (4, 2), "float64"),
-])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m: m.mm(_t(m, (2, 3)), _t(m, (3, 2), "float64")),
+        lambda m: m.bmm(_t(m, (2, 2, 3), "float64"), _t(m, (2, 3, 2))),
+        lambda m: m.mv(_t(m, (2, 3)), _t(m, (3,), "float64")),
+        lambda m: m.mv(_t(m, (2, 3), "float64"), _t(m, (3,))),
+        lambda m: m.dot(_t(m, (3,)), _t(m, (3,), "float64")),
+        lambda m: m.dot(_t(m, (3,)), _t(m, (4,), "float64")),  # dtype is checked before size
+        lambda m: m.addmm(_t(m, (2, 2), "float64"), _t(m, (2, 3)), _t(m, (3, 2))),
+        lambda m: m.addmm(_t(m, (2, 2)), _t(m, (2, 3), "float64"), _t(m, (3, 2))),
+        lambda m: m.addmm(_t(m, (2, 2)), _t(m, (2, 3)), _t(m, (3, 2), "float64")),
+        lambda m: m.addmv(_t(m, (2,), "float64"), _t(m, (2, 3)), _t(m, (3,))),
+        lambda m: m.addmv(_t(m, (2,)), _t(m, (2, 3)), _t(m, (3,), "float64")),
+        lambda m: m.baddbmm(_t(m, (2, 2, 2), "float64"), _t(m, (2, 2, 3)), _t(m, (2, 3, 2))),
+        lambda m: m.baddbmm(_t(m, (2, 2, 2)), _t(m, (2, 2, 3), "float64"), _t(m, (2, 3, 2))),
+        lambda m: m.baddbmm(_t(m, (2, 2, 2)), _t(m, (2, 2, 3)), _t(m, (2, 3, 2), "float64")),
+        # shapes are checked before dtypes in the other kernels
+        lambda m: _t(m, (2, 3)) @ _t(m, (4, 2), "float64"),
+    ],
+)
 def test_product_family_mixed_dtypes_raise_as_torch(f):
     _errors(f)
 
@@ -257,18 +329,29 @@ def test_same_dtype_products_still_work():
     assert (cr.ones(2, 3, dtype=cr.int64) @ cr.ones(3, 2, dtype=cr.int64)).tolist() == [[3, 3]] * 2
 
 
-@pytest.mark.parametrize("eq,shapes", [
-    ("ij,jk->ik", ((2, 3), (3, 2))), ("i,i->", ((3,), (3,))), ("ij,j->i", ((2, 3), (3,))),
-    ("ij,ij->i", ((2, 3), (2, 3))), ("bij,bjk->bik", ((2, 2, 3), (2, 3, 2))),
-])
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("ij,jk->ik", ((2, 3), (3, 2))),
+        ("i,i->", ((3,), (3,))),
+        ("ij,j->i", ((2, 3), (3,))),
+        ("ij,ij->i", ((2, 3), (2, 3))),
+        ("bij,bjk->bik", ((2, 2, 3), (2, 3, 2))),
+    ],
+)
 @pytest.mark.parametrize("da,db", [("float32", "float64"), ("float64", "float32")])
 def test_einsum_contraction_with_mixed_dtypes_raises_as_torch(eq, shapes, da, db):
     _errors(lambda m: m.einsum(eq, _t(m, shapes[0], da), _t(m, shapes[1], db)))
 
 
-@pytest.mark.parametrize("eq,shapes", [
-    ("i,i->i", ((3,), (3,))), ("i,j->ij", ((3,), (2,))), ("ij,k->ijk", ((2, 3), (2,))),
-])
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("i,i->i", ((3,), (3,))),
+        ("i,j->ij", ((3,), (2,))),
+        ("ij,k->ijk", ((2, 3), (2,))),
+    ],
+)
 def test_einsum_without_contraction_promotes_as_torch(eq, shapes):
     got = cr.einsum(eq, _t(cr, shapes[0]), _t(cr, shapes[1], "float64"))
     want = torch.einsum(eq, _t(torch, shapes[0]), _t(torch, shapes[1], "float64"))

@@ -13,9 +13,16 @@ import chainrule as cr
 
 torch = pytest.importorskip("torch")
 
-def compare(call: Callable[..., Any], args: list[Any], kwargs: dict[str, Any] | None = None,
-            dtype: str = "float64", grad: tuple[int, ...] | None = None, rtol: float = 1e-6,
-            atol: float = 1e-8) -> tuple[Any, Any]:
+
+def compare(
+    call: Callable[..., Any],
+    args: list[Any],
+    kwargs: dict[str, Any] | None = None,
+    dtype: str = "float64",
+    grad: tuple[int, ...] | None = None,
+    rtol: float = 1e-6,
+    atol: float = 1e-8,
+) -> tuple[Any, Any]:
     """``call(m, *args, **kwargs)`` with m = chainrule and m = torch; float ndarray args become
     tensors (requiring grad when their index is in ``grad``, default: all float args). Checks
     values, dtypes and the gradients of sum(out * r) for a fixed random r."""
@@ -41,22 +48,26 @@ def compare(call: Callable[..., Any], args: list[Any], kwargs: dict[str, Any] | 
     for c, t in zip(couts, touts):
         assert tuple(c.shape) == tuple(t.shape)
         assert c.dtype.name == str(t.dtype).replace("torch.", "")
-        np.testing.assert_allclose(np.asarray(c._data), t.detach().numpy(), rtol=rtol,
-                                   atol=atol)
+        np.testing.assert_allclose(np.asarray(c._data), t.detach().numpy(), rtol=rtol, atol=atol)
     c0, t0 = couts[0], touts[0]
     idx = [i for i, a in enumerate(tts) if isinstance(a, torch.Tensor) and a.requires_grad]
     if idx and t0.requires_grad:
         r = np.random.default_rng(5).uniform(-1, 1, tuple(t0.shape)).astype(dtype)
-        cg = cr.autograd.grad([(c0 * cr.tensor(r)).sum()], [cts[i] for i in idx],
-                              allow_unused=True)
-        tg = torch.autograd.grad([(t0 * torch.tensor(r)).sum()], [tts[i] for i in idx],
-                                 allow_unused=True)
+        cg = cr.autograd.grad([(c0 * cr.tensor(r)).sum()], [cts[i] for i in idx], allow_unused=True)
+        tg = torch.autograd.grad(
+            [(t0 * torch.tensor(r)).sum()], [tts[i] for i in idx], allow_unused=True
+        )
         for i, a, b in zip(idx, cg, tg):
             if b is None:
                 assert a is None or not np.any(np.asarray(a._data)), i
                 continue
-            np.testing.assert_allclose(np.asarray(a._data), b.numpy(), rtol=rtol, atol=atol,
-                                       err_msg=f"gradient of argument {i}")
+            np.testing.assert_allclose(
+                np.asarray(a._data),
+                b.numpy(),
+                rtol=rtol,
+                atol=atol,
+                err_msg=f"gradient of argument {i}",
+            )
     return cout, tout
 
 
@@ -77,8 +88,9 @@ def _u(shape: tuple[int, ...], lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
 def test_softmax_is_stable_and_keeps_float32() -> None:
     x = np.array([[1000.0, 1001.0, -1000.0], [-3.0, 0.0, 3.0]], dtype=np.float32)
     for name in ("softmax", "log_softmax"):
-        c, t = compare(lambda m, a: getattr(F(m), name)(a, dim=1), [x], dtype="float32",
-                       rtol=1e-5, atol=1e-6)
+        c, t = compare(
+            lambda m, a: getattr(F(m), name)(a, dim=1), [x], dtype="float32", rtol=1e-5, atol=1e-6
+        )
         assert np.all(np.isfinite(np.asarray(c._data)))
 
 
@@ -119,8 +131,9 @@ def test_softmax_double_backward_matches_torch() -> None:
 @pytest.mark.parametrize("ignore", [None, 1])
 @pytest.mark.parametrize("smoothing", [0.0, 0.3])
 @pytest.mark.parametrize("spatial", [False, True])
-def test_cross_entropy_class_indices(reduction: str, weighted: bool, ignore: Any,
-                                     smoothing: float, spatial: bool) -> None:
+def test_cross_entropy_class_indices(
+    reduction: str, weighted: bool, ignore: Any, smoothing: float, spatial: bool
+) -> None:
     shape = (3, 4, 2) if spatial else (5, 4)
     x = _u(shape, -2, 2)
     t = RNG.integers(0, 4, (3, 2) if spatial else (5,)).astype(np.int64)
@@ -129,26 +142,39 @@ def test_cross_entropy_class_indices(reduction: str, weighted: bool, ignore: Any
     kw: dict[str, Any] = {"reduction": reduction, "label_smoothing": smoothing}
     if ignore is not None:
         kw["ignore_index"] = ignore
-    compare(lambda m, a, b, c=None, **k: F(m).cross_entropy(a, b, weight=c, **k),
-            [x, t] + ([w] if weighted else []), kw, grad=(0,))
+    compare(
+        lambda m, a, b, c=None, **k: F(m).cross_entropy(a, b, weight=c, **k),
+        [x, t] + ([w] if weighted else []),
+        kw,
+        grad=(0,),
+    )
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("smoothing", [0.0, 0.25])
-def test_cross_entropy_class_probabilities(reduction: str, weighted: bool,
-                                           smoothing: float) -> None:
+def test_cross_entropy_class_probabilities(
+    reduction: str, weighted: bool, smoothing: float
+) -> None:
     x = _u((3, 4, 2), -2, 2)
     t = RNG.dirichlet(np.ones(4), (3, 2)).transpose(0, 2, 1).copy()
     w = RNG.uniform(0.5, 2, (4,)) if weighted else None
-    compare(lambda m, a, b, c=None, **k: F(m).cross_entropy(a, b, weight=c, **k),
-            [x, t] + ([w] if weighted else []),
-            {"reduction": reduction, "label_smoothing": smoothing}, grad=(0, 1))
+    compare(
+        lambda m, a, b, c=None, **k: F(m).cross_entropy(a, b, weight=c, **k),
+        [x, t] + ([w] if weighted else []),
+        {"reduction": reduction, "label_smoothing": smoothing},
+        grad=(0, 1),
+    )
 
 
 def test_cross_entropy_float32_and_unbatched() -> None:
-    compare(lambda m, a, b: F(m).cross_entropy(a, b), [_u((4,)), np.array(2)], dtype="float32",
-            rtol=1e-5, atol=1e-6)
+    compare(
+        lambda m, a, b: F(m).cross_entropy(a, b),
+        [_u((4,)), np.array(2)],
+        dtype="float32",
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
@@ -157,9 +183,12 @@ def test_nll_loss_grid(reduction: str, weighted: bool) -> None:
     x = _u((6, 3), -3, 0)
     t = np.array([0, 2, 1, 2, 2, 0])
     w = RNG.uniform(0.5, 2, (3,)) if weighted else None
-    compare(lambda m, a, b, c=None, **k: F(m).nll_loss(a, b, weight=c, **k),
-            [x, t] + ([w] if weighted else []), {"reduction": reduction, "ignore_index": 2},
-            grad=(0,))
+    compare(
+        lambda m, a, b, c=None, **k: F(m).nll_loss(a, b, weight=c, **k),
+        [x, t] + ([w] if weighted else []),
+        {"reduction": reduction, "ignore_index": 2},
+        grad=(0,),
+    )
 
 
 def test_nll_loss_all_ignored_is_nan_and_bad_target_raises() -> None:
@@ -182,21 +211,39 @@ def test_cross_entropy_bad_label_smoothing() -> None:
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-@pytest.mark.parametrize("name,kw", [("mse_loss", {}), ("l1_loss", {}),
-                                     ("smooth_l1_loss", {"beta": 0.5}),
-                                     ("smooth_l1_loss", {"beta": 0.0}),
-                                     ("huber_loss", {"delta": 0.3})])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("mse_loss", {}),
+        ("l1_loss", {}),
+        ("smooth_l1_loss", {"beta": 0.5}),
+        ("smooth_l1_loss", {"beta": 0.0}),
+        ("huber_loss", {"delta": 0.3}),
+    ],
+)
 def test_regression_losses(reduction: str, name: str, kw: dict[str, Any]) -> None:
-    compare(lambda m, a, b, **k: getattr(F(m), name)(a, b, **k), [_u((3, 4)), _u((3, 4))],
-            {"reduction": reduction, **kw})
-    compare(lambda m, a, b, **k: getattr(F(m), name)(a, b, **k), [_u((3, 4)), _u((3, 4))],
-            {"reduction": reduction, **kw}, dtype="float32", rtol=1e-5, atol=1e-6)
+    compare(
+        lambda m, a, b, **k: getattr(F(m), name)(a, b, **k),
+        [_u((3, 4)), _u((3, 4))],
+        {"reduction": reduction, **kw},
+    )
+    compare(
+        lambda m, a, b, **k: getattr(F(m), name)(a, b, **k),
+        [_u((3, 4)), _u((3, 4))],
+        {"reduction": reduction, **kw},
+        dtype="float32",
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_mse_loss_broadcast_warning() -> None:
     for m in (cr, torch):
-        with pytest.warns(UserWarning, match=r"Using a target size \(torch.Size\(\[4\]\)\) that"
-                                             r" is different to the input size"):
+        with pytest.warns(
+            UserWarning,
+            match=r"Using a target size \(torch.Size\(\[4\]\)\) that"
+            r" is different to the input size",
+        ):
             F(m).mse_loss(m.tensor(_u((3, 4))), m.tensor(_u((4,))))
 
 
@@ -205,13 +252,15 @@ def test_binary_cross_entropy(reduction: str) -> None:
     x = _u((3, 4), 0.05, 0.95)
     t = _u((3, 4), 0, 1)
     w = _u((3, 1), 0.5, 2)
-    compare(lambda m, a, b, c: F(m).binary_cross_entropy(a, b, c, reduction=reduction),
-            [x, t, w], grad=(0, 1))
+    compare(
+        lambda m, a, b, c: F(m).binary_cross_entropy(a, b, c, reduction=reduction),
+        [x, t, w],
+        grad=(0, 1),
+    )
     # Exact 0 and 1 inputs: the logs are clamped to -100, as PyTorch.
     x2 = np.array([0.0, 1.0, 0.5])
     t2 = np.array([1.0, 0.0, 1.0])
-    compare(lambda m, a, b: F(m).binary_cross_entropy(a, b, reduction=reduction), [x2, t2],
-            grad=())
+    compare(lambda m, a, b: F(m).binary_cross_entropy(a, b, reduction=reduction), [x2, t2], grad=())
 
 
 def test_binary_cross_entropy_errors() -> None:
@@ -226,13 +275,27 @@ def test_binary_cross_entropy_errors() -> None:
 def test_binary_cross_entropy_with_logits(reduction: str) -> None:
     x = np.array([[-200.0, -3.0, 0.0, 0.5], [2.0, 50.0, 300.0, -0.7]])
     t = _u((2, 4), 0, 1)
-    compare(lambda m, a, b, **k: F(m).binary_cross_entropy_with_logits(a, b, **k), [x, t],
-            {"reduction": reduction})
-    compare(lambda m, a, b, w, pw, **k: F(m).binary_cross_entropy_with_logits(
-        a, b, weight=w, pos_weight=pw, **k), [x, t, _u((4,), 0.5, 2), _u((4,), 0.5, 3)],
-        {"reduction": reduction}, grad=(0, 1))
-    compare(lambda m, a, b, **k: F(m).binary_cross_entropy_with_logits(a, b, **k), [x, t],
-            {"reduction": reduction}, dtype="float32", rtol=1e-5, atol=1e-5)
+    compare(
+        lambda m, a, b, **k: F(m).binary_cross_entropy_with_logits(a, b, **k),
+        [x, t],
+        {"reduction": reduction},
+    )
+    compare(
+        lambda m, a, b, w, pw, **k: F(m).binary_cross_entropy_with_logits(
+            a, b, weight=w, pos_weight=pw, **k
+        ),
+        [x, t, _u((4,), 0.5, 2), _u((4,), 0.5, 3)],
+        {"reduction": reduction},
+        grad=(0, 1),
+    )
+    compare(
+        lambda m, a, b, **k: F(m).binary_cross_entropy_with_logits(a, b, **k),
+        [x, t],
+        {"reduction": reduction},
+        dtype="float32",
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("reduction", ["none", "sum", "batchmean", "mean"])
@@ -244,8 +307,11 @@ def test_kl_div(reduction: str, log_target: bool) -> None:
         t = np.log(t)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compare(lambda m, a, b, **k: F(m).kl_div(a, b, **k), [x, t],
-                {"reduction": reduction, "log_target": log_target})
+        compare(
+            lambda m, a, b, **k: F(m).kl_div(a, b, **k),
+            [x, t],
+            {"reduction": reduction, "log_target": log_target},
+        )
     if reduction == "mean":
         with pytest.warns(UserWarning, match="reduction: 'mean' divides the total loss"):
             F(cr).kl_div(cr.tensor(x), cr.tensor(t), log_target=log_target)
@@ -294,8 +360,9 @@ def test_dropout_eval_p0_p1_and_errors() -> None:
     assert F(cr).dropout(x, 0.5, training=False) is x
     np.testing.assert_array_equal(np.asarray(F(cr).dropout(x, 1.0)._data), 0.0)
     for m in (cr, torch):
-        with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, "
-                                             "but got 1.5"):
+        with pytest.raises(
+            ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"
+        ):
             F(m).dropout(m.tensor([1.0]), 1.5)
 
 
@@ -304,8 +371,7 @@ def test_dropout_eval_p0_p1_and_errors() -> None:
 
 @pytest.mark.parametrize("affine", [False, True])
 @pytest.mark.parametrize("shape", [(4, 3), (3, 2, 5), (2, 3, 2, 2)])
-def test_batch_norm_training_updates_running_stats(affine: bool, shape: tuple[int, ...]
-                                                   ) -> None:
+def test_batch_norm_training_updates_running_stats(affine: bool, shape: tuple[int, ...]) -> None:
     x = _u(shape)
     c = shape[1]
     w, b = _u((c,)), _u((c,))
@@ -319,33 +385,50 @@ def test_batch_norm_training_updates_running_stats(affine: bool, shape: tuple[in
         y = F(m).batch_norm(xs, rm, rv, ws[0], ws[1], training=True, momentum=0.3, eps=1e-3)
         stats[m.__name__] = (rm, rv, y)
     for i in range(2):
-        np.testing.assert_allclose(np.asarray(stats["chainrule"][i]._data),
-                                   stats["torch"][i].numpy(), rtol=1e-10)
-    compare(lambda m, a, *wb: F(m).batch_norm(a, None, None, *wb, training=True),
-            [x] + ([w, b] if affine else []))
-    compare(lambda m, a, rm, rv: F(m).batch_norm(a, rm, rv, training=False),
-            [x, _u((c,)), _u((c,), 0.5, 2)], grad=(0,))
+        np.testing.assert_allclose(
+            np.asarray(stats["chainrule"][i]._data), stats["torch"][i].numpy(), rtol=1e-10
+        )
+    compare(
+        lambda m, a, *wb: F(m).batch_norm(a, None, None, *wb, training=True),
+        [x] + ([w, b] if affine else []),
+    )
+    compare(
+        lambda m, a, rm, rv: F(m).batch_norm(a, rm, rv, training=False),
+        [x, _u((c,)), _u((c,), 0.5, 2)],
+        grad=(0,),
+    )
 
 
 def test_batch_norm_needs_more_than_one_value() -> None:
     for m in (cr, torch):
-        with pytest.raises(ValueError, match="Expected more than 1 value per channel when "
-                                             r"training, got input size torch.Size\(\[1, 3\]\)"):
+        with pytest.raises(
+            ValueError,
+            match="Expected more than 1 value per channel when "
+            r"training, got input size torch.Size\(\[1, 3\]\)",
+        ):
             F(m).batch_norm(m.tensor(_u((1, 3))), None, None, training=True)
 
 
 @pytest.mark.parametrize("normalized_shape", [(4,), (3, 4)])
 def test_layer_norm(normalized_shape: tuple[int, ...]) -> None:
-    compare(lambda m, a, w, b: F(m).layer_norm(a, normalized_shape, w, b, eps=1e-3),
-            [_u((2, 3, 4)), _u(normalized_shape), _u(normalized_shape)])
-    compare(lambda m, a: F(m).layer_norm(a, normalized_shape), [_u((2, 3, 4))],
-            dtype="float32", rtol=1e-5, atol=1e-5)
+    compare(
+        lambda m, a, w, b: F(m).layer_norm(a, normalized_shape, w, b, eps=1e-3),
+        [_u((2, 3, 4)), _u(normalized_shape), _u(normalized_shape)],
+    )
+    compare(
+        lambda m, a: F(m).layer_norm(a, normalized_shape),
+        [_u((2, 3, 4))],
+        dtype="float32",
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize("groups", [1, 2, 4])
 def test_group_norm(groups: int) -> None:
-    compare(lambda m, a, w, b: F(m).group_norm(a, groups, w, b), [_u((2, 4, 3, 2)), _u((4,)),
-                                                                  _u((4,))])
+    compare(
+        lambda m, a, w, b: F(m).group_norm(a, groups, w, b), [_u((2, 4, 3, 2)), _u((4,)), _u((4,))]
+    )
 
 
 def test_embedding_padding_idx_gets_no_gradient() -> None:
@@ -366,26 +449,47 @@ def test_cosine_similarity_eps_and_broadcast() -> None:
     a = _u((3, 4))
     a[0] = 1e-10
     compare(lambda m, x, y: F(m).cosine_similarity(x, y), [a, _u((3, 4))])
-    compare(lambda m, x, y: F(m).cosine_similarity(x, y, dim=0, eps=0.5), [_u((3, 4)),
-                                                                           _u((3, 1))])
+    compare(lambda m, x, y: F(m).cosine_similarity(x, y, dim=0, eps=0.5), [_u((3, 4)), _u((3, 1))])
 
 
 def test_linear_bilinear_float32() -> None:
-    compare(lambda m, x, w, b: F(m).linear(x, w, b), [_u((2, 3)), _u((4, 3)), _u((4,))],
-            dtype="float32", rtol=1e-5, atol=1e-6)
-    compare(lambda m, x, y, w: F(m).bilinear(x, y, w), [_u((2, 5, 3)), _u((2, 5, 2)),
-                                                        _u((4, 3, 2))])
+    compare(
+        lambda m, x, w, b: F(m).linear(x, w, b),
+        [_u((2, 3)), _u((4, 3)), _u((4,))],
+        dtype="float32",
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    compare(
+        lambda m, x, y, w: F(m).bilinear(x, y, w), [_u((2, 5, 3)), _u((2, 5, 2)), _u((4, 3, 2))]
+    )
 
 
 # Re-exported activations ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,kw", [
-    ("relu", {}), ("relu6", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {}),
-    ("selu", {}), ("celu", {"alpha": 0.5}), ("gelu", {"approximate": "tanh"}), ("gelu", {}),
-    ("silu", {}), ("mish", {}), ("hardtanh", {"min_val": -0.5}), ("hardsigmoid", {}),
-    ("hardswish", {}), ("softplus", {"beta": 2.0}), ("logsigmoid", {}), ("sigmoid", {}),
-    ("tanh", {})])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("relu", {}),
+        ("relu6", {}),
+        ("leaky_relu", {"negative_slope": 0.2}),
+        ("elu", {}),
+        ("selu", {}),
+        ("celu", {"alpha": 0.5}),
+        ("gelu", {"approximate": "tanh"}),
+        ("gelu", {}),
+        ("silu", {}),
+        ("mish", {}),
+        ("hardtanh", {"min_val": -0.5}),
+        ("hardsigmoid", {}),
+        ("hardswish", {}),
+        ("softplus", {"beta": 2.0}),
+        ("logsigmoid", {}),
+        ("sigmoid", {}),
+        ("tanh", {}),
+    ],
+)
 def test_reexported_activations(name: str, kw: dict[str, Any]) -> None:
     compare(lambda m, a: getattr(F(m), name)(a, **kw), [_u((3, 4), -4, 4)])
 
@@ -399,8 +503,10 @@ def test_reexported_pad_and_one_hot() -> None:
 
 def test_toplevel_forms() -> None:
     x = _u((4, 3, 2))
-    compare(lambda m, a, w, b: m.batch_norm(a, w, b, None, None, True, 0.1, 1e-5, False),
-            [x, _u((3,)), _u((3,))])
+    compare(
+        lambda m, a, w, b: m.batch_norm(a, w, b, None, None, True, 0.1, 1e-5, False),
+        [x, _u((3,)), _u((3,))],
+    )
     compare(lambda m, a: m.layer_norm(a, (2,)), [x])
     compare(lambda m, a: m.group_norm(a, 3), [x])
     compare(lambda m, w: m.embedding(w, m.tensor([[0, 2], [1, 1]]), 1), [_u((3, 2))])
@@ -422,14 +528,18 @@ def test_dropout_inplace() -> None:
     np.testing.assert_array_equal(np.asarray(x.grad._data), ya)
 
 
-@pytest.mark.parametrize("shape,target,exc", [
-    ((3, 4), np.array([[0, 1], [1, 1], [0, 0]]), RuntimeError),
-    ((3, 4), np.array([0, 1]), ValueError),
-    ((3, 4), np.array([0.5, 0.1, 0.2]), RuntimeError),
-    ((3, 4, 2), np.array([[0, 1, 1], [1, 1, 0], [0, 0, 0]]), RuntimeError),
-])
-def test_loss_target_errors_match_torch(shape: tuple[int, ...], target: np.ndarray,
-                                        exc: type) -> None:
+@pytest.mark.parametrize(
+    "shape,target,exc",
+    [
+        ((3, 4), np.array([[0, 1], [1, 1], [0, 0]]), RuntimeError),
+        ((3, 4), np.array([0, 1]), ValueError),
+        ((3, 4), np.array([0.5, 0.1, 0.2]), RuntimeError),
+        ((3, 4, 2), np.array([[0, 1, 1], [1, 1, 0], [0, 0, 0]]), RuntimeError),
+    ],
+)
+def test_loss_target_errors_match_torch(
+    shape: tuple[int, ...], target: np.ndarray, exc: type
+) -> None:
     msgs = []
     for m in (cr, torch):
         for fn in ("nll_loss", "cross_entropy"):
@@ -439,21 +549,31 @@ def test_loss_target_errors_match_torch(shape: tuple[int, ...], target: np.ndarr
     assert msgs[:2] == msgs[2:]
 
 
-@pytest.mark.parametrize("shape,wshape", [((2, 3, 4), (3,)), ((2, 3), (1,)), ((4,), (1,)),
-                                          ((2, 3, 2, 2), (3,))])
+@pytest.mark.parametrize(
+    "shape,wshape", [((2, 3, 4), (3,)), ((2, 3), (1,)), ((4,), (1,)), ((2, 3, 2, 2), (3,))]
+)
 def test_prelu(shape: tuple[int, ...], wshape: tuple[int, ...]) -> None:
     compare(lambda m, x, w: F(m).prelu(x, w), [_u(shape), _u(wshape, 0, 0.5)])
     for m in (cr, torch):
-        with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel "
-                                               "size. Found parameter numbers = 4 and channel "
-                                               "size = 3."):
+        with pytest.raises(
+            RuntimeError,
+            match="Mismatch of parameter numbers and input channel "
+            "size. Found parameter numbers = 4 and channel "
+            "size = 3.",
+        ):
             F(m).prelu(m.tensor(_u((2, 3))), m.tensor(_u((4,))))
 
 
-@pytest.mark.parametrize("name,shape", [("dropout1d", (4, 6, 5)), ("dropout1d", (6, 5)),
-                                        ("dropout2d", (4, 6, 3, 3)),
-                                        ("dropout3d", (4, 6, 2, 2, 2)),
-                                        ("dropout3d", (6, 2, 2, 2))])
+@pytest.mark.parametrize(
+    "name,shape",
+    [
+        ("dropout1d", (4, 6, 5)),
+        ("dropout1d", (6, 5)),
+        ("dropout2d", (4, 6, 3, 3)),
+        ("dropout3d", (4, 6, 2, 2, 2)),
+        ("dropout3d", (6, 2, 2, 2)),
+    ],
+)
 def test_channel_dropout(name: str, shape: tuple[int, ...]) -> None:
     cr.manual_seed(1)
     x = cr.ones(*shape, requires_grad=True)
@@ -472,8 +592,9 @@ def test_channel_dropout(name: str, shape: tuple[int, ...]) -> None:
 
 def test_channel_dropout_errors_and_warnings() -> None:
     for m in (cr, torch):
-        with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but "
-                                               "received a 4D input"):
+        with pytest.raises(
+            RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"
+        ):
             F(m).dropout1d(m.ones(2, 3, 4, 5))
         with pytest.warns(UserWarning, match="dropout2d: Received a 3D input to dropout2d"):
             F(m).dropout2d(m.ones(2, 3, 4))

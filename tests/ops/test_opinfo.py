@@ -29,8 +29,9 @@ def _cases() -> list[Any]:
 CASES = _cases()
 
 
-def _convert(m: Any, row: OpInfo, s: Sample, dtype: str, requires_grad: bool = True
-             ) -> tuple[list[Any], list[int]]:
+def _convert(
+    m: Any, row: OpInfo, s: Sample, dtype: str, requires_grad: bool = True
+) -> tuple[list[Any], list[int]]:
     args: list[Any] = []
     diff: list[int] = []
     for i, a in enumerate(s.args):
@@ -76,8 +77,10 @@ def test_forward_matches_reference(row: OpInfo, sample: Sample, dtype: str) -> N
         pytest.skip("no NumPy reference for this row; the PyTorch test covers it")
     args, _ = _convert(cr, row, sample, dtype, requires_grad=False)
     out = _flat(row.call(cr, *args, **sample.kwargs))
-    ref_args = [a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
-                for a in sample.args]
+    ref_args = [
+        a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+        for a in sample.args
+    ]
     ref = _flat(row.ref(*ref_args, **sample.kwargs))
     assert len(out) == len(ref)
     for o, r in zip(out, ref):
@@ -112,10 +115,18 @@ def test_matches_torch(row: OpInfo, sample: Sample, dtype: str) -> None:
         return
     rng = np.random.default_rng(7)
     gs = [rng.uniform(-1, 1, tuple(t.shape)).astype(dtype) for _, t in roots]
-    c_grads = cr.autograd.grad([c for c, _ in roots], [c_args[i] for i in diff],
-                               [cr.tensor(g) for g in gs], allow_unused=True)
-    t_grads = torch.autograd.grad([t for _, t in roots], [t_args[i] for i in diff],
-                                  [torch.tensor(g) for g in gs], allow_unused=True)
+    c_grads = cr.autograd.grad(
+        [c for c, _ in roots],
+        [c_args[i] for i in diff],
+        [cr.tensor(g) for g in gs],
+        allow_unused=True,
+    )
+    t_grads = torch.autograd.grad(
+        [t for _, t in roots],
+        [t_args[i] for i in diff],
+        [torch.tensor(g) for g in gs],
+        allow_unused=True,
+    )
     for i, (cg, tg) in zip(diff, zip(c_grads, t_grads)):
         if tg is None:
             assert cg is None or not np.any(_np(cg)), f"input {i}: torch has no gradient"
@@ -141,8 +152,12 @@ def test_gradcheck(row: OpInfo, sample: Sample) -> None:
     args, diff = _convert(cr, row, sample, "float64")
     if not diff:
         pytest.skip("no differentiable input")
-    assert gradcheck(_gc_func(row, sample, args, diff), [args[i] for i in diff],
-                     atol=row.gc_atol, rtol=row.gc_rtol)
+    assert gradcheck(
+        _gc_func(row, sample, args, diff),
+        [args[i] for i in diff],
+        atol=row.gc_atol,
+        rtol=row.gc_rtol,
+    )
 
 
 @pytest.mark.parametrize("row,sample", CASES)
@@ -152,8 +167,12 @@ def test_gradgradcheck(row: OpInfo, sample: Sample) -> None:
     args, diff = _convert(cr, row, sample, "float64")
     if not diff:
         pytest.skip("no differentiable input")
-    assert gradgradcheck(_gc_func(row, sample, args, diff), [args[i] for i in diff],
-                         atol=row.gc_atol, rtol=row.gc_rtol)
+    assert gradgradcheck(
+        _gc_func(row, sample, args, diff),
+        [args[i] for i in diff],
+        atol=row.gc_atol,
+        rtol=row.gc_rtol,
+    )
 
 
 @pytest.mark.parametrize("row,sample", CASES)
@@ -207,26 +226,45 @@ def check_gradient_paths(row: OpInfo, sample: Sample) -> bool:
     gs = [rng.uniform(-1, 1, tuple(t.shape)) for _, t in pairs]
     # 1. .backward(): the generated applies (retain_graph keeps the graph for step 2).
     cr.autograd.backward([c for c, _ in pairs], [cr.tensor(g) for g in gs], retain_graph=True)
-    torch.autograd.backward([t for _, t in pairs], [torch.tensor(g) for g in gs],
-                            retain_graph=True)
-    _assert_grads([c_args[i].grad for i in diff], [t_args[i].grad for i in diff], diff,
-                  ".backward()", tol)
+    torch.autograd.backward([t for _, t in pairs], [torch.tensor(g) for g in gs], retain_graph=True)
+    _assert_grads(
+        [c_args[i].grad for i in diff], [t_args[i].grad for i in diff], diff, ".backward()", tol
+    )
     # 2. create_graph=True: first order, then the gradient of sum(w_i * grad_i).
     c_in = [c_args[i] for i in diff]
     t_in = [t_args[i] for i in diff]
-    c1 = _grads_like(cr.autograd.grad([c for c, _ in pairs], c_in, [cr.tensor(g) for g in gs],
-                                      create_graph=True, allow_unused=True), len(diff))
-    t1 = _grads_like(torch.autograd.grad([t for _, t in pairs], t_in,
-                                         [torch.tensor(g) for g in gs], create_graph=True,
-                                         allow_unused=True), len(diff))
+    c1 = _grads_like(
+        cr.autograd.grad(
+            [c for c, _ in pairs],
+            c_in,
+            [cr.tensor(g) for g in gs],
+            create_graph=True,
+            allow_unused=True,
+        ),
+        len(diff),
+    )
+    t1 = _grads_like(
+        torch.autograd.grad(
+            [t for _, t in pairs],
+            t_in,
+            [torch.tensor(g) for g in gs],
+            create_graph=True,
+            allow_unused=True,
+        ),
+        len(diff),
+    )
     _assert_grads(c1, t1, diff, "create_graph=True", tol)
     if not row.gradgradcheck:
         return True
     ws = [rng.uniform(-1, 1, tuple(t.shape)) if t is not None else None for t in t1]
-    t_terms = [(t * torch.tensor(w)).sum() for t, w in zip(t1, ws)
-               if t is not None and t.requires_grad]
-    c_terms = [(c * cr.tensor(w)).sum() for c, w in zip(c1, ws)
-               if c is not None and w is not None and c.requires_grad]
+    t_terms = [
+        (t * torch.tensor(w)).sum() for t, w in zip(t1, ws) if t is not None and t.requires_grad
+    ]
+    c_terms = [
+        (c * cr.tensor(w)).sum()
+        for c, w in zip(c1, ws)
+        if c is not None and w is not None and c.requires_grad
+    ]
     if not t_terms:
         return True
     try:
@@ -266,8 +304,9 @@ def test_op_table_sees_generated_vjps(monkeypatch: pytest.MonkeyPatch) -> None:
     from chainrule.ops import _record_gen, _registry
 
     make = _record_gen._make_node_apply  # the generated record asks it for the apply
-    monkeypatch.setattr(_record_gen, "_make_node_apply",
-                        lambda op: None if (f := make(op)) is None else _doubled(f))
+    monkeypatch.setattr(
+        _record_gen, "_make_node_apply", lambda op: None if (f := make(op)) is None else _doubled(f)
+    )
     for op in _registry.REGISTRY.values():  # regenerate on next use, with the doubled applies
         monkeypatch.setattr(op, "record", _registry._first_record)
         monkeypatch.setattr(op, "node_apply", None)

@@ -146,8 +146,11 @@ def test_views_share_memory_and_version(name: str) -> None:
 def test_multi_output_pieces_are_copies(name: str) -> None:
     # Differs from torch (documented): the pieces do not alias the input.
     x = _x(cr, 4, 2)
-    pieces = {"split": lambda: x.split(2), "chunk": lambda: x.chunk(2),
-              "unbind": lambda: x.unbind()}[name]()
+    pieces = {
+        "split": lambda: x.split(2),
+        "chunk": lambda: x.chunk(2),
+        "unbind": lambda: x.unbind(),
+    }[name]()
     pieces[0].add_(1)
     np.testing.assert_array_equal(x.numpy(), np.arange(8.0).reshape(4, 2))
 

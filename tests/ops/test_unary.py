@@ -14,8 +14,9 @@ import chainrule as cr
 torch = pytest.importorskip("torch")
 
 
-def _grad_pair(f: Callable[[Any, Any], Any], values: list[float], dtype: str = "float64"
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _grad_pair(
+    f: Callable[[Any, Any], Any], values: list[float], dtype: str = "float64"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     out = []
     for m in (cr, torch):
         x = m.tensor(values, dtype=getattr(m, dtype), requires_grad=True)
@@ -28,8 +29,11 @@ def _grad_pair(f: Callable[[Any, Any], Any], values: list[float], dtype: str = "
 def _fn(m: Any, name: str) -> Any:
     if m is cr:
         return getattr(cr.ops, name)
-    return getattr(torch.nn.functional, name) if hasattr(torch.nn.functional, name) else \
-        getattr(torch, name)
+    return (
+        getattr(torch.nn.functional, name)
+        if hasattr(torch.nn.functional, name)
+        else getattr(torch, name)
+    )
 
 
 KINKS = {
@@ -56,8 +60,7 @@ KINKS = {
     "round": ([-2.5, -0.5, 0.5, 1.5, 2.5], lambda m, x: m.round(x)),
     "trunc": ([-1.5, 0.0, 1.0], lambda m, x: m.trunc(x)),
     "frac": ([-1.5, 0.0, 1.0, 2.25], lambda m, x: m.frac(x)),
-    "nan_to_num": ([float("nan"), float("inf"), -float("inf"), 1.0],
-                   lambda m, x: m.nan_to_num(x)),
+    "nan_to_num": ([float("nan"), float("inf"), -float("inf"), 1.0], lambda m, x: m.nan_to_num(x)),
 }
 
 
@@ -82,9 +85,28 @@ def test_clamp_tensor_bounds_gradients_at_ties() -> None:
         np.testing.assert_array_equal(c, t)
 
 
-@pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "sign", "abs", "relu",
-                                  "square", "exp", "sqrt", "sigmoid", "reciprocal", "erf",
-                                  "nan_to_num", "isnan", "logical_not", "neg"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "sign",
+        "abs",
+        "relu",
+        "square",
+        "exp",
+        "sqrt",
+        "sigmoid",
+        "reciprocal",
+        "erf",
+        "nan_to_num",
+        "isnan",
+        "logical_not",
+        "neg",
+    ],
+)
 def test_integer_inputs(name: str) -> None:
     v = [1, 4, 9] if name in ("sqrt", "reciprocal") else [-2, 0, 3]
     c = getattr(cr, name)(cr.tensor(v))
@@ -117,8 +139,12 @@ def test_round_half_even_and_decimals() -> None:
 
 
 def test_erf_accuracy_float64() -> None:
-    x = np.concatenate([np.linspace(-7, 7, 2001), [0.0, -0.0, 1e-300, 1e-10, 0.84375, 1.25,
-                                                    1 / 0.35, 6.0, 28.0, 30.0]])
+    x = np.concatenate(
+        [
+            np.linspace(-7, 7, 2001),
+            [0.0, -0.0, 1e-300, 1e-10, 0.84375, 1.25, 1 / 0.35, 6.0, 28.0, 30.0],
+        ]
+    )
     c = cr.erf(cr.tensor(x)).numpy()
     c2 = cr.erfc(cr.tensor(x)).numpy()
     ref = np.array([math.erf(v) for v in x])
@@ -144,10 +170,21 @@ def test_gelu_bad_approximate() -> None:
         cr.ops.gelu(cr.tensor([1.0]), approximate="fast")
 
 
-@pytest.mark.parametrize("name,args", [("leaky_relu", (0.2,)), ("elu", (1.0,)), ("relu6", ()),
-                                       ("hardtanh", (-0.5, 0.5)), ("silu", ()), ("selu", ()),
-                                       ("celu", (1.0,)), ("hardswish", ()), ("mish", ()),
-                                       ("hardsigmoid", ())])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("leaky_relu", (0.2,)),
+        ("elu", (1.0,)),
+        ("relu6", ()),
+        ("hardtanh", (-0.5, 0.5)),
+        ("silu", ()),
+        ("selu", ()),
+        ("celu", (1.0,)),
+        ("hardswish", ()),
+        ("mish", ()),
+        ("hardsigmoid", ()),
+    ],
+)
 def test_inplace_activation(name: str, args: tuple[float, ...]) -> None:
     res = []
     for m in (cr, torch):
@@ -173,9 +210,15 @@ def test_clamp_errors_and_dtype() -> None:
 
 
 def test_bool_and_integer_errors() -> None:
-    for f in (lambda m: m.abs(m.tensor([True])), lambda m: m.round(m.tensor([15]), decimals=-1),
-              lambda m: m.nn.functional.hardtanh(m.tensor([1.0]), 2.0, 1.0)
-              if m is torch else m.ops.hardtanh(m.tensor([1.0]), 2.0, 1.0)):
+    for f in (
+        lambda m: m.abs(m.tensor([True])),
+        lambda m: m.round(m.tensor([15]), decimals=-1),
+        lambda m: (
+            m.nn.functional.hardtanh(m.tensor([1.0]), 2.0, 1.0)
+            if m is torch
+            else m.ops.hardtanh(m.tensor([1.0]), 2.0, 1.0)
+        ),
+    ):
         with pytest.raises(Exception) as ec:
             f(cr)
         with pytest.raises(Exception) as et:
@@ -186,9 +229,30 @@ def test_bool_and_integer_errors() -> None:
 def test_grad_fn_names() -> None:
     x = cr.tensor([0.5, 1.5], requires_grad=True)
     tx = torch.tensor([0.5, 1.5], requires_grad=True)
-    for name in ("expm1", "log1p", "rsqrt", "reciprocal", "erf", "erfc", "frac", "floor",
-                 "square", "nan_to_num", "logsigmoid", "relu6", "selu", "celu", "gelu", "mish",
-                 "hardswish", "hardsigmoid", "softplus", "silu", "leaky_relu", "elu"):
+    for name in (
+        "expm1",
+        "log1p",
+        "rsqrt",
+        "reciprocal",
+        "erf",
+        "erfc",
+        "frac",
+        "floor",
+        "square",
+        "nan_to_num",
+        "logsigmoid",
+        "relu6",
+        "selu",
+        "celu",
+        "gelu",
+        "mish",
+        "hardswish",
+        "hardsigmoid",
+        "softplus",
+        "silu",
+        "leaky_relu",
+        "elu",
+    ):
         assert _fn(cr, name)(x).grad_fn.name() == _fn(torch, name)(tx).grad_fn.name(), name
     for name in ("clamp_min", "clamp_max"):
         want = getattr(torch, name)(tx, 1.0).grad_fn.name()
@@ -197,9 +261,26 @@ def test_grad_fn_names() -> None:
 
 def test_float32_stays_float32() -> None:
     x = cr.tensor([0.25, 0.5, 3.0])
-    for name in ("logsigmoid", "softplus", "gelu", "silu", "mish", "elu", "selu", "celu",
-                 "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "erf", "erfc", "frac",
-                 "round", "rsqrt", "expm1"):
+    for name in (
+        "logsigmoid",
+        "softplus",
+        "gelu",
+        "silu",
+        "mish",
+        "elu",
+        "selu",
+        "celu",
+        "leaky_relu",
+        "hardtanh",
+        "hardswish",
+        "hardsigmoid",
+        "erf",
+        "erfc",
+        "frac",
+        "round",
+        "rsqrt",
+        "expm1",
+    ):
         assert _fn(cr, name)(x).dtype is cr.float32, name
 
 

@@ -34,8 +34,7 @@ SCHEDULERS = {
     "ExponentialLR": lambda m, o: m.optim.lr_scheduler.ExponentialLR(o, gamma=0.9),
     "CosineAnnealingLR": lambda m, o: m.optim.lr_scheduler.CosineAnnealingLR(o, 4, eta_min=1e-3),
     "LambdaLR": lambda m, o: m.optim.lr_scheduler.LambdaLR(o, lambda e: 1 / (e + 1)),
-    "LambdaLR-list": lambda m, o: m.optim.lr_scheduler.LambdaLR(
-        o, [lambda e: 0.95**e, Halver()]),
+    "LambdaLR-list": lambda m, o: m.optim.lr_scheduler.LambdaLR(o, [lambda e: 0.95**e, Halver()]),
 }
 
 
@@ -80,8 +79,9 @@ def test_state_dict_keys_match_torch():
     for name in SCHEDULERS:
         _, sa, _ = _sequence(chainrule, SCHEDULERS[name], steps=2)
         _, sb, _ = _sequence(torch, SCHEDULERS[name], steps=2)
-        kb = {k for k in sb.state_dict() if not k.startswith("_") or k in ("_last_lr",
-                                                                          "_step_count")}
+        kb = {
+            k for k in sb.state_dict() if not k.startswith("_") or k in ("_last_lr", "_step_count")
+        }
         assert kb <= set(sa.state_dict()), name
     _, sa, _ = _sequence(chainrule, SCHEDULERS["LambdaLR-list"], steps=1)
     assert sa.state_dict()["lr_lambdas"] == [None, {"factor": 0.5}]
@@ -97,10 +97,14 @@ def _plateau(m, metrics, **kw):
     return out
 
 
-@pytest.mark.parametrize("kw", [
-    dict(patience=1), dict(mode="max", factor=0.5, patience=0, cooldown=1),
-    dict(threshold_mode="abs", threshold=0.1, patience=0, min_lr=[0.05, 0.0]),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(patience=1),
+        dict(mode="max", factor=0.5, patience=0, cooldown=1),
+        dict(threshold_mode="abs", threshold=0.1, patience=0, min_lr=[0.05, 0.0]),
+    ],
+)
 def test_reduce_on_plateau_matches_torch(kw):
     metrics = [1.0, 0.9, 0.95, 0.97, 0.99, 0.5, 0.6, 0.7, 0.8, 0.85, 0.2, 0.3]
     assert _plateau(chainrule, metrics, **kw) == _plateau(torch, metrics, **kw)

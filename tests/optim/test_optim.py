@@ -25,18 +25,31 @@ def _grid(**axes):
 
 
 CASES = (
-    [("SGD", dict(lr=0.1, **kw)) for kw in _grid(
-        momentum=[0, 0.9], weight_decay=[0, 0.1], maximize=[False, True])]
-    + [("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5)),
-       ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.05))]
-    + [(name, dict(lr=0.05, **kw)) for name in ("Adam", "AdamW") for kw in _grid(
-        amsgrad=[False, True], weight_decay=[0, 0.1], maximize=[False, True])]
+    [
+        ("SGD", dict(lr=0.1, **kw))
+        for kw in _grid(momentum=[0, 0.9], weight_decay=[0, 0.1], maximize=[False, True])
+    ]
+    + [
+        ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5)),
+        ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.05)),
+    ]
+    + [
+        (name, dict(lr=0.05, **kw))
+        for name in ("Adam", "AdamW")
+        for kw in _grid(amsgrad=[False, True], weight_decay=[0, 0.1], maximize=[False, True])
+    ]
     + [("Adam", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-6))]
-    + [("RMSprop", dict(lr=0.01, **kw)) for kw in _grid(
-        momentum=[0, 0.9], centered=[False, True], weight_decay=[0, 0.1])]
+    + [
+        ("RMSprop", dict(lr=0.01, **kw))
+        for kw in _grid(momentum=[0, 0.9], centered=[False, True], weight_decay=[0, 0.1])
+    ]
     + [("RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-6, maximize=True))]
-    + [("Adagrad", dict(lr=0.1, **kw)) for kw in _grid(
-        lr_decay=[0, 0.01], initial_accumulator_value=[0, 0.1], weight_decay=[0, 0.1])]
+    + [
+        ("Adagrad", dict(lr=0.1, **kw))
+        for kw in _grid(
+            lr_decay=[0, 0.01], initial_accumulator_value=[0, 0.1], weight_decay=[0, 0.1]
+        )
+    ]
     + [("Adagrad", dict(lr=0.1, maximize=True, eps=1e-8))]
 )
 
@@ -96,10 +109,15 @@ def test_closure(name):
     np.testing.assert_allclose(la, lb, rtol=1e-5)
 
 
-@pytest.mark.parametrize("name,kwargs", [
-    ("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.05, amsgrad=True)),
-    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)), ("Adagrad", dict(lr=0.1)),
-])
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("SGD", dict(lr=0.1, momentum=0.9)),
+        ("Adam", dict(lr=0.05, amsgrad=True)),
+        ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
+        ("Adagrad", dict(lr=0.1)),
+    ],
+)
 def test_state_dict_resume_matches_uninterrupted(name, kwargs):
     w_full, b_full, _, _ = _run(chainrule, name, kwargs, steps=6)
     w, b, opt, _ = _run(chainrule, name, kwargs, steps=3)
@@ -173,11 +191,14 @@ def test_zero_grad_and_errors_match_torch():
     msgs = []
     for m in (chainrule, torch):
         errs = []
-        for bad in (lambda: m.optim.SGD([], lr=0.1), lambda: m.optim.SGD(m.ones(1), lr=0.1),
-                    lambda: m.optim.SGD([m.ones(1)], lr=-1.0),
-                    lambda: m.optim.Adam([m.ones(1)], betas=(1.0, 0.9)),
-                    lambda: m.optim.SGD([m.ones(1)], lr=0.1, nesterov=True),
-                    lambda: m.optim.SGD([{"params": {m.ones(1)}}], lr=0.1)):
+        for bad in (
+            lambda: m.optim.SGD([], lr=0.1),
+            lambda: m.optim.SGD(m.ones(1), lr=0.1),
+            lambda: m.optim.SGD([m.ones(1)], lr=-1.0),
+            lambda: m.optim.Adam([m.ones(1)], betas=(1.0, 0.9)),
+            lambda: m.optim.SGD([m.ones(1)], lr=0.1, nesterov=True),
+            lambda: m.optim.SGD([{"params": {m.ones(1)}}], lr=0.1),
+        ):
             with pytest.raises((ValueError, TypeError)) as e:
                 bad()
             errs.append((type(e.value), str(e.value).replace("chainrule.", "torch.")))
@@ -192,8 +213,18 @@ def test_pure_update_functions_documented():
     from chainrule.optim.sgd import sgd_update
 
     p = np.ones(2, np.float32)
-    buf = sgd_update(np, p, np.ones(2, np.float32), None, lr=0.1, momentum=0.9,
-                     dampening=0.0, nesterov=False, weight_decay=0.0, maximize=False)
+    buf = sgd_update(
+        np,
+        p,
+        np.ones(2, np.float32),
+        None,
+        lr=0.1,
+        momentum=0.9,
+        dampening=0.0,
+        nesterov=False,
+        weight_decay=0.0,
+        maximize=False,
+    )
     np.testing.assert_allclose(p, [0.9, 0.9])
     np.testing.assert_allclose(buf, [1.0, 1.0])
     for f in (sgd_update, adam_update, rmsprop_update, adagrad_update):

@@ -10,7 +10,12 @@ import torch
 
 import chainrule
 from chainrule.utils.data import (
-    DataLoader, Dataset, Subset, TensorDataset, default_collate, random_split,
+    DataLoader,
+    Dataset,
+    Subset,
+    TensorDataset,
+    default_collate,
+    random_split,
 )
 
 
@@ -37,7 +42,9 @@ def test_dataloader_sequential_batches_and_drop_last():
     assert len(DataLoader(ds, batch_size=4)) == 3
     assert len(DataLoader(ds, batch_size=4, drop_last=True)) == 2
     assert [b[1].tolist() for b in DataLoader(ds, batch_size=4, drop_last=True)] == [
-        [0, 1, 2, 3], [4, 5, 6, 7]]
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+    ]
     assert batches[0][1].dtype == chainrule.int64
 
 
@@ -71,9 +78,16 @@ def test_default_collate_matches_torch():
 
     def samples(m):
         return [
-            {"a": m.tensor([1.0, 2.0]) * i, "b": i, "c": 0.5 * i, "d": (i, np.float32(i)),
-             "s": f"s{i}", "p": Point(i, m.tensor(i)), "f": bool(i % 2),
-             "n": np.array([i, i])}
+            {
+                "a": m.tensor([1.0, 2.0]) * i,
+                "b": i,
+                "c": 0.5 * i,
+                "d": (i, np.float32(i)),
+                "s": f"s{i}",
+                "p": Point(i, m.tensor(i)),
+                "f": bool(i % 2),
+                "n": np.array([i, i]),
+            }
             for i in range(3)
         ]
 

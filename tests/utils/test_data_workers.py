@@ -97,11 +97,15 @@ def test_iterable_dataset_order_as_torch():
                 w = torch.utils.data.get_worker_info()
                 return iter(range(10) if w is None else range(w.id, 10, w.num_workers))
 
-        theirs = [b.tolist() for b in torch.utils.data.DataLoader(
-            TShards(), batch_size=3, num_workers=workers)]
+        theirs = [
+            b.tolist()
+            for b in torch.utils.data.DataLoader(TShards(), batch_size=3, num_workers=workers)
+        ]
         assert ours == theirs, workers
     assert [b.tolist() for b in DataLoader(Shards(7), batch_size=3, drop_last=True)] == [
-        [0, 1, 2], [3, 4, 5]]
+        [0, 1, 2],
+        [3, 4, 5],
+    ]
     assert len(DataLoader(Shards(7), batch_size=3)) == 3
 
 
@@ -111,13 +115,23 @@ def test_worker_info_seeds_and_init_fn():
         assert info is not None and info.id == wid and info.num_workers == 2
         assert isinstance(info.dataset, WhoAmI)
 
-    rows = list(DataLoader(WhoAmI(), batch_size=None, num_workers=2, worker_init_fn=init,
-                           generator=cr.Generator().manual_seed(3)))
+    rows = list(
+        DataLoader(
+            WhoAmI(),
+            batch_size=None,
+            num_workers=2,
+            worker_init_fn=init,
+            generator=cr.Generator().manual_seed(3),
+        )
+    )
     pids = {int(r[0]) for r in rows}
     assert len(pids) == 2 and os.getpid() not in pids
     assert sorted({int(r[1]) for r in rows}) == [0, 1]
-    again = list(DataLoader(WhoAmI(), batch_size=None, num_workers=2,
-                            generator=cr.Generator().manual_seed(3)))
+    again = list(
+        DataLoader(
+            WhoAmI(), batch_size=None, num_workers=2, generator=cr.Generator().manual_seed(3)
+        )
+    )
     # Same base seed -> same per-worker random streams; the two workers' streams differ.
     assert [int(r[2]) for r in rows] == [int(r[2]) for r in again]
     assert int(rows[0][2]) != int(rows[1][2])
@@ -133,8 +147,11 @@ def test_exception_in_worker_is_raised_with_its_traceback():
 
 
 def test_dead_worker_and_timeout_are_clear_errors():
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited "
-                                           "unexpectedly"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"DataLoader worker \(pid\(s\) \d+\) exited "
+        "unexpectedly",
+    ):
         list(DataLoader(Fails("exit"), batch_size=1, num_workers=2))
     t = time.monotonic()
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
@@ -157,9 +174,15 @@ def test_workers_end_with_the_epoch_unless_persistent():
     assert not any(p.is_alive() for p in procs)
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"num_workers": -1}, {"timeout": -1}, {"prefetch_factor": 2}, {"persistent_workers": True},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"num_workers": -1},
+        {"timeout": -1},
+        {"prefetch_factor": 2},
+        {"persistent_workers": True},
+    ],
+)
 def test_argument_errors_as_torch(kwargs):
     with pytest.raises(ValueError) as ours:
         DataLoader(Squares(), **kwargs)

@@ -13,13 +13,19 @@ __all__ = ["add_weight_and_bias", "reset_fan_in_uniform", "reset_ones_zeros"]
 
 
 def add_weight_and_bias(
-    module: Any, weight_shape: Any, bias_shape: Any, dtype: Any, *, weight: bool = True,
+    module: Any,
+    weight_shape: Any,
+    bias_shape: Any,
+    dtype: Any,
+    *,
+    weight: bool = True,
     bias: bool = True,
 ) -> None:
     """Register ``weight`` and ``bias`` on ``module`` as uninitialised Parameters of the given
     shapes, or as ``None`` placeholders where absent (there is no bias without a weight)."""
     for name, shape, present in (
-        ("weight", weight_shape, weight), ("bias", bias_shape, weight and bias)
+        ("weight", weight_shape, weight),
+        ("bias", bias_shape, weight and bias),
     ):
         value = Parameter(chainrule.empty(shape, dtype=dtype)) if present else None
         module.register_parameter(name, value)

@@ -12,7 +12,15 @@ from chainrule.nn.modules.module import Module
 from chainrule.nn.parameter import Parameter
 
 __all__ = [
-    "ReLU", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax",
+    "ReLU",
+    "LeakyReLU",
+    "PReLU",
+    "ELU",
+    "GELU",
+    "SiLU",
+    "Sigmoid",
+    "Tanh",
+    "Softmax",
     "LogSoftmax",
 ]
 

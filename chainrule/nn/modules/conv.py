@@ -25,9 +25,18 @@ class _ConvNd(Module):
     """
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: tuple[int, ...],
-        stride: tuple[int, ...], padding: Any, dilation: tuple[int, ...], transposed: bool,
-        output_padding: tuple[int, ...], groups: int, bias: bool, padding_mode: str,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: tuple[int, ...],
+        stride: tuple[int, ...],
+        padding: Any,
+        dilation: tuple[int, ...],
+        transposed: bool,
+        output_padding: tuple[int, ...],
+        groups: int,
+        bias: bool,
+        padding_mode: str,
         dtype: Any = None,
     ) -> None:
         super().__init__()
@@ -41,8 +50,7 @@ class _ConvNd(Module):
         if isinstance(padding, str):
             if padding not in valid_padding_strings:
                 raise ValueError(
-                    f"Invalid padding string {padding!r}, should be one of "
-                    f"{valid_padding_strings}"
+                    f"Invalid padding string {padding!r}, should be one of {valid_padding_strings}"
                 )
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
@@ -71,9 +79,7 @@ class _ConvNd(Module):
                     self._reversed_padding_repeated_twice[2 * i] = left
                     self._reversed_padding_repeated_twice[2 * i + 1] = total - left
         else:
-            self._reversed_padding_repeated_twice = [
-                p for p in reversed(padding) for _ in range(2)
-            ]
+            self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in range(2)]
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
@@ -110,22 +116,45 @@ class _Conv(_ConvNd):
     _conv: Callable[..., Tensor]
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-        padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         dims = self._dims
         super().__init__(
-            in_channels, out_channels, dims(kernel_size), dims(stride),
-            padding if isinstance(padding, str) else dims(padding), dims(dilation),
-            False, dims(0), groups, bias, padding_mode, dtype,
+            in_channels,
+            out_channels,
+            dims(kernel_size),
+            dims(stride),
+            padding if isinstance(padding, str) else dims(padding),
+            dims(dilation),
+            False,
+            dims(0),
+            groups,
+            bias,
+            padding_mode,
+            dtype,
         )
 
     def forward(self, input: Tensor) -> Tensor:
         if self.padding_mode != "zeros":
             return self._conv(
                 F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                self.weight, self.bias, self.stride, self._dims(0), self.dilation, self.groups,
+                self.weight,
+                self.bias,
+                self.stride,
+                self._dims(0),
+                self.dilation,
+                self.groups,
             )
         return self._conv(
             input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
@@ -155,17 +184,35 @@ class ConvTranspose2d(_ConvNd):
     """
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-        padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-        dilation: Any = 1, padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         if padding_mode != "zeros":
-            raise ValueError(
-                f'Only "zeros" padding mode is supported for {type(self).__name__}'
-            )
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(
-            in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
-            _pair(dilation), True, _pair(output_padding), groups, bias, padding_mode, dtype,
+            in_channels,
+            out_channels,
+            _pair(kernel_size),
+            _pair(stride),
+            _pair(padding),
+            _pair(dilation),
+            True,
+            _pair(output_padding),
+            groups,
+            bias,
+            padding_mode,
+            dtype,
         )
 
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
@@ -182,8 +229,10 @@ class ConvTranspose2d(_ConvNd):
         for d in range(n):
             dim_size = input.size(d + input.dim() - n)
             min_size = (
-                (dim_size - 1) * self.stride[d] - 2 * self.padding[d]
-                + self.dilation[d] * (self.kernel_size[d] - 1) + 1
+                (dim_size - 1) * self.stride[d]
+                - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1)
+                + 1
             )
             max_size = min_size + self.stride[d] - 1
             if not min_size <= output_size[d] <= max_size:
@@ -197,8 +246,12 @@ class ConvTranspose2d(_ConvNd):
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
         output_padding = self._output_padding(input, output_size)
         return F.conv_transpose2d(
-            input, self.weight, self.bias, self.stride, self.padding, output_padding,
-            self.groups, self.dilation,
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
         )
-
-

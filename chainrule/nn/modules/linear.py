@@ -32,7 +32,11 @@ class Linear(Module):
     """
 
     def __init__(
-        self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
         dtype: Any = None,
     ) -> None:
         super().__init__()
@@ -59,8 +63,13 @@ class Bilinear(Module):
     U(-1/sqrt(in1), 1/sqrt(in1)). Calls ``functional.bilinear``."""
 
     def __init__(
-        self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
-        device: Any = None, dtype: Any = None,
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.in1_features = in1_features

@@ -10,8 +10,15 @@ from chainrule.nn import functional as F
 from chainrule.nn.modules.module import Module
 
 __all__ = [
-    "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "SmoothL1Loss", "HuberLoss", "BCELoss",
-    "BCEWithLogitsLoss", "KLDivLoss",
+    "L1Loss",
+    "MSELoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "KLDivLoss",
 ]
 
 
@@ -26,8 +33,7 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     else:
         ret = "none"
     warnings.warn(
-        f"size_average and reduce args will be deprecated, please use reduction='{ret}' "
-        "instead.",
+        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
         UserWarning,
         stacklevel=3,
     )
@@ -36,7 +42,9 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
 
 class _Loss(Module):
     def __init__(
-        self, size_average: bool | None = None, reduce: bool | None = None,
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
         reduction: str = "mean",
     ) -> None:
         super().__init__()
@@ -48,8 +56,11 @@ class _Loss(Module):
 
 class _WeightedLoss(_Loss):
     def __init__(
-        self, weight: Tensor | None = None, size_average: bool | None = None,
-        reduce: bool | None = None, reduction: str = "mean",
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
@@ -73,15 +84,22 @@ class NLLLoss(_WeightedLoss):
     """-weight[t] * input[n, t] for class targets t (log-probability inputs)."""
 
     def __init__(
-        self, weight: Tensor | None = None, size_average: bool | None = None,
-        ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
     ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(
-            input, target, weight=self.weight, ignore_index=self.ignore_index,
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
             reduction=self.reduction,
         )
 
@@ -91,8 +109,12 @@ class CrossEntropyLoss(_WeightedLoss):
     for probability targets; optional label smoothing."""
 
     def __init__(
-        self, weight: Tensor | None = None, size_average: bool | None = None,
-        ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -101,8 +123,12 @@ class CrossEntropyLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(
-            input, target, weight=self.weight, ignore_index=self.ignore_index,
-            reduction=self.reduction, label_smoothing=self.label_smoothing,
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
         )
 
 
@@ -110,8 +136,11 @@ class SmoothL1Loss(_Loss):
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target)."""
 
     def __init__(
-        self, size_average: bool | None = None, reduce: bool | None = None,
-        reduction: str = "mean", beta: float = 1.0,
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        beta: float = 1.0,
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
@@ -143,8 +172,12 @@ class BCEWithLogitsLoss(_Loss):
     positive term."""
 
     def __init__(
-        self, weight: Tensor | None = None, size_average: bool | None = None,
-        reduce: bool | None = None, reduction: str = "mean", pos_weight: Tensor | None = None,
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
@@ -160,8 +193,11 @@ class KLDivLoss(_Loss):
     """target * (log target - input) (input in log space; target too with ``log_target``)."""
 
     def __init__(
-        self, size_average: bool | None = None, reduce: bool | None = None,
-        reduction: str = "mean", log_target: bool = False,
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        log_target: bool = False,
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target

@@ -53,7 +53,10 @@ def _depth(name: str) -> int:
 
 
 def _add_hook(
-    hooks: Any, takes_kwargs: dict[int, bool], hook: Callable[..., Any], prepend: bool,
+    hooks: Any,
+    takes_kwargs: dict[int, bool],
+    hook: Callable[..., Any],
+    prepend: bool,
     with_kwargs: bool,
 ) -> RemovableHandle:
     """Add ``hook`` to the ordered ``hooks`` (first when ``prepend``), noting in
@@ -144,7 +147,10 @@ class Module(_StateDictMixin):
         (a non-tuple is wrapped). With ``with_kwargs``: ``hook(module, args, kwargs)`` returning
         ``None`` or ``(args, kwargs)``."""
         return _add_hook(
-            self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs, hook, prepend,
+            self._forward_pre_hooks,
+            self._forward_pre_hooks_with_kwargs,
+            hook,
+            prepend,
             with_kwargs,
         )
 
@@ -312,7 +318,10 @@ class Module(_StateDictMixin):
 
     # Traversal --------------------------------------------------------------------------------
     def _named_members(
-        self, get: Callable[[Module], Any], prefix: str = "", recurse: bool = True,
+        self,
+        get: Callable[[Module], Any],
+        prefix: str = "",
+        recurse: bool = True,
         remove_duplicate: bool = True,
     ) -> Iterator[tuple[str, Any]]:
         memo: set[int] = set()
@@ -555,9 +564,7 @@ class Module(_StateDictMixin):
     def __repr__(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [
-            f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()
-        ]
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
         lines = extra_lines + child_lines
         s = self._get_name() + "("
         if lines:
@@ -566,4 +573,3 @@ class Module(_StateDictMixin):
             else:
                 s += "\n  " + "\n  ".join(lines) + "\n"
         return s + ")"
-

@@ -29,9 +29,16 @@ class _BatchNorm(Module):
     _version = 2
 
     def __init__(
-        self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-        affine: bool = True, track_running_stats: bool = True, device: Any = None,
-        dtype: Any = None, *, bias: bool = True,
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         self.num_features = num_features
@@ -43,9 +50,7 @@ class _BatchNorm(Module):
         if track_running_stats:
             self.register_buffer("running_mean", chainrule.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", chainrule.ones(num_features, dtype=dtype))
-            self.register_buffer(
-                "num_batches_tracked", chainrule.tensor(0, dtype=chainrule.int64)
-            )
+            self.register_buffer("num_batches_tracked", chainrule.tensor(0, dtype=chainrule.int64))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -115,8 +120,13 @@ class LayerNorm(Module):
     elementwise affine map (weight ones, bias zeros at init)."""
 
     def __init__(
-        self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True,
-        bias: bool = True, device: Any = None, dtype: Any = None,
+        self,
+        normalized_shape: Any,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
@@ -125,8 +135,12 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         add_weight_and_bias(
-            self, self.normalized_shape, self.normalized_shape, dtype,
-            weight=elementwise_affine, bias=bias,
+            self,
+            self.normalized_shape,
+            self.normalized_shape,
+            dtype,
+            weight=elementwise_affine,
+            bias=bias,
         )
         self.reset_parameters()
 
@@ -148,8 +162,14 @@ class GroupNorm(Module):
     its channels and spatial positions; per-channel affine map (ones, zeros at init)."""
 
     def __init__(
-        self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-        bias: bool = True, device: Any = None, dtype: Any = None,
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
@@ -184,8 +204,12 @@ class RMSNorm(Module):
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
     def __init__(
-        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True,
-        device: Any = None, dtype: Any = None,
+        self,
+        normalized_shape: Any,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
@@ -193,8 +217,9 @@ class RMSNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        add_weight_and_bias(self, self.normalized_shape, None, dtype,
-                            weight=elementwise_affine, bias=False)
+        add_weight_and_bias(
+            self, self.normalized_shape, None, dtype, weight=elementwise_affine, bias=False
+        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -205,8 +230,9 @@ class RMSNorm(Module):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 __all__ += ["RMSNorm"]

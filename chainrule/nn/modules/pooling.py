@@ -15,8 +15,13 @@ class MaxPool2d(Module):
     """Maximum over each (dilated) window; ``stride`` defaults to ``kernel_size``."""
 
     def __init__(
-        self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-        return_indices: bool = False, ceil_mode: bool = False,
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        dilation: Any = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
     ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
@@ -28,8 +33,13 @@ class MaxPool2d(Module):
 
     def forward(self, input: Tensor) -> Any:
         return F.max_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation,
-            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
         )
 
     def extra_repr(self) -> str:
@@ -43,8 +53,13 @@ class AvgPool2d(Module):
     """Mean over each window; ``stride`` defaults to ``kernel_size``."""
 
     def __init__(
-        self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-        count_include_pad: bool = True, divisor_override: int | None = None,
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
     ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
@@ -56,8 +71,13 @@ class AvgPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-            self.count_include_pad, self.divisor_override,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
         )
 
     def extra_repr(self) -> str:

@@ -105,8 +105,12 @@ class Upsample(Module):
     """Resize to ``size`` or by ``scale_factor`` with ``functional.interpolate``."""
 
     def __init__(
-        self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-        align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+        self,
+        size: Any = None,
+        scale_factor: Any = None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
     ) -> None:
         super().__init__()
         self.name = type(self).__name__
@@ -121,7 +125,11 @@ class Upsample(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.interpolate(
-            input, self.size, self.scale_factor, self.mode, self.align_corners,
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
             recompute_scale_factor=self.recompute_scale_factor,
         )
 

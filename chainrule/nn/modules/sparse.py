@@ -20,10 +20,18 @@ class Embedding(Module):
     row zeroed (that row gets no gradient in ``functional.embedding``)."""
 
     def __init__(
-        self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-        sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False,
-        device: Any = None, dtype: Any = None,
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
@@ -66,8 +74,13 @@ class Embedding(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(
-            input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-            self.scale_grad_by_freq, self.sparse,
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
         )
 
     def extra_repr(self) -> str:
@@ -86,16 +99,27 @@ class Embedding(Module):
 
     @classmethod
     def from_pretrained(
-        cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
-        max_norm: float | None = None, norm_type: float = 2.0,
-        scale_grad_by_freq: bool = False, sparse: bool = False,
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
     ) -> Embedding:
         """An Embedding whose weight is ``embeddings`` (shared, frozen unless ``freeze=False``)."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
         return cls(
-            num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
-            padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
-            scale_grad_by_freq=scale_grad_by_freq, sparse=sparse,
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            _freeze=freeze,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
         )

@@ -39,8 +39,10 @@ def _norm(a: Any, norm_type: float) -> Any:
 
 
 def get_total_norm(
-    tensors: Iterable[Tensor] | Tensor, norm_type: float = 2.0,
-    error_if_nonfinite: bool = False, foreach: bool | None = None,
+    tensors: Iterable[Tensor] | Tensor,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
 ) -> Tensor:
     """The norm of the per-tensor norms, i.e. the norm of all elements taken together."""
     if isinstance(tensors, Tensor):
@@ -62,8 +64,11 @@ def get_total_norm(
 
 
 def clip_grad_norm_(
-    parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
-    error_if_nonfinite: bool = False, foreach: bool | None = None,
+    parameters: Iterable[Tensor] | Tensor,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
 ) -> Tensor:
     """Scale all gradients by min(1, max_norm / (total_norm + 1e-6)), where total_norm is
     the ``norm_type``-norm of all gradients taken as one vector; returns total_norm.

@@ -95,16 +95,18 @@ def vector_norm_impl(
 
 
 # torch.linalg.matrix_norm (chainrule/linalg.py re-exports it), here since torch.norm needs it.
-def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
-                dtype: Any = None) -> Any:
+def matrix_norm(
+    A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *, dtype: Any = None
+) -> Any:
     """Matrix norm over the two dims ``dim``: 'fro', or the max/min absolute row sum (inf/-inf)
     or column sum (1/-1), or of the singular values: their sum ('nuc'), the largest (2) or the
     smallest (-2)."""
     if dtype is not None:
         A = A.to(dtype)
     if A._data.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
     d0, d1 = (wrap_dim(int(d), A.ndim) for d in dim)
     if ord == "fro":
         return vector_norm_impl(A, 2, (d0, d1), keepdim, None, name="linalg.matrix_norm")

@@ -25,9 +25,24 @@ from chainrule.utils.data.sampler import (
 )
 
 __all__ = [
-    "DataLoader", "default_collate", "default_convert", "Dataset", "TensorDataset", "Subset",
-    "ConcatDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
-    "BatchSampler", "IterableDataset", "ChainDataset", "StackDataset", "SubsetRandomSampler",
-    "WeightedRandomSampler", "get_worker_info", "WorkerInfo",
+    "DataLoader",
+    "default_collate",
+    "default_convert",
+    "Dataset",
+    "TensorDataset",
+    "Subset",
+    "ConcatDataset",
+    "random_split",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "BatchSampler",
+    "IterableDataset",
+    "ChainDataset",
+    "StackDataset",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "get_worker_info",
+    "WorkerInfo",
 ]
 __all__ += ["DistributedSampler"]

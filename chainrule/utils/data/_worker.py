@@ -91,9 +91,8 @@ class ExceptionWrapper:
 
     def __init__(self, exc: BaseException, where: str) -> None:
         self.exc_type = type(exc)
-        self.msg = (
-            f"Caught {type(exc).__name__} {where}.\nOriginal "
-            + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.msg = f"Caught {type(exc).__name__} {where}.\nOriginal " + "".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__)
         )
 
     def reraise(self) -> None:
@@ -114,10 +113,21 @@ class _IterableEnd:
         self.worker_id = worker_id
 
 
-def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate_fn: Any,
-                auto_collation: bool, iterable: bool, batch_size: int | None, drop_last: bool,
-                seed: int, worker_init_fn: Any, worker_id: int, num_workers: int,
-                done_event: Any) -> None:
+def worker_loop(
+    dataset: Any,
+    index_queue: Any,
+    result_queue: Any,
+    collate_fn: Any,
+    auto_collation: bool,
+    iterable: bool,
+    batch_size: int | None,
+    drop_last: bool,
+    seed: int,
+    worker_init_fn: Any,
+    worker_id: int,
+    num_workers: int,
+    done_event: Any,
+) -> None:
     """A worker: take ``(task, indices)`` from ``index_queue``, send ``(task, batch)`` back.
 
     ``None`` on the index queue ends the worker. For an IterableDataset a task carries no
@@ -178,6 +188,7 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate_fn: A
             exhausted = True
             result_queue.put((task_id, _IterableEnd(worker_id)))
         except Exception as exc:  # noqa: BLE001 - re-raised in the main process
-            result_queue.put((task_id, ExceptionWrapper(
-                exc, f"in DataLoader worker process {worker_id}")))
+            result_queue.put(
+                (task_id, ExceptionWrapper(exc, f"in DataLoader worker process {worker_id}"))
+            )
     result_queue.cancel_join_thread()

@@ -18,8 +18,7 @@ from chainrule.utils.data.sampler import BatchSampler, RandomSampler, Sequential
 __all__ = ["DataLoader", "default_collate", "default_convert"]
 
 _COLLATE_ERR = (
-    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
-    "found {}"
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 )
 
 
@@ -95,13 +94,25 @@ class DataLoader:
     """
 
     def __init__(
-        self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
-        sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
-        collate_fn: Callable[[list[Any]], Any] | None = None, pin_memory: bool = False,
-        drop_last: bool = False, timeout: float = 0, worker_init_fn: Any = None,
-        multiprocessing_context: Any = None, generator: Any = None, *,
-        prefetch_factor: int | None = None, persistent_workers: bool = False,
-        pin_memory_device: str = "", in_order: bool = True,
+        self,
+        dataset: Any,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Any = None,
+        batch_sampler: Any = None,
+        num_workers: int = 0,
+        collate_fn: Callable[[list[Any]], Any] | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Any = None,
+        multiprocessing_context: Any = None,
+        generator: Any = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         if num_workers < 0:
             raise ValueError(
@@ -153,7 +164,8 @@ class DataLoader:
             )
         if sampler is None and not iterable:
             sampler = (
-                RandomSampler(dataset, generator=generator) if shuffle
+                RandomSampler(dataset, generator=generator)
+                if shuffle
                 else SequentialSampler(dataset)
             )
         if batch_size is not None and batch_sampler is None and not iterable:
@@ -266,10 +278,21 @@ class _WorkerPool:
             iq = ctx.Queue()
             p = ctx.Process(
                 target=_worker.worker_loop,
-                args=(loader.dataset, iq, self.result_queue, loader.collate_fn,
-                      loader._auto_collation, loader._iterable, loader.batch_size,
-                      loader.drop_last, self.base_seed + wid, loader.worker_init_fn, wid,
-                      self.n, self.done),
+                args=(
+                    loader.dataset,
+                    iq,
+                    self.result_queue,
+                    loader.collate_fn,
+                    loader._auto_collation,
+                    loader._iterable,
+                    loader.batch_size,
+                    loader.drop_last,
+                    self.base_seed + wid,
+                    loader.worker_init_fn,
+                    wid,
+                    self.n,
+                    self.done,
+                ),
                 daemon=True,
             )
             p.start()
@@ -282,8 +305,11 @@ class _WorkerPool:
         """One pass over the data: tasks sent ``prefetch_factor`` per worker ahead, results
         yielded in task order."""
         iterable = loader._iterable
-        tasks = None if iterable else iter(
-            loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
+        tasks = (
+            None
+            if iterable
+            else iter(loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
+        )
         active = list(range(self.n))  # workers with data left (all, for map-style)
         outstanding: dict[int, int] = {}  # task id -> worker
         done_results: dict[int, Any] = {}
@@ -351,8 +377,7 @@ class _WorkerPool:
                 codes = ", ".join(str(p.exitcode) for p in dead)
                 self.shutdown()
                 raise RuntimeError(
-                    f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code(s) "
-                    f"{codes})"
+                    f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code(s) {codes})"
                 )
             if deadline is not None and time.monotonic() >= deadline:
                 self.shutdown()

@@ -10,8 +10,16 @@ from typing import Any, Iterable, Sequence
 
 from chainrule._tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "ChainDataset", "StackDataset", "random_split"]
+__all__ = [
+    "Dataset",
+    "IterableDataset",
+    "TensorDataset",
+    "Subset",
+    "ConcatDataset",
+    "ChainDataset",
+    "StackDataset",
+    "random_split",
+]
 
 
 class Dataset:
@@ -166,15 +174,12 @@ def random_split(
         for i, length in enumerate(lengths):
             if length == 0:
                 warnings.warn(
-                    f"Length of split at index {i} is 0. This might result in an empty "
-                    "dataset.",
+                    f"Length of split at index {i} is 0. This might result in an empty dataset.",
                     UserWarning,
                     stacklevel=2,
                 )
     if sum(lengths) != n:
-        raise ValueError(
-            "Sum of input lengths does not equal the length of the input dataset!"
-        )
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(sum(lengths), generator=generator).tolist()
     out = []
     offset = 0

@@ -6,8 +6,14 @@ from typing import Any, Iterable, Iterator, Sized
 
 from chainrule._random import rng_of
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+]
 
 
 class Sampler:
@@ -39,7 +45,10 @@ class RandomSampler(Sampler):
     """
 
     def __init__(
-        self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
         generator: Any = None,
     ) -> None:
         self.data_source = data_source
@@ -100,26 +109,25 @@ class WeightedRandomSampler(Sampler):
     """``num_samples`` indices drawn with probabilities proportional to ``weights`` (with or
     without replacement)."""
 
-    def __init__(self, weights: Any, num_samples: int, replacement: bool = True,
-                 generator: Any = None) -> None:
+    def __init__(
+        self, weights: Any, num_samples: int, replacement: bool = True, generator: Any = None
+    ) -> None:
         import numpy as np
 
-        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or \
-                num_samples <= 0:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(
-                "num_samples should be a positive integer value, but got "
-                f"num_samples={num_samples}"
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
             )
         if not isinstance(replacement, bool):
             raise ValueError(
                 f"replacement should be a boolean value, but got replacement={replacement}"
             )
-        w = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights,
-                       dtype=np.float64)
+        w = np.asarray(
+            weights.tolist() if hasattr(weights, "tolist") else weights, dtype=np.float64
+        )
         if w.ndim != 1:
             raise ValueError(
-                "weights should be a 1d sequence but given weights have shape "
-                f"{tuple(w.shape)}"
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
             )
         self.weights = w
         self.num_samples = num_samples
@@ -130,8 +138,10 @@ class WeightedRandomSampler(Sampler):
         rng = rng_of(self.generator)
         p = self.weights / self.weights.sum()
         if not self.replacement and self.num_samples > int((p > 0).sum()):
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                               "enough non-negative category to sample)")
+            raise RuntimeError(
+                "invalid multinomial distribution (with replacement=False, not "
+                "enough non-negative category to sample)"
+            )
         idx = rng.choice(len(p), size=self.num_samples, replace=self.replacement, p=p)
         yield from (int(i) for i in idx)
 
@@ -144,16 +154,12 @@ class BatchSampler(Sampler):
     unless ``drop_last``)."""
 
     def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
-        if (
-            not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0
-        ):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(
                 f"batch_size should be a positive integer value, but got batch_size={batch_size}"
             )
         if not isinstance(drop_last, bool):
-            raise ValueError(
-                f"drop_last should be a boolean value, but got drop_last={drop_last}"
-            )
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler = sampler
         self.batch_size = batch_size
         self.drop_last = drop_last
