@@ -3,6 +3,10 @@
 ``frombuffer``, the random state as a ByteTensor (``get_rng_state``/``set_rng_state``),
 global switches (anomaly mode, warn-always, the default tensor type, flush-denormal) and the
 build queries (``has_lapack`` ...), answered for chainrule's NumPy build.
+
+Why this file is over 600 lines: it is a list of small, unrelated torch-level names, each a
+few lines; it should be split by topic (constants and switches, windows, random state,
+builders) — noted on issue 13.
 """
 
 from __future__ import annotations

@@ -44,6 +44,11 @@ The array kernels (window views and columns, scratch buffers, shifted products, 
 columns, the argmax passes) are in ``_conv_kernels.py``; this file declares the ops, chooses
 a plan (``_phase_plan``) and runs the stride phases (which call the ops' forwards). Long
 because the three conv ops, their VJPs and the max-pooling op are one family sharing those.
+
+Why this file is over 600 lines: the plans above and their VJPs are one op family whose
+forwards and VJPs call each other (a conv's VJP is a transposed conv and back); the array
+kernels are already apart, in ``ops/_conv_kernels.py``, and the plan thresholds stay here
+because tests patch them on this module.
 """
 
 from __future__ import annotations
