@@ -19,6 +19,7 @@ from chainrule.ops import (
     matfun,
     nn,
     numeric,
+    order_stats,
     reduction,
     scattering,
     shape,
@@ -48,6 +49,7 @@ FAMILIES = (
     cholesky,
     numeric,
     scattering,
+    order_stats,
     aliases,
     matfun,
 )
@@ -124,6 +126,7 @@ if TYPE_CHECKING:
     from chainrule.ops.matfun import *  # noqa: F403
     from chainrule.ops.nn import *  # noqa: F403
     from chainrule.ops.numeric import *  # noqa: F403
+    from chainrule.ops.order_stats import *  # noqa: F403
     from chainrule.ops.reduction import *  # noqa: F403
     from chainrule.ops.scattering import *  # noqa: F403
     from chainrule.ops.shape import *  # noqa: F403
