@@ -310,7 +310,9 @@ _LAZY_ATTRS = {
     },
     "GradScaler": "chainrule.amp",
     **{
-        n: "chainrule._torch_misc" for n in importlib.import_module("chainrule._torch_misc").__all__
+        n: f"chainrule.{m}"
+        for m in ("_switches", "_windows", "_builders", "_rng_state", "_control_flow")
+        for n in importlib.import_module(f"chainrule.{m}").__all__
     },
     **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
 }

@@ -1,5 +1,5 @@
 """The torch and Tensor names added for issue 15's coverage (ops/numeric.py, ops/scattering.py,
-ops/aliases.py, _methods/names.py, _layout.py, _torch_misc.py, _nn_forms.py,
+ops/aliases.py, _methods/names.py, _layout.py, _switches.py ..., _nn_forms.py,
 _linalg_legacy.py): values, gradients, dtypes and errors against PyTorch. The registered ops
 and the main composites also have op-table rows (tests/opinfo/numeric.py, scattering.py)."""
 

@@ -1,15 +1,15 @@
 """Writes and reductions into positions of a tensor: ``scatter_reduce`` and ``index_reduce``
 (sum, prod, mean, amax, amin), ``index_copy``, ``index_fill``, ``masked_scatter``, ``put``,
-the view scatters (``diagonal_scatter``, ``select_scatter``, ``slice_scatter``), and the
-order statistics ``quantile``/``nanquantile`` and ``histogram``.
+and the view scatters (``diagonal_scatter``, ``select_scatter``, ``slice_scatter``). The order
+statistics built on the same helpers are in ``order_stats.py``.
 
 ``scatter_reduce`` is a registered op (node ``ScatterReduceBackward0``) whose VJP follows
 PyTorch's: the gradient of a sum goes to every contributor, a mean's is divided by the count,
 amax/amin share it evenly among the elements equal to the result, and a product's is the
 product of the other contributors (exact with zeros, through masks computed in the forward).
 The other functions compose registered ops (``index_put``, ``masked_fill``, ``take``,
-``copy_`` into a view of a clone, ``sort``/``gather``), so their gradients, and double
-backward, come from those ops; their graphs show the composed ops' nodes.
+``copy_`` into a view of a clone), so their gradients, and double backward, come from those
+ops; their graphs show the composed ops' nodes.
 
 Why this file is over 400 lines: ``scatter_reduce``'s forward and VJP (five reductions, ties
 and zeros handled exactly) and the composites built on the same index checks are one topic.
