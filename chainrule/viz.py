@@ -345,6 +345,27 @@ def _html_label(title: str, lines: list[str]) -> str:
     return f"<<B>{html.escape(title)}</B>{body}>"
 
 
+def _draw_node(g: Any, nid: str, n: Any, names: Any) -> None:
+    """One node's box: a leaf (blue, named, with its shape and dtype) or a backward node (its
+    name and, when recorded, the forward line that created it)."""
+    if type(n) is AccumulateGrad:
+        v = n.variable
+        name = _leaf_name(n, names)
+        g.node(
+            nid,
+            _html_label(name or "leaf", [f"{_fmt_shape(v.shape)} {_dtype_name(v)}"]),
+            fillcolor="lightblue",
+        )
+        return
+    site = getattr(n, "_site", None)
+    lines = []
+    if site is not None:
+        where = format_site(site)
+        place, _, text = where.partition(": ")
+        lines = [place] + ([text] if text else [])
+    g.node(nid, _html_label(n.name(), lines))
+
+
 def draw(outputs: Any, params: Any = None, show_saved: bool = True) -> Any:
     """A ``graphviz.Digraph`` of the backward graph behind ``outputs`` (a Tensor or a sequence).
 
@@ -393,22 +414,7 @@ def draw(outputs: Any, params: Any = None, show_saved: bool = True) -> Any:
     saved_ids: dict[int, str] = {}
     for n in order:
         nid = ids[id(n)]
-        if type(n) is AccumulateGrad:
-            v = n.variable
-            name = _leaf_name(n, names)
-            g.node(
-                nid,
-                _html_label(name or "leaf", [f"{_fmt_shape(v.shape)} {_dtype_name(v)}"]),
-                fillcolor="lightblue",
-            )
-        else:
-            site = getattr(n, "_site", None)
-            lines = []
-            if site is not None:
-                where = format_site(site)
-                place, _, text = where.partition(": ")
-                lines = [place] + ([text] if text else [])
-            g.node(nid, _html_label(n.name(), lines))
+        _draw_node(g, nid, n, names)
         for child, _ in n.next_functions:
             if child is not None:
                 g.edge(ids[id(child)], nid)

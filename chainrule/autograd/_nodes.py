@@ -153,7 +153,8 @@ class OpNode(Node):
     def _saved_tensors(self) -> tuple[SavedTensor, ...]:
         return tuple(s for s in self.saved if isinstance(s, SavedTensor))
 
-    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+    # complexity: the kinds of saved value and of VJP as cases of one frame (see the docstring).
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:  # noqa: C901
         """The generic apply, the reference for the generated one (Note [generated apply]).
 
         Complexity 17: its branches are the kinds of saved value and of VJP that the generated

@@ -260,7 +260,7 @@ class InplaceFunction(Function):
 
 
 def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    from chainrule._tensor import Tensor, _new_tensor
+    from chainrule._tensor import Tensor
 
     enabled = _state.enabled
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
@@ -277,38 +277,64 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         cls.setup_context(ctx, args, output)
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
-    record = any(needs)
+    node = _make_node(cls, ctx, args, needs, is_tensor, len(outs)) if any(needs) else None
+    input_ids = {id(a) for a, t in zip(args, is_tensor) if t}
+    wrapped, out_meta, out_nr = _wrap_outputs(ctx, outs, node, input_ids)
+    if node is not None:
+        node._out_meta_f = tuple(out_meta)
+        node._out_meta = None
+    if ctx.to_save is not None:
+        _save_for_backward(ctx, node, wrapped, out_meta, out_nr)
+    if single:
+        return wrapped[0]
+    return tuple(wrapped)
 
+
+def _make_node(
+    cls: Any,
+    ctx: FunctionCtx,
+    args: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    is_tensor: tuple[bool, ...],
+    num_outputs: int,
+) -> Any:
+    """The backward node of one ``cls.apply``: its edges to the inputs that need a gradient."""
+    node = cls._backward_cls.__new__(cls._backward_cls)
+    Node.__init__(node)
+    node.ctx = ctx
+    node.fn_cls = cls
+    node.num_outputs = num_outputs
+    nexts = []
+    meta = []
+    for a, need in zip(args, needs):
+        if need:
+            gf = a.grad_fn
+            nexts.append((gf, a._output_nr) if gf is not None else (a._get_accumulator(), 0))
+            meta.append((a._data.shape, a._data.dtype))
+        else:
+            nexts.append((None, 0))
+            meta.append(None)
+    node.next_functions = tuple(nexts)
+    node._input_meta = tuple(meta)
+    node._arg_is_tensor = is_tensor
+    node.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
+    ctx._node_ref = weakref.ref(node)
+    if _record_sites[0] or is_anomaly_enabled():
+        node._site = user_site(2)  # Note [sites] in _sites.py
+    return node
+
+
+def _wrap_outputs(
+    ctx: FunctionCtx, outs: tuple[Any, ...], node: Any, input_ids: set[int]
+) -> tuple[list[Any], list[Any], dict[int, int]]:
+    """Each differentiable tensor output made an output of ``node`` (None: nothing recorded).
+    Returns the wrapped outputs, their metadata (None where not differentiable) and the output
+    number of each original output, by id."""
+    from chainrule._tensor import Tensor
+
+    record = node is not None
     dirty_ids = {id(t) for t in ctx.dirty_tensors}
     nondiff_ids = {id(t) for t in ctx.non_differentiable}
-    input_ids = {id(a) for a, t in zip(args, is_tensor) if t}
-
-    node = None
-    if record:
-        node = cls._backward_cls.__new__(cls._backward_cls)
-        Node.__init__(node)
-        node.ctx = ctx
-        node.fn_cls = cls
-        node.num_outputs = len(outs)
-        nexts = []
-        meta = []
-        for a, need in zip(args, needs):
-            if need:
-                gf = a.grad_fn
-                nexts.append((gf, a._output_nr) if gf is not None else (a._get_accumulator(), 0))
-                meta.append((a._data.shape, a._data.dtype))
-            else:
-                nexts.append((None, 0))
-                meta.append(None)
-        node.next_functions = tuple(nexts)
-        node._input_meta = tuple(meta)
-        node._arg_is_tensor = is_tensor
-        node.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
-        ctx._node_ref = weakref.ref(node)
-        if _record_sites[0] or is_anomaly_enabled():
-            node._site = user_site(1)  # Note [sites] in _sites.py
-
-    # Wrap the outputs: each differentiable tensor output becomes an output of the node.
     wrapped = []
     out_meta = []
     out_nr: dict[int, int] = {}
@@ -317,22 +343,8 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             wrapped.append(o)
             out_meta.append(None)
             continue
-        if id(o) in dirty_ids:
-            if record and o._requires_grad and o.grad_fn is None:
-                raise RuntimeError(
-                    "a leaf Variable that requires grad is being used in an in-place operation."
-                )
-            t = o
-            o._bump_version()  # as PyTorch does for a dirty tensor, on top of the op's own
-        elif id(o) in input_ids:
-            # An input returned as is: a new tensor on the same memory (PyTorch returns a view).
-            t = _new_tensor(o._data)
-            t._vc = o._get_vc()
-        elif o.grad_fn is not None or o._requires_grad:
-            t = _new_tensor(o._data)
-            t._vc = o._get_vc()
-        else:
-            t = o
+        dirty = id(o) in dirty_ids
+        t = _output_tensor(o, dirty, id(o) in input_ids, record)
         diff = o._data.dtype.kind in "fc" and id(o) not in nondiff_ids
         out_meta.append((o._data.shape, o._data.dtype) if diff else None)
         if record and diff:
@@ -342,45 +354,66 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
                 t._output_nr = i
             elif "_output_nr" in t.__dict__:
                 del t.__dict__["_output_nr"]
-        elif id(o) in dirty_ids:
-            pass
-        else:
+        elif not dirty:
             t._requires_grad = False
         out_nr[id(o)] = i
         wrapped.append(t)
-    if node is not None:
-        node._out_meta_f = tuple(out_meta)
-        node._out_meta = None
+    return wrapped, out_meta, out_nr
 
-    # Saved tensors, taken after the outputs are wrapped (dirty inputs are saved as outputs).
-    if ctx.to_save is not None:
-        saved: list[Any] = []
-        nrs: list[Any] = []
-        for t in ctx.to_save:
-            if t is None:
-                saved.append(None)
-                nrs.append(None)
-                continue
-            if t._is_inference and record:
-                raise RuntimeError(INFERENCE_SAVE_MSG)
-            vc = t._get_vc()
-            nr = out_nr.get(id(t))
-            if nr is not None:
-                is_out = record and out_meta[nr] is not None
-                s = SavedTensor(wrapped[nr], True, vc)
-                saved.append(s)
-                nrs.append(nr if is_out else -1)
-            else:
-                saved.append(SavedTensor(t, False, vc))
-                nrs.append(None)
-        if _hooks_any[0] and _hooks_state.stack and record:
-            pack_saved(saved, node)
-        ctx._saved = tuple(saved)
-        ctx._saved_nr = tuple(nrs)
-        ctx.to_save = None
-    if single:
-        return wrapped[0]
-    return tuple(wrapped)
+
+def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
+    """The tensor that stands for output ``o``: ``o`` itself when it is a dirty (modified in
+    place) input or a fresh tensor, else a new tensor on the same memory."""
+    from chainrule._tensor import _new_tensor
+
+    if dirty:
+        if record and o._requires_grad and o.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        o._bump_version()  # as PyTorch does for a dirty tensor, on top of the op's own
+        return o
+    # An input returned as is gets a new tensor on the same memory (PyTorch returns a view).
+    if is_input or o.grad_fn is not None or o._requires_grad:
+        t = _new_tensor(o._data)
+        t._vc = o._get_vc()
+        return t
+    return o
+
+
+def _save_for_backward(
+    ctx: FunctionCtx,
+    node: Any,
+    wrapped: list[Any],
+    out_meta: list[Any],
+    out_nr: dict[int, int],
+) -> None:
+    """``ctx.save_for_backward``'s tensors as SavedTensors, taken after the outputs are
+    wrapped (dirty inputs are saved as outputs)."""
+    record = node is not None
+    saved: list[Any] = []
+    nrs: list[Any] = []
+    for t in ctx.to_save or ():
+        if t is None:
+            saved.append(None)
+            nrs.append(None)
+            continue
+        if t._is_inference and record:
+            raise RuntimeError(INFERENCE_SAVE_MSG)
+        vc = t._get_vc()
+        nr = out_nr.get(id(t))
+        if nr is not None:
+            is_out = record and out_meta[nr] is not None
+            saved.append(SavedTensor(wrapped[nr], True, vc))
+            nrs.append(nr if is_out else -1)
+        else:
+            saved.append(SavedTensor(t, False, vc))
+            nrs.append(None)
+    if _hooks_any[0] and _hooks_state.stack and record:
+        pack_saved(saved, node)
+    ctx._saved = tuple(saved)
+    ctx._saved_nr = tuple(nrs)
+    ctx.to_save = None
 
 
 class _OnceDifferentiableNode(Node):

@@ -96,84 +96,14 @@ def embedding_bag(
         )
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
-    if input.ndim == 2:
-        if offsets is not None:
-            raise ValueError(
-                "if input is 2D, then offsets has to be None, as input is treated is a "
-                "mini-batch of fixed length sequences. However, found offsets of type "
-                f"{type(offsets)}"
-            )
-        n_bags, length = input.shape
-        starts = (
-            np.arange(0, n_bags * length, length, dtype=np.int64)
-            if length
-            else np.zeros(n_bags, np.int64)
-        )
-        end = n_bags * length
-        input = input.reshape(-1)
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights.reshape(-1)
-    elif input.ndim == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.ndim != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-        starts = None
-        end = input.shape[0]
-    else:
-        raise ValueError(
-            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
-        )
-    if mode == "max":
-        if scale_grad_by_freq:
-            raise ValueError("max mode does not support scaling the gradient by the frequency")
-        if sparse:
-            raise ValueError("max mode does not support sparse weights")
-    elif mode not in ("sum", "mean"):
-        raise ValueError("mode has to be one of sum, mean or max")
-    if sparse:
-        raise NotImplementedError("embedding_bag: sparse gradients are not supported by chainrule")
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(
-            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-            "GitHub."
-        )
+    input, starts, end, per_sample_weights = _flat_bags(input, offsets, per_sample_weights)
+    _check_mode(mode, scale_grad_by_freq, sparse, per_sample_weights is not None)
     num = weight.shape[0]
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise RuntimeError(
-                f"padding_idx must be within the number of embeddings, -{num} through "
-                f"{num - 1}, but got {padding_idx}"
-            )
-        if padding_idx < 0:
-            padding_idx += num
+    padding_idx = _wrap_padding_idx(padding_idx, num)
     _index_dtype_check(input, 1, "indices")
     idx = np.asarray(input.numpy(), dtype=np.int64)
     if starts is None:
-        # torch names the offsets "indices" here too.
-        _index_dtype_check(offsets, 1, "indices")  # type: ignore[arg-type]
-        starts = np.asarray(offsets.numpy(), dtype=np.int64)  # type: ignore[union-attr]
-        if starts.size and starts[0] != 0:
-            raise RuntimeError(
-                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
-                f"start from position 0. However, got {starts[0]}"
-            )
-        if starts.size and starts[-1] > end:
-            raise RuntimeError(
-                f"offsets[-1] can not be greater than input's length {end} but got "
-                f"offsets[-1] of {starts[-1]}"
-            )
-        if np.any(np.diff(starts) < 0):
-            raise RuntimeError("embedding_bag: offsets have to be non-decreasing")
-        if include_last_offset:
-            if starts.size == 0:
-                raise RuntimeError(
-                    "embedding_bag: with include_last_offset=True, offsets must have at least "
-                    "one element"
-                )
-            end = int(starts[-1])
-            starts = starts[:-1]
+        starts, end = _offset_starts(offsets, end, include_last_offset)
     bad = np.flatnonzero((idx < 0) | (idx >= num))
     if bad.size:
         j = int(bad[0])
@@ -225,3 +155,96 @@ def _bag_max(rows: Tensor, bag_k: np.ndarray, n_bags: int, dim: int, weight: Ten
     out = block.max(1).values
     empty = tensor((counts == 0)[:, None])
     return _ops.where(empty, zeros((), dtype=weight.dtype), out)
+
+
+def _flat_bags(
+    input: Tensor, offsets: Tensor | None, per_sample_weights: Tensor | None
+) -> tuple[Tensor, np.ndarray | None, int, Tensor | None]:
+    """The input as one 1-d index list: a 2-d input's rows become bags of equal length (their
+    starts returned, ``offsets`` must be None); a 1-d input keeps its ``offsets`` (starts None,
+    read by :func:`_offset_starts`). Also returns where the last bag ends."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}"
+            )
+        n_bags, length = input.shape
+        starts = (
+            np.arange(0, n_bags * length, length, dtype=np.int64)
+            if length
+            else np.zeros(n_bags, np.int64)
+        )
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+        return input.reshape(-1), starts, n_bags * length, per_sample_weights
+    if input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        return input, None, input.shape[0], per_sample_weights
+    raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+
+
+def _check_mode(mode: str, scale_grad_by_freq: bool, sparse: bool, weighted: bool) -> None:
+    """PyTorch's checks of ``mode`` against the options it does not combine with."""
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    elif mode not in ("sum", "mean"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if sparse:
+        raise NotImplementedError("embedding_bag: sparse gradients are not supported by chainrule")
+    if weighted and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+
+
+def _wrap_padding_idx(padding_idx: int | None, num: int) -> int | None:
+    """``padding_idx`` checked against the table's ``num`` rows and made non-negative."""
+    if padding_idx is None:
+        return None
+    if not -num <= padding_idx < num:
+        raise RuntimeError(
+            f"padding_idx must be within the number of embeddings, -{num} through "
+            f"{num - 1}, but got {padding_idx}"
+        )
+    return padding_idx + num if padding_idx < 0 else padding_idx
+
+
+def _offset_starts(
+    offsets: Tensor | None, end: int, include_last_offset: bool
+) -> tuple[np.ndarray, int]:
+    """The bags' starts from ``offsets`` (checked as PyTorch does) and where the last bag ends
+    (``offsets[-1]`` with ``include_last_offset``, else ``end``)."""
+    assert offsets is not None  # _flat_bags requires them for a 1-d input
+    # torch names the offsets "indices" here too.
+    _index_dtype_check(offsets, 1, "indices")
+    starts = np.asarray(offsets.numpy(), dtype=np.int64)
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+            f"start from position 0. However, got {starts[0]}"
+        )
+    if starts.size and starts[-1] > end:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {end} but got "
+            f"offsets[-1] of {starts[-1]}"
+        )
+    if np.any(np.diff(starts) < 0):
+        raise RuntimeError("embedding_bag: offsets have to be non-decreasing")
+    if include_last_offset:
+        if starts.size == 0:
+            raise RuntimeError(
+                "embedding_bag: with include_last_offset=True, offsets must have at least "
+                "one element"
+            )
+        return starts[:-1], int(starts[-1])
+    return starts, end

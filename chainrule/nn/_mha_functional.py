@@ -209,87 +209,27 @@ def multi_head_attention_forward(
         if key_padding_mask is not None:
             key_padding_mask = _ops.unsqueeze(key_padding_mask, 0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
-    key_padding_mask = _canonical_mask(
-        key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask", query.dtype
+    key_padding_mask, attn_mask, is_causal = _prepare_masks(
+        key_padding_mask, attn_mask, is_causal, need_weights, query.dtype
     )
-    if is_causal and attn_mask is None:
-        raise RuntimeError(
-            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-            "method `generate_square_subsequent_mask` to create this mask."
-        )
-    if is_causal and key_padding_mask is None and not need_weights:
-        # The hint alone is enough for scaled_dot_product_attention.
-        attn_mask = None
-    else:
-        attn_mask = _canonical_mask(
-            attn_mask, "attn_mask", None, "", query.dtype, check_other=False
-        )
-        if key_padding_mask is not None:
-            is_causal = False
-    if embed_dim != embed_dim_to_check:
-        raise AssertionError(
-            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
-        )
-    head_dim = embed_dim // num_heads
-    if head_dim * num_heads != embed_dim:
-        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    if use_separate_proj_weight:
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(
-                f"key's sequence and batch dims {_size(key.shape[:2])} do not "
-                f"match value's {_size(value.shape[:2])}"
-            )
-    elif tuple(key.shape) != tuple(value.shape):
-        raise AssertionError(
-            f"key shape {_size(key.shape)} does not match value shape {_size(value.shape)}"
-        )
-
+    head_dim = _check_dims(
+        key, value, embed_dim, embed_dim_to_check, num_heads, use_separate_proj_weight
+    )
     if not use_separate_proj_weight:
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
-        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
-            if w is None:
-                raise AssertionError(
-                    f"use_separate_proj_weight is True but {name}_proj_weight is None"
-                )
-        b_q, b_k, b_v = _split_last(in_proj_bias, [embed_dim] * 3)
-        q, k, v = _in_projection(
-            query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v
+        q, k, v = _separate_projection(
+            query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias
         )
-
     if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            want: tuple[int, ...] = (tgt_len, src_len)
-            if tuple(attn_mask.shape) != want:
-                raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {_size(attn_mask.shape)}, "
-                    f"but should be {want}."
-                )
-            attn_mask = _ops.unsqueeze(attn_mask, 0)
-        elif attn_mask.dim() == 3:
-            want = (bsz * num_heads, tgt_len, src_len)
-            if tuple(attn_mask.shape) != want:
-                raise RuntimeError(
-                    f"The shape of the 3D attn_mask is {_size(attn_mask.shape)}, "
-                    f"but should be {want}."
-                )
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+        attn_mask = _batched_attn_mask(attn_mask, bsz * num_heads, tgt_len, key.shape[0])
 
-    if bias_k is not None and bias_v is not None:
-        if static_k is not None:
-            raise AssertionError("bias cannot be added to static key.")
-        if static_v is not None:
-            raise AssertionError("bias cannot be added to static value.")
-        k = _ops.cat([k, _ops.expand(bias_k, (1, bsz, embed_dim))])
-        v = _ops.cat([v, _ops.expand(bias_v, (1, bsz, embed_dim))])
+    if bias_k is not None or bias_v is not None:
+        k, v = _add_bias_kv(k, v, bias_k, bias_v, static_k, static_v)
         attn_mask = _append_one(attn_mask)
         key_padding_mask = _append_one(key_padding_mask)
-    elif bias_k is not None or bias_v is not None:
-        raise AssertionError("bias_k and bias_v must be given together")
 
     q = _ops.transpose(_ops.reshape(q, (tgt_len, bsz * num_heads, head_dim)), 0, 1)
     k = _heads(k, static_k, "static_k", bsz * num_heads, head_dim)
@@ -302,44 +242,197 @@ def multi_head_attention_forward(
         attn_mask = _append_one(attn_mask)
         key_padding_mask = _append_one(key_padding_mask)
 
-    src_len = k.shape[1]
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(
-                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                f"{_size(key_padding_mask.shape)}"
-            )
-        kpm = _ops.reshape(
-            _ops.expand(
-                _ops.reshape(key_padding_mask, (bsz, 1, 1, src_len)), (bsz, num_heads, 1, src_len)
-            ),
-            (bsz * num_heads, 1, src_len),
-        )
+        kpm = _heads_padding_mask(key_padding_mask, bsz, num_heads, k.shape[1])
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
 
     if not training:
         dropout_p = 0.0
-
+    heads = (q, k, v, attn_mask, dropout_p, bsz, num_heads)
     if need_weights:
-        q_scaled = q * math.sqrt(1.0 / float(head_dim))
-        w = _ops.matmul(q_scaled, _ops.transpose(k, -2, -1))
-        if attn_mask is not None:
-            w = w + attn_mask
-        w = _ops.softmax(w, -1)
-        if dropout_p > 0.0:
-            w = _dropout(w, p=dropout_p)
-        out = _ops.matmul(w, v)
-        out = _ops.reshape(_ops.transpose(out, 0, 1), (tgt_len * bsz, embed_dim))
-        out = _linear(out, out_proj_weight, out_proj_bias)
-        out = _ops.reshape(out, (tgt_len, bsz, out.shape[1]))
-        w = _ops.reshape(w, (bsz, num_heads, tgt_len, src_len))
+        out, w = _attend_with_weights(*heads, out_proj_weight, out_proj_bias)
         if average_attn_weights:
             w = _ops.mean(w, 1)
         if not is_batched:
             out = _ops.squeeze(out, 1)
             w = _ops.squeeze(w, 0)
         return out, w
+    out = _attend(*heads, is_causal, out_proj_weight, out_proj_bias)
+    if not is_batched:
+        out = _ops.squeeze(out, 1)
+    return out, None
 
+
+def _prepare_masks(
+    key_padding_mask: Tensor | None,
+    attn_mask: Tensor | None,
+    is_causal: bool,
+    need_weights: bool,
+    dtype: Any,
+) -> tuple[Tensor | None, Tensor | None, bool]:
+    """Both masks as float masks (a bool mask's True becomes -inf), and whether the causal hint
+    stays: with no key padding mask and no weights needed, the hint replaces ``attn_mask``."""
+    key_padding_mask = _canonical_mask(
+        key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask", dtype
+    )
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+            "method `generate_square_subsequent_mask` to create this mask."
+        )
+    if is_causal and key_padding_mask is None and not need_weights:
+        # The hint alone is enough for scaled_dot_product_attention.
+        return key_padding_mask, None, is_causal
+    attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", dtype, check_other=False)
+    return key_padding_mask, attn_mask, is_causal and key_padding_mask is None
+
+
+def _check_dims(
+    key: Tensor,
+    value: Tensor,
+    embed_dim: int,
+    embed_dim_to_check: int,
+    num_heads: int,
+    separate: bool,
+) -> int:
+    """PyTorch's checks of the embedding size and of key against value; the head size."""
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if separate:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(
+                f"key's sequence and batch dims {_size(key.shape[:2])} do not "
+                f"match value's {_size(value.shape[:2])}"
+            )
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(
+            f"key shape {_size(key.shape)} does not match value shape {_size(value.shape)}"
+        )
+    return head_dim
+
+
+def _separate_projection(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    q_proj_weight: Tensor | None,
+    k_proj_weight: Tensor | None,
+    v_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The projections with ``use_separate_proj_weight``: the three weights must be given."""
+    for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+        if w is None:
+            raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight is None")
+    assert q_proj_weight is not None and k_proj_weight is not None and v_proj_weight is not None
+    b_q, b_k, b_v = _split_last(in_proj_bias, [query.shape[-1]] * 3)
+    return _in_projection(
+        query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v
+    )
+
+
+def _add_bias_kv(
+    k: Tensor,
+    v: Tensor,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    static_k: Tensor | None,
+    static_v: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    """k and v (S, N, E) with the learned ``bias_k``/``bias_v`` appended as one more position."""
+    if bias_k is None or bias_v is None:
+        raise AssertionError("bias_k and bias_v must be given together")
+    if static_k is not None:
+        raise AssertionError("bias cannot be added to static key.")
+    if static_v is not None:
+        raise AssertionError("bias cannot be added to static value.")
+    bsz, embed_dim = k.shape[1], k.shape[2]
+    k = _ops.cat([k, _ops.expand(bias_k, (1, bsz, embed_dim))])
+    v = _ops.cat([v, _ops.expand(bias_v, (1, bsz, embed_dim))])
+    return k, v
+
+
+def _batched_attn_mask(attn_mask: Tensor, bh: int, tgt_len: int, src_len: int) -> Tensor:
+    """``attn_mask`` checked as (L, S) or (N * heads, L, S), and given its leading dim."""
+    if attn_mask.dim() == 2:
+        want: tuple[int, ...] = (tgt_len, src_len)
+        if tuple(attn_mask.shape) != want:
+            raise RuntimeError(
+                f"The shape of the 2D attn_mask is {_size(attn_mask.shape)}, but should be {want}."
+            )
+        return _ops.unsqueeze(attn_mask, 0)
+    if attn_mask.dim() == 3:
+        want = (bh, tgt_len, src_len)
+        if tuple(attn_mask.shape) != want:
+            raise RuntimeError(
+                f"The shape of the 3D attn_mask is {_size(attn_mask.shape)}, but should be {want}."
+            )
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+
+def _heads_padding_mask(key_padding_mask: Tensor, bsz: int, num_heads: int, src_len: int) -> Tensor:
+    """The (N, S) key padding mask repeated per head: (N * heads, 1, S)."""
+    if tuple(key_padding_mask.shape) != (bsz, src_len):
+        raise AssertionError(
+            f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+            f"{_size(key_padding_mask.shape)}"
+        )
+    return _ops.reshape(
+        _ops.expand(
+            _ops.reshape(key_padding_mask, (bsz, 1, 1, src_len)), (bsz, num_heads, 1, src_len)
+        ),
+        (bsz * num_heads, 1, src_len),
+    )
+
+
+def _attend_with_weights(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Tensor | None,
+    dropout_p: float,
+    bsz: int,
+    num_heads: int,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    """Attention written out, keeping the weights: (L, N, E) output, (N, heads, L, S) weights.
+    q, k, v are (N * heads, L or S, head_dim)."""
+    tgt_len, src_len, head_dim = q.shape[1], k.shape[1], q.shape[2]
+    q_scaled = q * math.sqrt(1.0 / float(head_dim))
+    w = _ops.matmul(q_scaled, _ops.transpose(k, -2, -1))
+    if attn_mask is not None:
+        w = w + attn_mask
+    w = _ops.softmax(w, -1)
+    if dropout_p > 0.0:
+        w = _dropout(w, p=dropout_p)
+    out = _ops.matmul(w, v)
+    out = _ops.reshape(_ops.transpose(out, 0, 1), (tgt_len * bsz, head_dim * num_heads))
+    out = _linear(out, out_proj_weight, out_proj_bias)
+    out = _ops.reshape(out, (tgt_len, bsz, out.shape[1]))
+    return out, _ops.reshape(w, (bsz, num_heads, tgt_len, src_len))
+
+
+def _attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Tensor | None,
+    dropout_p: float,
+    bsz: int,
+    num_heads: int,
+    is_causal: bool,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+) -> Tensor:
+    """Attention through ``scaled_dot_product_attention`` (no weights kept): (L, N, E)."""
+    tgt_len, src_len, head_dim = q.shape[1], k.shape[1], q.shape[2]
     if attn_mask is not None:
         if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
             attn_mask = _ops.unsqueeze(attn_mask, 0)
@@ -349,12 +442,9 @@ def multi_head_attention_forward(
     k = _ops.reshape(k, (bsz, num_heads, src_len, head_dim))
     v = _ops.reshape(v, (bsz, num_heads, src_len, head_dim))
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    out = _ops.reshape(_ops.permute(out, (2, 0, 1, 3)), (bsz * tgt_len, embed_dim))
+    out = _ops.reshape(_ops.permute(out, (2, 0, 1, 3)), (bsz * tgt_len, head_dim * num_heads))
     out = _linear(out, out_proj_weight, out_proj_bias)
-    out = _ops.reshape(out, (tgt_len, bsz, out.shape[1]))
-    if not is_batched:
-        out = _ops.squeeze(out, 1)
-    return out, None
+    return _ops.reshape(out, (tgt_len, bsz, out.shape[1]))
 
 
 def _unsqueeze_shared(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:

@@ -99,7 +99,9 @@ def _scalar_array(key: tuple[Any, Any]) -> Any:
     return a
 
 
-def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:
+# complexity: the fast paths for one Tensor and for a Tensor with a Tensor or a number are
+# inlined cases of one frame, the forward hot path (ARCHITECTURE 5a); a helper would cost a call.
+def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:  # noqa: C901
     """Run ``op`` on ``inputs`` (Tensors, Python scalars or None) with keyword ``params``.
 
     The common shapes of call (one Tensor; a Tensor and a Tensor of the same dtype; a Tensor

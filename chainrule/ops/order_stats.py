@@ -19,11 +19,8 @@ __all__ = ["quantile", "nanquantile", "histogram", "histogramdd"]
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(
-    input: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str, ignore_nan: bool
-) -> Any:
-    ops = _ops()
-    who = "nanquantile()" if ignore_nan else "quantile()"
+def _quantile_qs(input: Any, q: Any, interpolation: str, who: str) -> np.ndarray:
+    """PyTorch's checks of quantile's arguments; the q values as a float64 vector."""
     if input._data.dtype.kind != "f" or input._data.dtype.itemsize < 4:
         raise RuntimeError(f"{who} input tensor must be either float or double dtype")
     if interpolation not in _INTERPOLATIONS:
@@ -31,8 +28,7 @@ def _quantile(
             f"{who} interpolation must be one of linear, lower, higher, midpoint or nearest, "
             f"but got {interpolation}"
         )
-    q_t = _is_t(q)
-    if q_t:
+    if _is_t(q):
         if q.ndim > 1:
             raise RuntimeError(f"{who} q must be a scalar or 1D tensor")
         if q._data.dtype != input._data.dtype:
@@ -44,6 +40,39 @@ def _quantile(
         raise RuntimeError(f"{who} q values must be in the range [0, 1]")
     if input.numel() == 0:
         raise RuntimeError(f"{who} input tensor must be non-empty")
+    return qa
+
+
+def _rank_bounds(rank: np.ndarray, interpolation: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted positions (lo, hi) that a quantile at fractional ``rank`` reads."""
+    lo = np.floor(rank).astype(np.int64)
+    hi = np.ceil(rank).astype(np.int64)
+    if interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    elif interpolation == "nearest":
+        # round half to even, as PyTorch's (and NumPy's) round
+        lo = hi = np.round(rank).astype(np.int64)
+    return np.clip(lo, 0, n - 1), np.clip(hi, 0, n - 1)
+
+
+def _linear_weight(
+    qk: Any, rank: np.ndarray, cnt: np.ndarray, lo: np.ndarray, dtype: Any, device: Any
+) -> Any:
+    """The weight of the upper value in linear interpolation, rank - lo; written
+    q (cnt - 1) - lo with the tensor ``qk`` when q needs a gradient."""
+    if qk is not None:
+        return qk * _const((cnt - 1).astype(dtype), device) - _const(lo.astype(dtype), device)
+    return _const((rank - lo).astype(dtype), device)
+
+
+def _quantile(
+    input: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str, ignore_nan: bool
+) -> Any:
+    ops = _ops()
+    q_t = _is_t(q)
+    qa = _quantile_qs(input, q, interpolation, "nanquantile()" if ignore_nan else "quantile()")
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else wrap_dim(int(dim), input.ndim)
     if x.ndim == 0:
@@ -60,27 +89,13 @@ def _quantile(
     outs = []
     for k, qv in enumerate(qa):
         rank = qv * (cnt - 1)
-        lo = np.floor(rank).astype(np.int64)
-        hi = np.ceil(rank).astype(np.int64)
-        if interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi
-        elif interpolation == "nearest":
-            # round half to even, as PyTorch's (and NumPy's) round
-            lo = hi = np.round(rank).astype(np.int64)
-        lo, hi = np.clip(lo, 0, n - 1), np.clip(hi, 0, n - 1)
+        lo, hi = _rank_bounds(rank, interpolation, n)
         v_lo = ops.gather(srt, d, _const(lo, device=input.device))
         v_hi = ops.gather(srt, d, _const(hi, device=input.device))
         if interpolation == "linear":
-            if q_t and q.requires_grad:
-                # The weight depends on q too: w = q (n - 1) - lo, so q gets a gradient.
-                qk = q.reshape(-1)[k]
-                w = qk * _const((cnt - 1).astype(xa.dtype), input.device) - _const(
-                    lo.astype(xa.dtype), input.device
-                )
-            else:
-                w = _const((rank - lo).astype(xa.dtype), input.device)
+            # With a q that requires grad the weight is q (n - 1) - lo, so q gets a gradient.
+            qk = q.reshape(-1)[k] if q_t and q.requires_grad else None
+            w = _linear_weight(qk, rank, cnt, lo, xa.dtype, input.device)
             v = v_lo + w * (v_hi - v_lo)
         elif interpolation == "midpoint":
             v = (v_lo + v_hi) * 0.5

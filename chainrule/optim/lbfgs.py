@@ -326,18 +326,9 @@ class LBFGS(Optimizer):
                 old_dirs, old_stps, ro = [], [], []
                 H_diag = 1
             else:
-                y = flat_grad - prev_flat_grad
-                s = d * t
-                ys = y.dot(s)
-                if ys > 1e-10:  # curvature condition: keep only pairs with y's > 0
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)
+                H_diag = _push_pair(
+                    old_dirs, old_stps, ro, flat_grad - prev_flat_grad, d * t, history_size, H_diag
+                )
                 if al is None:
                     al = [None] * history_size
                 d = lbfgs_direction(flat_grad, old_dirs, old_stps, ro, H_diag, al)
@@ -406,3 +397,28 @@ class LBFGS(Optimizer):
         if al is not None:
             state["al"] = [_to_state(v) for v in al]
         return orig_loss
+
+
+def _push_pair(
+    old_dirs: list[Any],
+    old_stps: list[Any],
+    ro: list[Any],
+    y: Any,
+    s: Any,
+    history_size: int,
+    H_diag: Any,
+) -> Any:
+    """Add the curvature pair (y, s) to the history (dropping the oldest past
+    ``history_size``) when y's > 1e-10, and return the new H_diag = y's / y'y; otherwise keep
+    the history and H_diag."""
+    ys = y.dot(s)
+    if not ys > 1e-10:  # curvature condition: keep only pairs with y's > 0 (not nan)
+        return H_diag
+    if len(old_dirs) == history_size:
+        old_dirs.pop(0)
+        old_stps.pop(0)
+        ro.pop(0)
+    old_dirs.append(y)
+    old_stps.append(s)
+    ro.append(1.0 / ys)
+    return ys / y.dot(y)

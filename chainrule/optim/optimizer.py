@@ -264,34 +264,9 @@ class Optimizer:
         optimizer's defaults)."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
-        params = param_group["params"]
-        if isinstance(params, Tensor):
-            param_group["params"] = [params]
-        elif isinstance(params, set):
-            raise TypeError(
-                "optimizer parameters need to be organized in ordered collections, but the "
-                "ordering of tensors in sets will change between runs. Please use a list "
-                "instead."
-            )
-        else:
-            param_group["params"] = list(params)
-        # PyTorch 2.6+: params may be (name, tensor) pairs, as named_parameters() gives; the
-        # names are kept in the group's "param_names".
-        tensors: list[Any] = []
-        names: list[Any] = []
-        for param in param_group["params"]:
-            if isinstance(param, tuple):
-                names.append(param[0])
-                tensors.append(param[1])
-            else:
-                tensors.append(param)
+        tensors, names = _split_named_params(param_group["params"])
         param_group["params"] = tensors
         if names:
-            if len(names) != len(tensors):
-                raise ValueError(
-                    "all optimizer params should be with/without names. Some param names are "
-                    "missing"
-                )
             param_group["param_names"] = names
         if self.param_groups and (
             ("param_names" in param_group) != ("param_names" in self.param_groups[0])
@@ -469,21 +444,7 @@ class Optimizer:
                 f"the state dict's 'state' must be a dict, got {_typename(state_dict['state'])}"
             )
         groups = self.param_groups
-        saved_groups = copy.deepcopy(state_dict["param_groups"])
-        if not isinstance(saved_groups, (list, tuple)) or not all(
-            isinstance(s, dict) and isinstance(s.get("params"), (list, tuple)) for s in saved_groups
-        ):
-            raise TypeError(
-                "the state dict's 'param_groups' must be a list of dicts, each with a 'params' list"
-            )
-        saved_groups = list(saved_groups)
-        if len(groups) != len(saved_groups):
-            raise ValueError("loaded state dict has a different number of parameter groups")
-        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError(
-                "loaded state dict contains a parameter group that doesn't match the size of "
-                "optimizer's group"
-            )
+        saved_groups = _matching_groups(groups, copy.deepcopy(state_dict["param_groups"]))
         for gi, s in enumerate(saved_groups):
             for key in _FILLED_ON_LOAD.intersection(self.defaults):
                 s.setdefault(key, self.defaults[key])
@@ -543,3 +504,48 @@ class Optimizer:
         if isinstance(value, dict):
             return {k: Optimizer._cast_state(param, v, index, k) for k, v in value.items()}
         return copy.deepcopy(value)
+
+
+def _split_named_params(params: Any) -> tuple[list[Any], list[Any]]:
+    """A group's ``params`` as a list of tensors, and their names when given as (name, tensor)
+    pairs, as ``named_parameters()`` gives (PyTorch 2.6+; kept in the group's "param_names")."""
+    if isinstance(params, Tensor):
+        params = [params]
+    elif isinstance(params, set):
+        raise TypeError(
+            "optimizer parameters need to be organized in ordered collections, but the "
+            "ordering of tensors in sets will change between runs. Please use a list "
+            "instead."
+        )
+    tensors: list[Any] = []
+    names: list[Any] = []
+    for param in params:
+        if isinstance(param, tuple):
+            names.append(param[0])
+            tensors.append(param[1])
+        else:
+            tensors.append(param)
+    if names and len(names) != len(tensors):
+        raise ValueError(
+            "all optimizer params should be with/without names. Some param names are missing"
+        )
+    return tensors, names
+
+
+def _matching_groups(groups: list[dict[str, Any]], saved_groups: Any) -> list[dict[str, Any]]:
+    """A state dict's 'param_groups', checked to be dicts with 'params' lists that match the
+    optimizer's groups in number and sizes."""
+    if not isinstance(saved_groups, (list, tuple)) or not all(
+        isinstance(s, dict) and isinstance(s.get("params"), (list, tuple)) for s in saved_groups
+    ):
+        raise TypeError(
+            "the state dict's 'param_groups' must be a list of dicts, each with a 'params' list"
+        )
+    if len(groups) != len(saved_groups):
+        raise ValueError("loaded state dict has a different number of parameter groups")
+    if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+        raise ValueError(
+            "loaded state dict contains a parameter group that doesn't match the size of "
+            "optimizer's group"
+        )
+    return list(saved_groups)

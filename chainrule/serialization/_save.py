@@ -114,15 +114,7 @@ class _Encoder:
         active: set[int] = set()  # ids of the containers being encoded: a cycle check
 
         def path() -> str:
-            parts = ["obj"]
-            for obj, _tag, children, results in stack:
-                i = len(results)
-                if isinstance(obj, dict):
-                    n = len(obj)
-                    parts.append(".<key>" if i < n else f"[{children[i - n]!r}]")
-                else:
-                    parts.append(f"[{i}]")
-            return "".join(parts)
+            return _frames_path(stack)
 
         def visit(obj: Any) -> int | None:
             """The node index of ``obj`` if it is done at once, or None after pushing a frame."""
@@ -146,19 +138,7 @@ class _Encoder:
                         f"{path()}); checkpoints hold trees of tensors and plain values"
                     )
                 active.add(id(obj))
-                if isinstance(obj, dict):
-                    tag = (
-                        "counter"
-                        if isinstance(obj, Counter)
-                        else "odict"
-                        if isinstance(obj, OrderedDict)
-                        else "dict"
-                    )
-                    children = [*obj.keys(), *obj.values()]
-                else:
-                    tag = "list" if isinstance(obj, list) else "tuple"
-                    children = list(obj)
-                stack.append([obj, tag, children, []])
+                stack.append([obj, *_container_parts(obj), []])
                 return None
             if isinstance(obj, Tensor):
                 hit = self.memo.get(id(obj))
@@ -293,3 +273,30 @@ def save(
             raise
     else:
         write(f)
+
+
+def _container_parts(obj: Any) -> tuple[str, list[Any]]:
+    """A JSON container's tag and its children in encoding order (a dict's keys, then its
+    values)."""
+    if isinstance(obj, dict):
+        if isinstance(obj, Counter):
+            tag = "counter"
+        elif isinstance(obj, OrderedDict):
+            tag = "odict"
+        else:
+            tag = "dict"
+        return tag, [*obj.keys(), *obj.values()]
+    return ("list" if isinstance(obj, list) else "tuple"), list(obj)
+
+
+def _frames_path(stack: list[list[Any]]) -> str:
+    """Where the encoder is, for error messages: ``obj["model"][3]``, from its frames."""
+    parts = ["obj"]
+    for obj, _tag, children, results in stack:
+        i = len(results)
+        if isinstance(obj, dict):
+            n = len(obj)
+            parts.append(".<key>" if i < n else f"[{children[i - n]!r}]")
+        else:
+            parts.append(f"[{i}]")
+    return "".join(parts)

@@ -277,7 +277,7 @@ def _rebuild_tensor(storage: Any, storage_offset: Any, size: Any, stride: Any) -
 
 
 def _rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any) -> Any:
-    from chainrule import Tensor
+    from chainrule._tensor import Tensor
     from chainrule.nn.parameter import Parameter
 
     if not isinstance(data, Tensor):
@@ -389,35 +389,14 @@ def _load_zip(
     with _open_zip(f) as zf:
         prefix = _prefix(zf)
         assert prefix is not None
-        try:
-            order = zf.read(prefix + "byteorder").decode("ascii", "replace").strip()
-        except KeyError:
-            order = "little"
-        if order not in ("little", "big"):
-            raise CheckpointError(
-                f"chainrule.load: cannot read '{name}': its byteorder record is {order!r:.20}"
-            )
+        order = _byteorder(zf, prefix, name)
         storages: dict[str, _Storage] = {}
         crcs: dict[str, int] = {}
         stored = sum(i.file_size for i in zf.infolist())
         sums = _Checksums(True, threaded=stored >= _THREADED_BYTES)
 
         def persistent(pid: Any) -> Any:
-            if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
-                raise CheckpointError(
-                    f"chainrule.load: cannot read '{name}': its pickle refers to {pid!r:.60}, "
-                    "which is not a storage"
-                )
-            _, stype, key, location, numel = pid
-            if not isinstance(stype, _StorageType) or stype.dtype is None:
-                raise CheckpointError(
-                    f"chainrule.load: cannot read '{name}': a storage of type {stype!r:.40}"
-                )
-            if not isinstance(key, str) or not isinstance(numel, int) or numel < 0:
-                raise CheckpointError(
-                    f"chainrule.load: cannot read '{name}': a storage with key {key!r:.20} "
-                    f"and {numel!r:.20} elements"
-                )
+            stype, key, location, numel = _storage_pid(pid, name)
             hit = storages.get(key)
             if hit is not None:
                 return hit
@@ -449,22 +428,8 @@ def _load_zip(
             return st
 
         data = zf.read(prefix + "data.pkl")
-        up = _TorchUnpickler(data, persistent, weights_only)
         try:
-            obj = up.load()
-        except CheckpointError:
-            raise
-        except pickle.UnpicklingError as e:
-            if str(e).startswith(("Weights only load failed", "chainrule.load")):
-                raise
-            raise CheckpointError(
-                f"chainrule.load: cannot read '{name}': its data.pkl is malformed ({e})"
-            ) from None
-        except (EOFError, ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
-            raise CheckpointError(
-                f"chainrule.load: cannot read '{name}': its data.pkl is malformed "
-                f"({type(e).__name__}: {e})"
-            ) from None
+            obj = _unpickle(_TorchUnpickler(data, persistent, weights_only), name)
         finally:
             got = sums.results()
         for key, crc in crcs.items():
@@ -476,6 +441,58 @@ def _load_zip(
     if map_location is not None:
         obj = _map_all(obj, map_location)
     return obj
+
+
+def _byteorder(zf: zipfile.ZipFile, prefix: str, name: str) -> str:
+    """The archive's byteorder record ("little" when it has none, as older PyTorch wrote)."""
+    try:
+        order = zf.read(prefix + "byteorder").decode("ascii", "replace").strip()
+    except KeyError:
+        order = "little"
+    if order not in ("little", "big"):
+        raise CheckpointError(
+            f"chainrule.load: cannot read '{name}': its byteorder record is {order!r:.20}"
+        )
+    return order
+
+
+def _storage_pid(pid: Any, name: str) -> tuple[Any, str, Any, int]:
+    """A pickle's persistent id checked as a storage reference: (type, key, location, numel)."""
+    if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+        raise CheckpointError(
+            f"chainrule.load: cannot read '{name}': its pickle refers to {pid!r:.60}, "
+            "which is not a storage"
+        )
+    _, stype, key, location, numel = pid
+    if not isinstance(stype, _StorageType) or stype.dtype is None:
+        raise CheckpointError(
+            f"chainrule.load: cannot read '{name}': a storage of type {stype!r:.40}"
+        )
+    if not isinstance(key, str) or not isinstance(numel, int) or numel < 0:
+        raise CheckpointError(
+            f"chainrule.load: cannot read '{name}': a storage with key {key!r:.20} "
+            f"and {numel!r:.20} elements"
+        )
+    return stype, key, location, numel
+
+
+def _unpickle(up: Any, name: str) -> Any:
+    """``up.load()``, its failures reported as a malformed data.pkl of ``name``."""
+    try:
+        return up.load()
+    except CheckpointError:
+        raise
+    except pickle.UnpicklingError as e:
+        if str(e).startswith(("Weights only load failed", "chainrule.load")):
+            raise
+        raise CheckpointError(
+            f"chainrule.load: cannot read '{name}': its data.pkl is malformed ({e})"
+        ) from None
+    except (EOFError, ValueError, IndexError, KeyError, TypeError, AttributeError) as e:
+        raise CheckpointError(
+            f"chainrule.load: cannot read '{name}': its data.pkl is malformed "
+            f"({type(e).__name__}: {e})"
+        ) from None
 
 
 def _map_all(obj: Any, map_location: Any) -> Any:

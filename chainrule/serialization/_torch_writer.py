@@ -81,10 +81,8 @@ class _Emitter:
         self.out.append(b")R")
 
     def value(self, obj: Any, path: str) -> None:
-        import chainrule
-        from chainrule import _dtype
-        from chainrule._device import device
-
+        """Pickle ``obj`` (found at ``path``, for error messages): a Python atom, or else one
+        of the torch objects and containers (:meth:`torch_object`)."""
         if obj is None:
             self.out.append(b"N")
         elif obj is True or obj is False:
@@ -100,7 +98,22 @@ class _Emitter:
             self.text(obj.decode("latin1"))
             self.text("latin1")
             self.out.append(b"\x86R")
-        elif isinstance(obj, _dtype.dtype):
+        elif type(obj) in (dict, OrderedDict):
+            self.mapping(obj, path)
+        elif type(obj) is list:
+            self.list_of(obj, path)
+        elif type(obj) is tuple:
+            self.tuple_of(obj, path)
+        else:
+            self.torch_object(obj, path)
+
+    def torch_object(self, obj: Any, path: str) -> None:
+        """Pickle a dtype, Size, device or Tensor as PyTorch does; raise for anything else."""
+        import chainrule
+        from chainrule import _dtype
+        from chainrule._device import device
+
+        if isinstance(obj, _dtype.dtype):
             self.glob("torch", obj.name)
         elif isinstance(obj, chainrule.Size):
             self.glob("torch", "Size")
@@ -114,32 +127,6 @@ class _Emitter:
             if not self.get(obj):
                 self.tensor(obj)
                 self.put(obj)
-        elif type(obj) in (dict, OrderedDict):
-            if self.get(obj):
-                return
-            if type(obj) is dict:
-                self.out.append(b"}")
-            else:
-                self.empty_ordered_dict()
-            self.put(obj)
-            if obj:
-                self.out.append(b"(")
-                for k, v in obj.items():
-                    self.value(k, f"{path}.<key>")
-                    self.value(v, f"{path}[{k!r}]")
-                self.out.append(b"u")
-        elif type(obj) is list:
-            if self.get(obj):
-                return
-            self.out.append(b"]")
-            self.put(obj)
-            if obj:
-                self.out.append(b"(")
-                for i, v in enumerate(obj):
-                    self.value(v, f"{path}[{i}]")
-                self.out.append(b"e")
-        elif type(obj) is tuple:
-            self.tuple_of(obj, path)
         else:
             raise TypeError(
                 f"chainrule.save(format='torch'): cannot write an object of type "
@@ -147,6 +134,34 @@ class _Emitter:
                 "dicts, lists, tuples, dtypes, sizes, devices and None/bool/int/float/str/bytes "
                 "(save it with chainrule's own format instead)"
             )
+
+    def mapping(self, obj: dict[Any, Any], path: str) -> None:
+        """A dict or OrderedDict (memoised: a second reference pickles as a get)."""
+        if self.get(obj):
+            return
+        if type(obj) is dict:
+            self.out.append(b"}")
+        else:
+            self.empty_ordered_dict()
+        self.put(obj)
+        if obj:
+            self.out.append(b"(")
+            for k, v in obj.items():
+                self.value(k, f"{path}.<key>")
+                self.value(v, f"{path}[{k!r}]")
+            self.out.append(b"u")
+
+    def list_of(self, obj: list[Any], path: str) -> None:
+        """A list (memoised)."""
+        if self.get(obj):
+            return
+        self.out.append(b"]")
+        self.put(obj)
+        if obj:
+            self.out.append(b"(")
+            for i, v in enumerate(obj):
+                self.value(v, f"{path}[{i}]")
+            self.out.append(b"e")
 
     def tuple_of(self, items: Any, path: str) -> None:
         self.out.append(b"(")

@@ -242,20 +242,11 @@ class Module(_StateDictMixin):
 
     def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
-
-        def remove_from(*stores: Any) -> None:
-            for s in stores:
-                if name in s:
-                    if isinstance(s, dict):
-                        del s[name]
-                    else:
-                        s.discard(name)
-
         params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            _remove_from(name, d, self._buffers, self._modules, self._non_persistent_buffers_set)
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
@@ -270,7 +261,7 @@ class Module(_StateDictMixin):
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            _remove_from(name, d, self._parameters, self._buffers, self._non_persistent_buffers_set)
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -284,7 +275,7 @@ class Module(_StateDictMixin):
         buffers = d.get("_buffers")
         if isinstance(value, Tensor) and getattr(value, "_is_buffer", False):
             # An ``nn.Buffer(t, persistent=...)``: register it wherever it is assigned.
-            remove_from(d, self._parameters, self._modules)
+            _remove_from(name, d, self._parameters, self._modules)
             self.register_buffer(name, value, getattr(value, "persistent", True))
             return
         if buffers is not None and name in buffers:
@@ -573,3 +564,13 @@ class Module(_StateDictMixin):
             else:
                 s += "\n  " + "\n  ".join(lines) + "\n"
         return s + ")"
+
+
+def _remove_from(name: str, *stores: Any) -> None:
+    """Drop ``name`` from each store (a dict or a set) that holds it."""
+    for s in stores:
+        if name in s:
+            if isinstance(s, dict):
+                del s[name]
+            else:
+                s.discard(name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping, Sequence
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.nn.modules.module import Module
 
 __all__ = ["functional_call"]
@@ -64,17 +64,10 @@ def _swap(module: Module, name: str, value: Any) -> tuple[Module, str, str, Any]
     return owner, "__dict__", attr, old
 
 
-def _functional_call(
-    module: Module,
-    parameters_and_buffers: Any,
-    args: Any = None,
-    kwargs: dict[str, Any] | None = None,
-    *,
-    tie_weights: bool = True,
-    strict: bool = False,
-) -> Any:
+def _merged(parameters_and_buffers: Any) -> dict[str, Any]:
+    """One dict of the replacements: a mapping, or a sequence of mappings with no name in two."""
     if isinstance(parameters_and_buffers, Mapping):
-        given = dict(parameters_and_buffers)
+        return dict(parameters_and_buffers)
     elif isinstance(parameters_and_buffers, Sequence):
         given = {}
         seen: set[str] = set()
@@ -90,27 +83,57 @@ def _functional_call(
                 f"{sorted(set(dup))} appeared in multiple dictionaries; behavior of functional "
                 "call is ambiguous"
             )
+        return given
     else:
         raise ValueError(
             "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but "
             f"got {type(parameters_and_buffers)}"
         )
+
+
+def _check_strict(module: Module, given: dict[str, Any]) -> None:
+    """With ``strict``: the names given are exactly the module's parameters and buffers."""
+    names = {n for n, _ in module.named_parameters(remove_duplicate=False)}
+    names |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
+    unexpected = sorted(k for k in given if k not in names)
+    missing = sorted(n for n in names if n not in given)
+    errs = []
+    if unexpected:
+        errs.append("Unexpected key(s): {}.".format(", ".join(f"'{k}'" for k in unexpected)))
+    if missing:
+        errs.append("Missing key(s): {}.".format(", ".join(f"'{k}'" for k in missing)))
+    if errs:
+        raise RuntimeError(
+            f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(errs)
+        )
+
+
+def _restore(undo: list[Any]) -> None:
+    """Put back what :func:`_swap` replaced, last first."""
+    for owner, store, attr, old in reversed(undo):
+        if store == "__dict__":
+            if old is _MISSING:
+                owner.__dict__.pop(attr, None)
+            else:
+                owner.__dict__[attr] = old
+        else:
+            owner.__dict__[store][attr] = old
+
+
+def _functional_call(
+    module: Module,
+    parameters_and_buffers: Any,
+    args: Any = None,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+) -> Any:
+    given = _merged(parameters_and_buffers)
     if tie_weights:
         given = _expand_tied(module, given)
     if strict:
-        names = {n for n, _ in module.named_parameters(remove_duplicate=False)}
-        names |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
-        unexpected = sorted(k for k in given if k not in names)
-        missing = sorted(n for n in names if n not in given)
-        errs = []
-        if unexpected:
-            errs.append("Unexpected key(s): {}.".format(", ".join(f"'{k}'" for k in unexpected)))
-        if missing:
-            errs.append("Missing key(s): {}.".format(", ".join(f"'{k}'" for k in missing)))
-        if errs:
-            raise RuntimeError(
-                f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(errs)
-            )
+        _check_strict(module, given)
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
@@ -121,14 +144,7 @@ def _functional_call(
             undo.append(_swap(module, name, value))
         return module(*args, **(kwargs or {}))
     finally:
-        for owner, store, attr, old in reversed(undo):
-            if store == "__dict__":
-                if old is _MISSING:
-                    owner.__dict__.pop(attr, None)
-                else:
-                    owner.__dict__[attr] = old
-            else:
-                owner.__dict__[store][attr] = old
+        _restore(undo)
 
 
 def functional_call(

@@ -143,31 +143,12 @@ def _index_error(shape: tuple[int, ...], parts: tuple[Any, ...]) -> str | None:
     dim in the input. Index tensors are then applied together: an out-of-range entry is reported
     with the tensor's position among the index tensors, a mask mismatch with the positions in
     the mask and in the tensor left by the basic indices."""
-
-    def consumed(p: Any) -> int:
-        if p is None or p is Ellipsis:
-            return 0
-        if isinstance(p, np.ndarray) and p.dtype.kind == "b":
-            return p.ndim
-        return 1
-
     nd = len(shape)
-    used = sum(consumed(p) for p in parts)
+    used = sum(_consumed(p) for p in parts)
     if used > nd:
         return f"too many indices for tensor of dimension {nd}"
-    cur: list[Any] = list(shape)
+    left = _left_after_ints(shape, parts, used)
     dim = cdim = adv = 0
-    # Shape left after the ints are applied, for mask messages.
-    d = 0
-    for p in parts:
-        if p is Ellipsis:
-            d += nd - used
-        elif isinstance(p, int):
-            cur[d] = None
-            d += 1
-        else:
-            d += consumed(p)
-    left = [n for n in cur if n is not None]
     for p in parts:
         if p is Ellipsis:
             dim += nd - used
@@ -184,12 +165,9 @@ def _index_error(shape: tuple[int, ...], parts: tuple[Any, ...]) -> str | None:
             dim += 1
             cdim += 1
         elif p.dtype.kind == "b":
-            for j in range(p.ndim):
-                if p.shape[j] != left[cdim + j]:
-                    return (
-                        f"The shape of the mask {list(p.shape)} at index {j} does not match "
-                        f"the shape of the indexed tensor {left} at index {cdim + j}"
-                    )
+            err = _mask_error(p, left, cdim)
+            if err is not None:
+                return err
             dim += p.ndim
             cdim += p.ndim
             adv += p.ndim
@@ -203,7 +181,47 @@ def _index_error(shape: tuple[int, ...], parts: tuple[Any, ...]) -> str | None:
             dim += 1
             cdim += 1
             adv += 1
-    # Index tensors (a mask as its nonzero positions, one per dim) must broadcast together.
+    return _broadcast_error(parts)
+
+
+def _consumed(p: Any) -> int:
+    """How many dims of the input an index part uses."""
+    if p is None or p is Ellipsis:
+        return 0
+    if isinstance(p, np.ndarray) and p.dtype.kind == "b":
+        return p.ndim
+    return 1
+
+
+def _left_after_ints(shape: tuple[int, ...], parts: tuple[Any, ...], used: int) -> list[int]:
+    """The shape left after the int parts are applied (for mask messages)."""
+    cur: list[Any] = list(shape)
+    d = 0
+    for p in parts:
+        if p is Ellipsis:
+            d += len(shape) - used
+        elif isinstance(p, int):
+            cur[d] = None
+            d += 1
+        else:
+            d += _consumed(p)
+    return [n for n in cur if n is not None]
+
+
+def _mask_error(p: np.ndarray, left: list[int], cdim: int) -> str | None:
+    """PyTorch's message for a bool mask whose shape differs from the dims it covers."""
+    for j in range(p.ndim):
+        if p.shape[j] != left[cdim + j]:
+            return (
+                f"The shape of the mask {list(p.shape)} at index {j} does not match "
+                f"the shape of the indexed tensor {left} at index {cdim + j}"
+            )
+    return None
+
+
+def _broadcast_error(parts: tuple[Any, ...]) -> str | None:
+    """PyTorch's message when the index tensors (a mask as its nonzero positions, one per dim)
+    do not broadcast together."""
     shapes = []
     for p in parts:
         if isinstance(p, np.ndarray):

@@ -132,28 +132,41 @@ def _normalize_equation(equation: str, operands: Sequence[Any]) -> str:
                 "given"
             )
         new.append(s)
-    if explicit:
-        out = out.replace("...", ell)
-        seen_in = set("".join(new))
-        for k, c in enumerate(out):
-            if c not in seen_in:
-                raise RuntimeError(
-                    f"einsum(): output subscript {c} does not appear in the "
-                    "equation for any input operand"
-                )
-            if c in out[:k]:
-                raise RuntimeError(
-                    f"einsum(): output subscript {c} appears more than once in the output"
-                )
-    else:
-        counts: dict[str, int] = {}
-        for s in new:
-            for c in s:
-                counts[c] = counts.get(c, 0) + 1
-        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
-    # Sizes must agree (size-1 dims broadcast).
+    out = _explicit_output(out, new, ell) if explicit else _implicit_output(new, ell)
+    _check_sizes(new, operands)
+    return ",".join(new) + "->" + out
+
+
+def _explicit_output(out: str, subs: list[str], ell: str) -> str:
+    """The given output subscripts (ellipsis expanded), each used by an input, once."""
+    out = out.replace("...", ell)
+    seen_in = set("".join(subs))
+    for k, c in enumerate(out):
+        if c not in seen_in:
+            raise RuntimeError(
+                f"einsum(): output subscript {c} does not appear in the "
+                "equation for any input operand"
+            )
+        if c in out[:k]:
+            raise RuntimeError(
+                f"einsum(): output subscript {c} appears more than once in the output"
+            )
+    return out
+
+
+def _implicit_output(subs: list[str], ell: str) -> str:
+    """The implicit output: the ellipsis dims, then the subscripts used once, sorted."""
+    counts: dict[str, int] = {}
+    for s in subs:
+        for c in s:
+            counts[c] = counts.get(c, 0) + 1
+    return ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+
+
+def _check_sizes(subs: list[str], operands: Sequence[Any]) -> None:
+    """Each subscript's sizes agree across operands (size-1 dims broadcast)."""
     sizes: dict[str, int] = {}
-    for i, (s, x) in enumerate(zip(new, operands)):
+    for i, (s, x) in enumerate(zip(subs, operands)):
         for c, n in zip(s, x._data.shape):
             if c in sizes and sizes[c] != n and n != 1 and sizes[c] != 1:
                 raise RuntimeError(
@@ -162,7 +175,6 @@ def _normalize_equation(equation: str, operands: Sequence[Any]) -> str:
                 )
             if n != 1 or c not in sizes:
                 sizes[c] = n
-    return ",".join(new) + "->" + out
 
 
 def einsum(equation: str, *operands: Any) -> Any:

@@ -113,6 +113,23 @@ class _IterableEnd:
         self.worker_id = worker_id
 
 
+def _next_batch(
+    it: Any, collate_fn: Any, auto_collation: bool, batch_size: int | None, drop_last: bool
+) -> Any:
+    """The next batch of an IterableDataset's iterator (StopIteration when there is none)."""
+    if not auto_collation:
+        return collate_fn(next(it))
+    items = []
+    for _ in range(batch_size or 1):
+        try:
+            items.append(next(it))
+        except StopIteration:
+            break
+    if not items or (drop_last and len(items) < (batch_size or 1)):
+        raise StopIteration
+    return collate_fn(items)
+
+
 def worker_loop(
     dataset: Any,
     index_queue: Any,
@@ -165,18 +182,7 @@ def worker_loop(
             continue
         try:
             if iterable:
-                if auto_collation:
-                    items = []
-                    for _ in range(batch_size or 1):
-                        try:
-                            items.append(next(it))
-                        except StopIteration:
-                            break
-                    if not items or (drop_last and len(items) < (batch_size or 1)):
-                        raise StopIteration
-                    data = collate_fn(items)
-                else:
-                    data = collate_fn(next(it))
+                data = _next_batch(it, collate_fn, auto_collation, batch_size, drop_last)
             elif auto_collation:
                 getitems = getattr(dataset, "__getitems__", None)
                 samples = getitems(indices) if getitems else [dataset[i] for i in indices]

@@ -114,39 +114,10 @@ class DataLoader:
         pin_memory_device: str = "",
         in_order: bool = True,
     ) -> None:
-        if num_workers < 0:
-            raise ValueError(
-                "num_workers option should be non-negative; use num_workers=0 to disable "
-                "multiprocessing."
-            )
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError(
-                "prefetch_factor option could only be specified in multiprocessing.let "
-                "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."
-            )
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
+        prefetch_factor = _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
-            if shuffle not in (None, False):
-                raise ValueError(
-                    "DataLoader with IterableDataset: expected unspecified shuffle option, but "
-                    f"got shuffle={shuffle}"
-                )
-            if sampler is not None:
-                raise ValueError(
-                    "DataLoader with IterableDataset: expected unspecified sampler option, but "
-                    f"got sampler={sampler}"
-                )
-            if batch_sampler is not None:
-                raise ValueError(
-                    "DataLoader with IterableDataset: expected unspecified batch_sampler "
-                    f"option, but got batch_sampler={batch_sampler}"
-                )
+            _check_iterable_options(shuffle, sampler, batch_sampler)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -402,3 +373,46 @@ class _WorkerPool:
         for q in [*self.index_queues, self.result_queue]:
             q.cancel_join_thread()
             q.close()
+
+
+def _check_workers(
+    num_workers: int, timeout: float, prefetch_factor: int | None, persistent_workers: bool
+) -> int | None:
+    """PyTorch's checks of the worker options; the prefetch factor (2 by default with
+    workers)."""
+    if num_workers < 0:
+        raise ValueError(
+            "num_workers option should be non-negative; use num_workers=0 to disable "
+            "multiprocessing."
+        )
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError(
+            "prefetch_factor option could only be specified in multiprocessing.let "
+            "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."
+        )
+    if num_workers > 0 and prefetch_factor is None:
+        prefetch_factor = 2
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    return prefetch_factor
+
+
+def _check_iterable_options(shuffle: Any, sampler: Any, batch_sampler: Any) -> None:
+    """An IterableDataset takes no shuffle, sampler or batch_sampler."""
+    if shuffle not in (None, False):
+        raise ValueError(
+            "DataLoader with IterableDataset: expected unspecified shuffle option, but "
+            f"got shuffle={shuffle}"
+        )
+    if sampler is not None:
+        raise ValueError(
+            "DataLoader with IterableDataset: expected unspecified sampler option, but "
+            f"got sampler={sampler}"
+        )
+    if batch_sampler is not None:
+        raise ValueError(
+            "DataLoader with IterableDataset: expected unspecified batch_sampler "
+            f"option, but got batch_sampler={batch_sampler}"
+        )
