@@ -7,11 +7,14 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-__all__ = ["Size", "TensorBase", "foreign", "type_name"]
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
+
+__all__ = ["Size", "TensorAttrs", "TensorBase", "foreign", "type_name"]
 
 
 class Size(tuple):
@@ -28,7 +31,44 @@ class Size(tuple):
         return n
 
 
-class TensorBase:
+if TYPE_CHECKING:
+
+    class TensorAttrs:
+        """What the method mixins read of ``Tensor`` (which defines all of it), declared for the
+        type checker only: at run time ``TensorAttrs`` is ``object``."""
+
+        _data: Any
+        _base: Tensor | None
+        requires_grad: bool
+
+        @property
+        def shape(self) -> Size: ...
+        @property
+        def ndim(self) -> int: ...
+        @property
+        def dtype(self) -> Any: ...
+        @property
+        def device(self) -> Any: ...
+        @property
+        def _backend(self) -> Any: ...
+        @staticmethod
+        def _wrap(data: Any) -> Tensor: ...
+        def _bump_version(self) -> None: ...
+        def numel(self) -> int: ...
+        def stride(self, dim: int | None = None) -> Any: ...
+        def is_contiguous(self) -> bool: ...
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+        def detach(self) -> Tensor: ...
+        def reshape(self, *shape: Any) -> Tensor: ...
+        def copy_(self, src: Any, non_blocking: bool = False) -> Tensor: ...
+        def new_empty(self, *size: Any, **kwargs: Any) -> Tensor: ...
+        def new_tensor(self, data: Any, **kwargs: Any) -> Tensor: ...
+
+else:
+    TensorAttrs = object
+
+
+class TensorBase(TensorAttrs):
     """The root of ``Tensor``'s bases (see the module docstring)."""
 
     __slots__ = ()

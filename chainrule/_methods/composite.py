@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chainrule._dispatch import ops as _ops
+from chainrule._methods._base import TensorAttrs
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
 
 
-class CompositeMethods:
+class CompositeMethods(TensorAttrs):
     __slots__ = ()
 
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:

@@ -18,7 +18,7 @@ does.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -27,7 +27,10 @@ from chainrule._dispatch import creation as _creation
 from chainrule._dispatch import ops as _ops
 from chainrule._dispatch import upper as _upper
 from chainrule._grad_state import _state
-from chainrule._methods._base import Size, TensorBase
+from chainrule._methods._base import Size, TensorAttrs, TensorBase
+
+if TYPE_CHECKING:
+    from chainrule._tensor import Tensor
 
 
 def _inplace(
@@ -82,160 +85,160 @@ def _reshape_inplace(self: Any, name: str, base: str, make: Callable[[Any], Any]
     return self
 
 
-class NamesMethods:
+class NamesMethods(TensorAttrs):
     __slots__ = ()
 
     # Inverse hyperbolic functions -------------------------------------------------------
-    def asinh(self) -> Any:
+    def asinh(self) -> Tensor:
         return _ops.asinh(self)
 
-    def asinh_(self) -> Any:
+    def asinh_(self) -> Tensor:
         return _inplace(self, _ops.asinh)
 
-    def arcsinh(self) -> Any:
+    def arcsinh(self) -> Tensor:
         return _ops.asinh(self)
 
-    def arcsinh_(self) -> Any:
+    def arcsinh_(self) -> Tensor:
         return _inplace(self, _ops.asinh)
 
-    def acosh(self) -> Any:
+    def acosh(self) -> Tensor:
         return _ops.acosh(self)
 
-    def acosh_(self) -> Any:
+    def acosh_(self) -> Tensor:
         return _inplace(self, _ops.acosh)
 
-    def arccosh(self) -> Any:
+    def arccosh(self) -> Tensor:
         return _ops.acosh(self)
 
-    def arccosh_(self) -> Any:
+    def arccosh_(self) -> Tensor:
         return _inplace(self, _ops.acosh)
 
-    def atanh(self) -> Any:
+    def atanh(self) -> Tensor:
         return _ops.atanh(self)
 
-    def atanh_(self) -> Any:
+    def atanh_(self) -> Tensor:
         return _inplace(self, _ops.atanh)
 
-    def arctanh(self) -> Any:
+    def arctanh(self) -> Tensor:
         return _ops.atanh(self)
 
-    def arctanh_(self) -> Any:
+    def arctanh_(self) -> Tensor:
         return _inplace(self, _ops.atanh)
 
     # Integer and floating-point functions -----------------------------------------------
-    def gcd(self, other: Any) -> Any:
+    def gcd(self, other: Any) -> Tensor:
         _tensor_arg("gcd", other)
         return _ops.gcd(self, other)
 
-    def gcd_(self, other: Any) -> Any:
+    def gcd_(self, other: Any) -> Tensor:
         _tensor_arg("gcd_", other)
         return _inplace(self, lambda a: _ops.gcd(a, other), other, differentiable=False)
 
-    def lcm(self, other: Any) -> Any:
+    def lcm(self, other: Any) -> Tensor:
         _tensor_arg("lcm", other)
         return _ops.lcm(self, other)
 
-    def lcm_(self, other: Any) -> Any:
+    def lcm_(self, other: Any) -> Tensor:
         _tensor_arg("lcm_", other)
         return _inplace(self, lambda a: _ops.lcm(a, other), other, differentiable=False)
 
-    def bitwise_left_shift(self, other: Any) -> Any:
+    def bitwise_left_shift(self, other: Any) -> Tensor:
         return _ops.bitwise_left_shift(self, other)
 
-    def bitwise_left_shift_(self, other: Any) -> Any:
+    def bitwise_left_shift_(self, other: Any) -> Tensor:
         return _inplace(
             self, lambda a: _ops.bitwise_left_shift(a, other), other, differentiable=False
         )
 
-    def bitwise_right_shift(self, other: Any) -> Any:
+    def bitwise_right_shift(self, other: Any) -> Tensor:
         return _ops.bitwise_right_shift(self, other)
 
-    def bitwise_right_shift_(self, other: Any) -> Any:
+    def bitwise_right_shift_(self, other: Any) -> Tensor:
         return _inplace(
             self, lambda a: _ops.bitwise_right_shift(a, other), other, differentiable=False
         )
 
-    def __lshift__(self, other: Any) -> Any:
+    def __lshift__(self, other: Any) -> Tensor:
         return _ops.bitwise_left_shift(self, other)
 
-    def __rlshift__(self, other: Any) -> Any:
+    def __rlshift__(self, other: Any) -> Tensor:
         return _ops.bitwise_left_shift(_scalar_like(other, self), self)
 
-    def __ilshift__(self, other: Any) -> Any:
+    def __ilshift__(self, other: Any) -> Tensor:
         return self.bitwise_left_shift_(other)
 
-    def __rshift__(self, other: Any) -> Any:
+    def __rshift__(self, other: Any) -> Tensor:
         return _ops.bitwise_right_shift(self, other)
 
-    def __rrshift__(self, other: Any) -> Any:
+    def __rrshift__(self, other: Any) -> Tensor:
         return _ops.bitwise_right_shift(_scalar_like(other, self), self)
 
-    def __irshift__(self, other: Any) -> Any:
+    def __irshift__(self, other: Any) -> Tensor:
         return self.bitwise_right_shift_(other)
 
-    def nextafter(self, other: Any) -> Any:
+    def nextafter(self, other: Any) -> Tensor:
         _tensor_arg("nextafter", other)
         return _ops.nextafter(self, other)
 
-    def nextafter_(self, other: Any) -> Any:
+    def nextafter_(self, other: Any) -> Tensor:
         _tensor_arg("nextafter_", other)
         return _inplace(self, lambda a: _ops.nextafter(a, other), other, differentiable=False)
 
     def frexp(self) -> Any:
         return _ops.frexp(self)
 
-    def ldexp(self, other: Any) -> Any:
+    def ldexp(self, other: Any) -> Tensor:
         return _ops.ldexp(self, other)
 
-    def ldexp_(self, other: Any) -> Any:
+    def ldexp_(self, other: Any) -> Tensor:
         return _inplace(self, lambda a: _ops.ldexp(a, other), other)
 
-    def vdot(self, other: Any) -> Any:
+    def vdot(self, other: Any) -> Tensor:
         return _ops.vdot(self, other)
 
-    def cross(self, other: Any, dim: int | None = None) -> Any:
+    def cross(self, other: Any, dim: int | None = None) -> Tensor:
         return _ops.cross(self, other, dim)
 
     # In-place special functions -----------------------------------------------------------
-    def i0_(self) -> Any:
+    def i0_(self) -> Tensor:
         return _inplace(self, _ops.i0)
 
-    def lgamma_(self) -> Any:
+    def lgamma_(self) -> Tensor:
         return _inplace(self, _ops.lgamma)
 
-    def digamma_(self) -> Any:
+    def digamma_(self) -> Tensor:
         return _inplace(self, _ops.digamma)
 
-    def erfinv_(self) -> Any:
+    def erfinv_(self) -> Tensor:
         return _inplace(self, _ops.erfinv)
 
-    def logit_(self, eps: float | None = None) -> Any:
+    def logit_(self, eps: float | None = None) -> Tensor:
         return _inplace(self, lambda a: _ops.logit(a, eps))
 
-    def xlogy_(self, other: Any) -> Any:
+    def xlogy_(self, other: Any) -> Tensor:
         return _inplace(self, lambda a: _ops.xlogy(a, other), other)
 
-    def igamma_(self, other: Any) -> Any:
+    def igamma_(self, other: Any) -> Tensor:
         return _inplace(self, lambda a: _ops.igamma(a, other), other)
 
-    def igammac_(self, other: Any) -> Any:
+    def igammac_(self, other: Any) -> Tensor:
         return _inplace(self, lambda a: _ops.igammac(a, other), other)
 
-    def mvlgamma_(self, p: int) -> Any:
+    def mvlgamma_(self, p: int) -> Tensor:
         return _inplace(self, lambda a: _ops.mvlgamma(a, p))
 
-    def polygamma_(self, n: int) -> Any:
+    def polygamma_(self, n: int) -> Tensor:
         return _inplace(self, lambda a: _ops.polygamma(n, a))
 
     # Scatters, index writes and order statistics --------------------------------------------
     def scatter_reduce(
         self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
-    ) -> Any:
+    ) -> Tensor:
         return _ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
 
     def scatter_reduce_(
         self, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True
-    ) -> Any:
+    ) -> Tensor:
         return _inplace(
             self,
             lambda a: _ops.scatter_reduce(a, dim, index, src, reduce, include_self=include_self),
@@ -244,47 +247,47 @@ class NamesMethods:
 
     def index_reduce(
         self, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
-    ) -> Any:
+    ) -> Tensor:
         return _ops.index_reduce(self, dim, index, source, reduce, include_self=include_self)
 
     def index_reduce_(
         self, dim: int, index: Any, source: Any, reduce: str, *, include_self: bool = True
-    ) -> Any:
+    ) -> Tensor:
         return _inplace(
             self,
             lambda a: _ops.index_reduce(a, dim, index, source, reduce, include_self=include_self),
             source,
         )
 
-    def index_copy(self, dim: int, index: Any, source: Any) -> Any:
+    def index_copy(self, dim: int, index: Any, source: Any) -> Tensor:
         return _ops.index_copy(self, dim, index, source)
 
-    def index_copy_(self, dim: int, index: Any, source: Any) -> Any:
+    def index_copy_(self, dim: int, index: Any, source: Any) -> Tensor:
         return _inplace(self, lambda a: _ops.index_copy(a, dim, index, source), source)
 
-    def index_fill(self, dim: int, index: Any, value: Any) -> Any:
+    def index_fill(self, dim: int, index: Any, value: Any) -> Tensor:
         return _ops.index_fill(self, dim, index, value)
 
-    def index_fill_(self, dim: int, index: Any, value: Any) -> Any:
+    def index_fill_(self, dim: int, index: Any, value: Any) -> Tensor:
         return _inplace(self, lambda a: _ops.index_fill(a, dim, index, value), value)
 
-    def masked_scatter(self, mask: Any, source: Any) -> Any:
+    def masked_scatter(self, mask: Any, source: Any) -> Tensor:
         return _ops.masked_scatter(self, mask, source)
 
-    def masked_scatter_(self, mask: Any, source: Any) -> Any:
+    def masked_scatter_(self, mask: Any, source: Any) -> Tensor:
         _expandable(mask, tuple(self.shape))
         return _inplace(self, lambda a: _ops.masked_scatter(a, mask, source), source)
 
-    def put(self, index: Any, source: Any, accumulate: bool = False) -> Any:
+    def put(self, index: Any, source: Any, accumulate: bool = False) -> Tensor:
         return _ops.put(self, index, source, accumulate)
 
-    def put_(self, index: Any, source: Any, accumulate: bool = False) -> Any:
+    def put_(self, index: Any, source: Any, accumulate: bool = False) -> Tensor:
         return _inplace(self, lambda a: _ops.put(a, index, source, accumulate), source)
 
-    def diagonal_scatter(self, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+    def diagonal_scatter(self, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         return _ops.diagonal_scatter(self, src, offset, dim1, dim2)
 
-    def select_scatter(self, src: Any, dim: int, index: int) -> Any:
+    def select_scatter(self, src: Any, dim: int, index: int) -> Tensor:
         return _ops.select_scatter(self, src, dim, index)
 
     def slice_scatter(
@@ -294,10 +297,10 @@ class NamesMethods:
         start: int | None = None,
         end: int | None = None,
         step: int = 1,
-    ) -> Any:
+    ) -> Tensor:
         return _ops.slice_scatter(self, src, dim, start, end, step)
 
-    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Any:
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Tensor:
         """Fill the main diagonal (all indices equal) of a tensor of 2 or more dims with
         ``fill_value``, in place; ``wrap``: in a tall matrix, restart after every ``N + 1``
         rows (NumPy's ``fill_diagonal``)."""
@@ -318,7 +321,7 @@ class NamesMethods:
         keepdim: bool = False,
         *,
         interpolation: str = "linear",
-    ) -> Any:
+    ) -> Tensor:
         return _ops.quantile(self, q, dim, keepdim, interpolation=interpolation)
 
     def nanquantile(
@@ -328,7 +331,7 @@ class NamesMethods:
         keepdim: bool = False,
         *,
         interpolation: str = "linear",
-    ) -> Any:
+    ) -> Tensor:
         return _ops.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
     def histogram(
@@ -342,40 +345,40 @@ class NamesMethods:
         return _ops.histogram(self, bins, range=range, weight=weight, density=density)
 
     # Aliases and copies -------------------------------------------------------------------
-    def swapaxes(self, axis0: int, axis1: int) -> Any:
+    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         return _ops.swapaxes(self, axis0, axis1)
 
-    def swapdims(self, dim0: int, dim1: int) -> Any:
+    def swapdims(self, dim0: int, dim1: int) -> Tensor:
         return _ops.swapdims(self, dim0, dim1)
 
-    def swapaxes_(self, axis0: int, axis1: int) -> Any:
+    def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
         return _reshape_inplace(
             self, "swapaxes_", "swapaxes", lambda a: _ops.transpose(a, axis0, axis1)
         )
 
-    def swapdims_(self, dim0: int, dim1: int) -> Any:
+    def swapdims_(self, dim0: int, dim1: int) -> Tensor:
         return _reshape_inplace(
             self, "swapdims_", "swapdims", lambda a: _ops.transpose(a, dim0, dim1)
         )
 
-    def transpose_(self, dim0: int, dim1: int) -> Any:
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
         return _reshape_inplace(
             self, "transpose_", "transpose", lambda a: _ops.transpose(a, dim0, dim1)
         )
 
-    def t_(self) -> Any:
+    def t_(self) -> Tensor:
         return _reshape_inplace(self, "t_", "t", _ops.t)
 
-    def squeeze_(self, dim: Any = None) -> Any:
+    def squeeze_(self, dim: Any = None) -> Tensor:
         return _reshape_inplace(self, "squeeze_", "squeeze", lambda a: _ops.squeeze(a, dim))
 
-    def unsqueeze_(self, dim: int) -> Any:
+    def unsqueeze_(self, dim: int) -> Tensor:
         return _reshape_inplace(self, "unsqueeze_", "unsqueeze", lambda a: _ops.unsqueeze(a, dim))
 
-    def ravel(self) -> Any:
+    def ravel(self) -> Tensor:
         return _ops.ravel(self)
 
-    def unfold(self, dimension: int, size: int, step: int) -> Any:
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
         return _ops.unfold(self, dimension, size, step)
 
     def split_with_sizes(self, split_sizes: Sequence[int], dim: int = 0) -> Any:
@@ -390,19 +393,19 @@ class NamesMethods:
     def unsafe_split_with_sizes(self, split_sizes: Sequence[int], dim: int = 0) -> Any:
         return _ops.unsafe_split_with_sizes(self, split_sizes, dim)
 
-    def narrow_copy(self, dim: int, start: int, length: int) -> Any:
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
         return _ops.narrow_copy(self, dim, start, length)
 
-    def conj(self) -> Any:
+    def conj(self) -> Tensor:
         return _ops.conj(self)
 
-    def resolve_conj(self) -> Any:
+    def resolve_conj(self) -> Tensor:
         return _ops.resolve_conj(self)
 
-    def resolve_neg(self) -> Any:
+    def resolve_neg(self) -> Tensor:
         return _ops.resolve_neg(self)
 
-    def conj_physical(self) -> Any:
+    def conj_physical(self) -> Tensor:
         return _ops.conj_physical(self)
 
     def conj_physical_(self) -> Any:
@@ -410,11 +413,11 @@ class NamesMethods:
         _ops.check_inplace(self)
         return self
 
-    def adjoint(self) -> Any:
+    def adjoint(self) -> Tensor:
         return _ops.adjoint(self)
 
     @property
-    def mH(self) -> Any:  # noqa: N802 - PyTorch's name
+    def mH(self) -> Tensor:  # noqa: N802 - PyTorch's name
         """The conjugate transpose of the last two dims (for real tensors, ``mT``)."""
         if self.ndim < 2:
             raise RuntimeError(
@@ -463,10 +466,10 @@ class NamesMethods:
         return _ops.is_signed(self)
 
     # nn.functional's (imported at call time: nn.functional is a layer above Tensor).
-    def hardshrink(self, lambd: float = 0.5) -> Any:
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
         return _upper.hardshrink(self, lambd)
 
-    def prelu(self, weight: Any) -> Any:
+    def prelu(self, weight: Any) -> Tensor:
         return _upper.prelu(self, weight)
 
     # Layout attributes and legacy constructors ------------------------------------------------
@@ -488,7 +491,7 @@ class NamesMethods:
         """A tensor's name in a named-tensor dim (PyTorch: None for ordinary tensors)."""
         return None
 
-    def char(self) -> Any:
+    def char(self) -> Tensor:
         """Cast to int8."""
         return self.to(_dtype.int8)
 
@@ -523,7 +526,7 @@ class NamesMethods:
         requires_grad: bool = False,
         layout: Any = None,
         pin_memory: bool = False,
-    ) -> Any:
+    ) -> Tensor:
         """An uninitialised tensor with the given sizes and strides (``torch.empty_strided``),
         in ``self``'s dtype and device by default."""
         return _upper.empty_strided(
@@ -569,7 +572,7 @@ class NamesMethods:
         self._bump_version()
         return self
 
-    def resize_as_(self, the_template: Any, *, memory_format: Any = None) -> Any:
+    def resize_as_(self, the_template: Any, *, memory_format: Any = None) -> Tensor:
         """``self.resize_(the_template.shape)``."""
         return self.resize_(tuple(the_template.shape))
 
@@ -580,20 +583,20 @@ class NamesMethods:
         return self
 
     @property
-    def imag(self) -> Any:
+    def imag(self) -> Tensor:
         """The imaginary part (PyTorch's error for real tensors)."""
         return _ops.imag(self)
 
-    def angle(self) -> Any:
+    def angle(self) -> Tensor:
         return _ops.angle(self)
 
-    def matrix_exp(self) -> Any:
+    def matrix_exp(self) -> Tensor:
         return _ops.matrix_exp(self)
 
     def qr(self, some: bool = True) -> Any:
         return _ops.qr(self, some)
 
-    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Tensor:
         return _ops.nonzero_static(self, size=size, fill_value=fill_value)
 
     def is_distributed(self) -> bool:
@@ -649,7 +652,7 @@ class NamesMethods:
         self._bump_version()
         return self
 
-    def resize(self, *sizes: Any) -> Any:
+    def resize(self, *sizes: Any) -> Tensor:
         """Deprecated (warns): ``self`` with the shape ``sizes`` (same number of elements), a
         differentiable reshape."""
         import warnings
@@ -688,7 +691,7 @@ class NamesMethods:
         )
         return False
 
-    def module_load(self, other: Any, assign: bool = False) -> Any:
+    def module_load(self, other: Any, assign: bool = False) -> Tensor:
         """How ``Module.load_state_dict`` turns ``other`` into this parameter's new value:
         ``other`` detached with ``assign``, else ``self`` after copying ``other`` into it."""
         if assign:
@@ -708,23 +711,23 @@ class NamesMethods:
 
     def as_strided_(
         self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
-    ) -> Any:
+    ) -> Tensor:
         """In place: give ``self`` the sizes, strides and offset over its storage."""
         return _reshape_inplace(
             self, "as_strided_", "as_strided", lambda a: a.as_strided(size, stride, storage_offset)
         )
 
     # The older torch linear-algebra functions -----------------------------------------------
-    def cholesky(self, upper: bool = False) -> Any:
+    def cholesky(self, upper: bool = False) -> Tensor:
         return _upper.cholesky(self, upper)
 
-    def cholesky_solve(self, input2: Any, upper: bool = False) -> Any:
+    def cholesky_solve(self, input2: Any, upper: bool = False) -> Tensor:
         return _upper.cholesky_solve(self, input2, upper)
 
-    def cholesky_inverse(self, upper: bool = False) -> Any:
+    def cholesky_inverse(self, upper: bool = False) -> Tensor:
         return _upper.cholesky_inverse(self, upper)
 
-    def pinverse(self, rcond: float = 1e-15) -> Any:
+    def pinverse(self, rcond: float = 1e-15) -> Tensor:
         return _upper.pinverse(self, rcond)
 
     def svd(self, some: bool = True, compute_uv: bool = True) -> Any:

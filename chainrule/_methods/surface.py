@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from chainrule._dispatch import creation as _creation_table
-from chainrule._methods._base import TensorBase, type_name
+from chainrule._methods._base import TensorAttrs, TensorBase, type_name
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
@@ -63,7 +63,7 @@ def _size_arg(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(s) for s in size)
 
 
-class SurfaceMethods:
+class SurfaceMethods(TensorAttrs):
     __slots__ = ()
 
     # Constructors inheriting dtype and device ----------------------------------------------

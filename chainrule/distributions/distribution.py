@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chainrule as _cr
 from chainrule._tensor import Size, Tensor
@@ -97,15 +97,22 @@ class Distribution:
         """The shape of a single sample (without batching)."""
         return self._event_shape
 
-    @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:
-        """Constraint of each argument, checked at construction when validating."""
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        # Subclasses set these as class attributes (or properties), as PyTorch's do; the
+        # properties below raise for one that does not.
+        arg_constraints: dict[str, constraints.Constraint]
+        support: Any
+    else:
 
-    @property
-    def support(self) -> Any:
-        """The constraint of the distribution's support."""
-        raise NotImplementedError
+        @property
+        def arg_constraints(self) -> dict[str, constraints.Constraint]:
+            """Constraint of each argument, checked at construction when validating."""
+            raise NotImplementedError
+
+        @property
+        def support(self) -> Any:
+            """The constraint of the distribution's support."""
+            raise NotImplementedError
 
     @property
     def mean(self) -> Tensor:

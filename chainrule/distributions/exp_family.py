@@ -3,7 +3,7 @@ F(theta)), whose entropy and KL divergences follow from the log-normalizer F by 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chainrule as _cr
 from chainrule._tensor import Tensor
@@ -27,9 +27,13 @@ class ExponentialFamily(Distribution):
     def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
         raise NotImplementedError
 
-    @property
-    def _mean_carrier_measure(self) -> Any:
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        _mean_carrier_measure: Any  # a class attribute or a property of each subclass
+    else:
+
+        @property
+        def _mean_carrier_measure(self) -> Any:
+            raise NotImplementedError
 
     def entropy(self) -> Tensor:
         result = -self._mean_carrier_measure

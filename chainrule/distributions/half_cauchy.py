@@ -18,6 +18,8 @@ __all__ = ["HalfCauchy"]
 class HalfCauchy(TransformedDistribution):
     """|X| with X ~ Cauchy(0, scale): log p(x) = log Cauchy(x; 0, scale) + log 2 for x >= 0."""
 
+    base_dist: Cauchy
+
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

@@ -18,6 +18,8 @@ __all__ = ["HalfNormal"]
 class HalfNormal(TransformedDistribution):
     """|X| with X ~ Normal(0, scale): log p(x) = log N(x; 0, scale) + log 2 for x >= 0."""
 
+    base_dist: Normal
+
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

@@ -16,6 +16,8 @@ __all__ = ["LogNormal"]
 class LogNormal(TransformedDistribution):
     """X = exp(Y) with Y ~ Normal(loc, scale)."""
 
+    base_dist: Normal
+
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True

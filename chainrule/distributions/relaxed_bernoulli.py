@@ -91,6 +91,8 @@ class RelaxedBernoulli(TransformedDistribution):
     """A continuous relaxation of Bernoulli on (0, 1): sigmoid of a LogitRelaxedBernoulli
     sample; reparameterized."""
 
+    base_dist: LogitRelaxedBernoulli
+
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True

@@ -86,6 +86,8 @@ class ExpRelaxedCategorical(Distribution):
 class RelaxedOneHotCategorical(TransformedDistribution):
     """A continuous relaxation of OneHotCategorical on the simplex; reparameterized."""
 
+    base_dist: ExpRelaxedCategorical
+
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
     has_rsample = True

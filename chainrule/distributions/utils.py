@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from functools import update_wrapper
 from numbers import Number
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar, overload
 
 import numpy as np
 
@@ -101,14 +101,27 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     return ps.log()
 
 
-class lazy_property:
+_T = TypeVar("_T")
+
+
+class lazy_property(Generic[_T]):
     """A property computed on first access and then stored on the instance (so that
     ``'probs' in d.__dict__`` tells which parametrization was given, as in PyTorch)."""
 
-    def __init__(self, wrapped: Callable[[Any], Any]) -> None:
+    def __init__(self, wrapped: Callable[[Any], _T]) -> None:
         self.wrapped = wrapped
         update_wrapper(self, wrapped)  # type: ignore[arg-type]
 
+    if TYPE_CHECKING:
+        # The instance's own attribute takes the value (an __init__ may set it; __get__ stores
+        # it there), so it reads as a settable attribute of type _T. At run time there is no
+        # __set__: a non-data descriptor is what lets the instance's value win.
+        def __set__(self, instance: Any, value: _T) -> None: ...
+
+    @overload
+    def __get__(self, instance: None, obj_type: Any = None) -> Any: ...
+    @overload
+    def __get__(self, instance: object, obj_type: Any = None) -> _T: ...
     def __get__(self, instance: Any, obj_type: Any = None) -> Any:
         if instance is None:
             from chainrule.distributions.constraints import _LazyPropertyMarker

@@ -135,7 +135,7 @@ class _Emitter:
                 "(save it with chainrule's own format instead)"
             )
 
-    def mapping(self, obj: dict[Any, Any], path: str) -> None:
+    def mapping(self, obj: Any, path: str) -> None:
         """A dict or OrderedDict (memoised: a second reference pickles as a get)."""
         if self.get(obj):
             return
@@ -151,7 +151,7 @@ class _Emitter:
                 self.value(v, f"{path}[{k!r}]")
             self.out.append(b"u")
 
-    def list_of(self, obj: list[Any], path: str) -> None:
+    def list_of(self, obj: Any, path: str) -> None:
         """A list (memoised)."""
         if self.get(obj):
             return

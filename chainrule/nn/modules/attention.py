@@ -159,7 +159,7 @@ class MultiheadAttention(Module):
                     value = key
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        common = dict(
+        common: dict[str, Any] = dict(
             training=self.training,
             key_padding_mask=key_padding_mask,
             need_weights=need_weights,

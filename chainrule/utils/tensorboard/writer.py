@@ -18,12 +18,18 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from tensorboard.compat.proto import event_pb2, summary_pb2
+from tensorboard.compat.proto import event_pb2 as _event_pb2
+from tensorboard.compat.proto import summary_pb2 as _summary_pb2
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 __all__ = ["SummaryWriter", "FileWriter"]
+
+# protobuf's generated modules make their message classes at run time, out of a type checker's
+# sight: typed Any.
+event_pb2: Any = _event_pb2
+summary_pb2: Any = _summary_pb2
 
 
 def _array(x: Any) -> np.ndarray:
