@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.distributed._group import ProcessGroup, resolve
 from chainrule.distributed._mpi import ReduceOp, chunks, mpi, mpi_op, reduce_view
 from chainrule.distributed._work import Work, wait_requests
@@ -393,7 +393,7 @@ def reduce_scatter(
     if pg is None:
         return None
     _check_list(input_list, pg.size(), output, "reduce_scatter", "input_list")
-    from chainrule import stack
+    from chainrule.ops import stack
 
     flat = stack([t.detach().reshape(-1) for t in input_list])
     return reduce_scatter_tensor(output, flat, op, group, async_op)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import from_numpy
+from chainrule._creation import from_numpy
 from chainrule.distributed._collectives import all_gather_into_tensor, broadcast
 from chainrule.distributed._group import resolve
 

@@ -173,10 +173,9 @@ def _plan(a: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     flavour = _flavour(mpirun)
     env = dict(os.environ)
     exported: list[str] = []
-    import chainrule
-
-    # The ranks import this same chainrule, wherever it was imported from here.
-    root = os.path.dirname(os.path.dirname(os.path.abspath(chainrule.__file__)))
+    # The ranks import this same chainrule, wherever it was imported from here (the folder
+    # above the package that holds this file, chainrule/distributed/run.py).
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     exported.append("PYTHONPATH")
     if "OMP_NUM_THREADS" not in os.environ and world > 1:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
@@ -56,7 +58,7 @@ class Bernoulli(ExponentialFamily):
     @property
     def mode(self) -> Tensor:
         mode = (self.probs >= 0.5).to(self.probs.dtype)
-        return _cr.where(self.probs == 0.5, _cr.full_like(mode, float("nan")), mode)
+        return _ops.where(self.probs == 0.5, _creation.full_like(mode, float("nan")), mode)
 
     @property
     def variance(self) -> Tensor:
@@ -76,7 +78,7 @@ class Bernoulli(ExponentialFamily):
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             u = uniform01(shape, self.probs.dtype)
             return (u < self.probs.expand(tuple(shape))).to(self.probs.dtype)
 
@@ -90,7 +92,7 @@ class Bernoulli(ExponentialFamily):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        values = _cr.arange(2, dtype=self._param.dtype)
+        values = _creation.arange(2, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -3,10 +3,11 @@ PyTorch's)."""
 
 from __future__ import annotations
 
-from numbers import Number
+from numbers import Real
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.dirichlet import Dirichlet
@@ -30,11 +31,11 @@ class Beta(ExponentialFamily):
     def __init__(
         self, concentration1: Any, concentration0: Any, validate_args: bool | None = None
     ) -> None:
-        if isinstance(concentration1, Number) and isinstance(concentration0, Number):
-            c1c0 = _cr.tensor([float(concentration1), float(concentration0)])
+        if isinstance(concentration1, Real) and isinstance(concentration0, Real):
+            c1c0 = _creation.tensor([float(concentration1), float(concentration0)])
         else:
             concentration1, concentration0 = broadcast_all(concentration1, concentration0)
-            c1c0 = _cr.stack([concentration1, concentration0], -1)
+            c1c0 = _ops.stack([concentration1, concentration0], -1)
         self._dirichlet = Dirichlet(c1c0, validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
@@ -65,7 +66,7 @@ class Beta(ExponentialFamily):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        heads_tails = _cr.stack([value, 1.0 - value], -1)
+        heads_tails = _ops.stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
 
     def entropy(self) -> Tensor:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.distribution import Distribution
@@ -90,7 +91,7 @@ class Binomial(Distribution):
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             return binomial_sample(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -120,7 +121,7 @@ class Binomial(Distribution):
             raise NotImplementedError(
                 "Inhomogeneous total count not supported by `enumerate_support`."
             )
-        values = _cr.arange(1 + total_count, dtype=self._param.dtype)
+        values = _creation.arange(1 + total_count, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

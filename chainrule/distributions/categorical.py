@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation, _dtype
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions.distribution import Distribution
 from chainrule.distributions.utils import (
+    broadcast_shapes,
     categorical_sample,
     finfo,
     lazy_property,
@@ -78,7 +80,7 @@ class Categorical(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _creation.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
 
     @property
     def mode(self) -> Tensor:
@@ -86,19 +88,19 @@ class Categorical(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _creation.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         if not isinstance(sample_shape, Size):
             sample_shape = Size(sample_shape)
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             return categorical_sample(self.probs, sample_shape)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        shape = tuple(_cr.distributions.utils.broadcast_shapes(value.shape, self.logits.shape))
+        shape = tuple(broadcast_shapes(value.shape, self.logits.shape))
         value = value.expand(shape[:-1] + (1,))
         log_pmf = self.logits.expand(shape)
         return log_pmf.gather(-1, value).squeeze(-1)
@@ -111,7 +113,7 @@ class Categorical(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         num_events = self._num_events
-        values = _cr.arange(num_events, dtype=_cr.long)
+        values = _creation.arange(num_events, dtype=_dtype.long)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

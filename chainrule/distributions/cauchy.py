@@ -6,7 +6,7 @@ import math
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
@@ -36,7 +36,7 @@ class Cauchy(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), float("nan"), dtype=self.loc.dtype)
+        return _creation.full(tuple(self._extended_shape()), float("nan"), dtype=self.loc.dtype)
 
     @property
     def mode(self) -> Tensor:
@@ -44,7 +44,7 @@ class Cauchy(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), float("inf"), dtype=self.loc.dtype)
+        return _creation.full(tuple(self._extended_shape()), float("inf"), dtype=self.loc.dtype)
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)

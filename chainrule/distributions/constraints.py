@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 
 __all__ = [
@@ -53,7 +54,7 @@ def _np(value: Any) -> np.ndarray:
 
 
 def _bool(a: Any) -> Tensor:
-    return _cr.tensor(np.asarray(a, dtype=bool))
+    return _creation.tensor(np.asarray(a, dtype=bool))
 
 
 class Constraint:
@@ -428,7 +429,7 @@ class _Cat(Constraint):
         for c, n in zip(self.cseq, self.lengths):
             checks.append(c.check(value.narrow(self.dim, start, n)))
             start += n
-        return _cr.cat(checks, self.dim)
+        return _ops.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -449,7 +450,7 @@ class _Stack(Constraint):
 
     def check(self, value: Tensor) -> Tensor:
         parts = value.unbind(self.dim)
-        return _cr.stack([c.check(v) for c, v in zip(self.cseq, parts)], self.dim)
+        return _ops.stack([c.check(v) for c, v in zip(self.cseq, parts)], self.dim)
 
 
 dependent = _Dependent()

@@ -6,9 +6,11 @@ import math
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
@@ -67,22 +69,24 @@ class ContinuousBernoulli(ExponentialFamily):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
     def _cut_probs(self) -> Tensor:
-        return _cr.where(
-            self._outside_unstable_region(), self.probs, _cr.full_like(self.probs, self._lims[0])
+        return _ops.where(
+            self._outside_unstable_region(),
+            self.probs,
+            _creation.full_like(self.probs, self._lims[0]),
         )
 
     def _cont_bern_log_norm(self) -> Tensor:
         """log C(p), with its Taylor series log 2 + (4/3 + 104/45 x) x, x = (p - 1/2)**2, near
         p = 1/2."""
         cut_probs = self._cut_probs()
-        below = _cr.where(cut_probs <= 0.5, cut_probs, _cr.zeros_like(cut_probs))
-        above = _cr.where(cut_probs >= 0.5, cut_probs, _cr.ones_like(cut_probs))
-        log_norm = ((-cut_probs).log1p() - cut_probs.log()).abs().log() - _cr.where(
+        below = _ops.where(cut_probs <= 0.5, cut_probs, _creation.zeros_like(cut_probs))
+        above = _ops.where(cut_probs >= 0.5, cut_probs, _creation.ones_like(cut_probs))
+        log_norm = ((-cut_probs).log1p() - cut_probs.log()).abs().log() - _ops.where(
             cut_probs <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log()
         )
         x = (self.probs - 0.5).pow(2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return _cr.where(self._outside_unstable_region(), log_norm, taylor)
+        return _ops.where(self._outside_unstable_region(), log_norm, taylor)
 
     @property
     def mean(self) -> Tensor:
@@ -90,7 +94,7 @@ class ContinuousBernoulli(ExponentialFamily):
         mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / ((-cut_probs).log1p() - cut_probs.log())
         x = self.probs - 0.5
         taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x
-        return _cr.where(self._outside_unstable_region(), mus, taylor)
+        return _ops.where(self._outside_unstable_region(), mus, taylor)
 
     @property
     def stddev(self) -> Tensor:
@@ -104,7 +108,7 @@ class ContinuousBernoulli(ExponentialFamily):
         ).pow(2)
         x = (self.probs - 0.5).pow(2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return _cr.where(self._outside_unstable_region(), vars, taylor)
+        return _ops.where(self._outside_unstable_region(), vars, taylor)
 
     @lazy_property
     def logits(self) -> Tensor:
@@ -119,7 +123,7 @@ class ContinuousBernoulli(ExponentialFamily):
         return self._param.shape
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
@@ -143,16 +147,16 @@ class ContinuousBernoulli(ExponentialFamily):
         cdfs = (cut_probs.pow(value) * (1.0 - cut_probs).pow(1.0 - value) + cut_probs - 1.0) / (
             2.0 * cut_probs - 1.0
         )
-        unbounded_cdfs = _cr.where(self._outside_unstable_region(), cdfs, value)
-        return _cr.where(
+        unbounded_cdfs = _ops.where(self._outside_unstable_region(), cdfs, value)
+        return _ops.where(
             value <= 0.0,
-            _cr.zeros_like(value),
-            _cr.where(value >= 1.0, _cr.ones_like(value), unbounded_cdfs),
+            _creation.zeros_like(value),
+            _ops.where(value >= 1.0, _creation.ones_like(value), unbounded_cdfs),
         )
 
     def icdf(self, value: Tensor) -> Tensor:
         cut_probs = self._cut_probs()
-        return _cr.where(
+        return _ops.where(
             self._outside_unstable_region(),
             ((-cut_probs + value * (2.0 * cut_probs - 1.0)).log1p() - (-cut_probs).log1p())
             / (cut_probs.log() - (-cut_probs).log1p()),
@@ -171,7 +175,7 @@ class ContinuousBernoulli(ExponentialFamily):
     def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
         """log of the normalizer as a function of the natural parameter x (= logits)."""
         out_unst_reg = (x < -0.001) | (x > 0.001)
-        cut_nat_params = _cr.where(out_unst_reg, x, _cr.full_like(x, -0.001))
+        cut_nat_params = _ops.where(out_unst_reg, x, _creation.full_like(x, -0.001))
         log_norm = cut_nat_params.exp().expm1().abs().log() - cut_nat_params.abs().log()
         taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
-        return _cr.where(out_unst_reg, log_norm, taylor)
+        return _ops.where(out_unst_reg, log_norm, taylor)

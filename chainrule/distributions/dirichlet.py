@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
@@ -25,7 +26,7 @@ def sample_dirichlet(concentration: Tensor) -> Tensor:
     x = g / g.sum(-1, keepdims=True)
     fi = finfo(concentration.dtype)
     x = np.clip(x, fi.tiny, 1 - fi.eps).astype(np.dtype(concentration.dtype.np))
-    return dirichlet_reparam(concentration, _cr.tensor(x))
+    return dirichlet_reparam(concentration, _creation.tensor(x))
 
 
 class Dirichlet(ExponentialFamily):
@@ -54,7 +55,7 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return _cr.xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
+        return _ops.xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
 
     @property
     def mean(self) -> Tensor:
@@ -67,8 +68,10 @@ class Dirichlet(ExponentialFamily):
         # Where every concentration is below 1 the density peaks at a vertex (the largest a_i).
         mask = (self.concentration < 1).all(-1, keepdim=True)
         n = concm1.shape[-1]
-        vertex = _cr.nn.functional.one_hot(self.concentration.argmax(-1), n).to(mode.dtype)
-        return _cr.where(mask, vertex, mode)
+        from chainrule.nn.functional import one_hot
+
+        vertex = one_hot(self.concentration.argmax(-1), n).to(mode.dtype)
+        return _ops.where(mask, vertex, mode)
 
     @property
     def variance(self) -> Tensor:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-import chainrule as _cr
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions.utils import lazy_property
 
@@ -133,7 +133,7 @@ class Distribution:
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         """A sample of shape ``sample_shape + batch_shape + event_shape``, without a graph."""
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:

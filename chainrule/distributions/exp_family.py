@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import chainrule as _cr
+from chainrule import autograd as _autograd
 from chainrule._tensor import Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions.distribution import Distribution
 
 __all__ = ["ExponentialFamily"]
@@ -38,9 +39,9 @@ class ExponentialFamily(Distribution):
     def entropy(self) -> Tensor:
         result = -self._mean_carrier_measure
         nparams = [p.detach().requires_grad_() for p in self._natural_params]
-        with _cr.enable_grad():
+        with _grad_mode.enable_grad():
             lg_normal = self._log_normalizer(*nparams)
-            gradients = _cr.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+            gradients = _autograd.grad(lg_normal.sum(), nparams, create_graph=True)
         result = result + lg_normal
         for p, g in zip(nparams, gradients):
             result = result - (p * g).reshape(tuple(self._batch_shape) + (-1,)).sum(-1)

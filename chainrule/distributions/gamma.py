@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
@@ -26,7 +27,9 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     a = np.asarray(concentration._data, dtype=np.float64)
     x = _rng().standard_gamma(a)
     x = np.maximum(x, finfo(concentration.dtype).tiny)
-    return gamma_reparam(concentration, _cr.tensor(x.astype(np.dtype(concentration.dtype.np))))
+    return gamma_reparam(
+        concentration, _creation.tensor(x.astype(np.dtype(concentration.dtype.np)))
+    )
 
 
 class Gamma(ExponentialFamily):
@@ -66,14 +69,14 @@ class Gamma(ExponentialFamily):
         return value
 
     def log_prob(self, value: Tensor) -> Tensor:
-        value = _cr.as_tensor(value, dtype=self.rate.dtype)
+        value = _creation.as_tensor(value, dtype=self.rate.dtype)
         if self._validate_args:
             self._validate_sample(value)
         return (
-            _cr.xlogy(self.concentration, self.rate)
-            + _cr.xlogy(self.concentration - 1, value)
+            _ops.xlogy(self.concentration, self.rate)
+            + _ops.xlogy(self.concentration - 1, value)
             - self.rate * value
-            - _cr.lgamma(self.concentration)
+            - _ops.lgamma(self.concentration)
         )
 
     def entropy(self) -> Tensor:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.distribution import Distribution
@@ -66,7 +68,7 @@ class Geometric(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        return _cr.zeros_like(self.probs)
+        return _creation.zeros_like(self.probs)
 
     @property
     def variance(self) -> Tensor:
@@ -83,7 +85,7 @@ class Geometric(Distribution):
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         tiny = finfo(self.probs.dtype).tiny
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             u = uniform01(shape, self.probs.dtype).clamp(min=tiny)
             return (u.log() / (-self.probs).log1p()).floor()
 
@@ -92,7 +94,7 @@ class Geometric(Distribution):
             self._validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
         # (1 - p)**k with p == 1, k == 0 is 1: that term is made 0 rather than 0 * -inf
-        probs = _cr.where((probs == 1) & (value == 0), probs * 0, probs)
+        probs = _ops.where((probs == 1) & (value == 0), probs * 0, probs)
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self) -> Tensor:

@@ -6,7 +6,7 @@ import math
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.transformed_distribution import TransformedDistribution
@@ -31,13 +31,13 @@ class Gumbel(TransformedDistribution):
             base_dist = Uniform(fi.tiny, 1 - fi.eps, validate_args=validate_args)
         else:
             base_dist = Uniform(
-                _cr.full_like(self.loc, fi.tiny),
-                _cr.full_like(self.loc, 1 - fi.eps),
+                _creation.full_like(self.loc, fi.tiny),
+                _creation.full_like(self.loc, 1 - fi.eps),
                 validate_args=validate_args,
             )
         transforms = [
             ExpTransform().inv,
-            AffineTransform(loc=0, scale=-_cr.ones_like(self.scale)),
+            AffineTransform(loc=0, scale=-_creation.ones_like(self.scale)),
             ExpTransform().inv,
             AffineTransform(loc=self.loc, scale=-self.scale),
         ]

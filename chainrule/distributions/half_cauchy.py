@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.cauchy import Cauchy
@@ -38,11 +39,11 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
+        return _creation.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
 
     @property
     def mode(self) -> Tensor:
-        return _cr.zeros_like(self.scale)
+        return _creation.zeros_like(self.scale)
 
     @property
     def variance(self) -> Tensor:
@@ -51,9 +52,9 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        value = _cr.as_tensor(value, dtype=self.base_dist.scale.dtype)
+        value = _creation.as_tensor(value, dtype=self.base_dist.scale.dtype)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return _cr.where(value >= 0, log_prob, _cr.full_like(log_prob, float("-inf")))
+        return _ops.where(value >= 0, log_prob, _creation.full_like(log_prob, float("-inf")))
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.normal import Normal
@@ -42,7 +43,7 @@ class HalfNormal(TransformedDistribution):
 
     @property
     def mode(self) -> Tensor:
-        return _cr.zeros_like(self.scale)
+        return _creation.zeros_like(self.scale)
 
     @property
     def variance(self) -> Tensor:
@@ -52,7 +53,7 @@ class HalfNormal(TransformedDistribution):
         if self._validate_args:
             self._validate_sample(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return _cr.where(value >= 0, log_prob, _cr.full_like(log_prob, float("-inf")))
+        return _ops.where(value >= 0, log_prob, _creation.full_like(log_prob, float("-inf")))
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -10,8 +10,9 @@ import math
 import warnings
 from typing import Any, Callable
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.distributions.bernoulli import Bernoulli
 from chainrule.distributions.beta import Beta
@@ -116,11 +117,11 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
 
 
 def _inf_where(cond: Tensor, t: Tensor) -> Tensor:
-    return _cr.where(cond, _cr.full_like(t, math.inf), t)
+    return _ops.where(cond, _creation.full_like(t, math.inf), t)
 
 
 def _zero_where(cond: Tensor, t: Tensor) -> Tensor:
-    return _cr.where(cond, _cr.zeros_like(t), t)
+    return _ops.where(cond, _creation.zeros_like(t), t)
 
 
 @register_kl(Bernoulli, Bernoulli)

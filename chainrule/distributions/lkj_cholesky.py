@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions.beta import Beta
 from chainrule.distributions.distribution import Distribution
@@ -37,8 +39,8 @@ class LKJCholesky(Distribution):
         event_shape = (dim, dim)
         # The squared norms of the rows below the first are Beta(i/2, eta + (dim - 2 - i)/2).
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = _cr.arange(self.dim - 1, dtype=self.concentration.dtype)
-        offset = _cr.cat([_cr.zeros(1, dtype=offset.dtype), offset])
+        offset = _creation.arange(self.dim - 1, dtype=self.concentration.dtype)
+        offset = _ops.cat([_creation.zeros(1, dtype=offset.dtype), offset])
         beta_conc1 = offset + 0.5
         beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
         self._beta = Beta(beta_conc1, beta_conc0)
@@ -55,7 +57,7 @@ class LKJCholesky(Distribution):
         return new
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
             shape = tuple(self._extended_shape(sample_shape))
             # row i: a uniform direction in its first i coordinates (row 0 is all zeros, so the
@@ -66,20 +68,20 @@ class LKJCholesky(Distribution):
             )
             w = y.sqrt() * u_hypersphere
             diag_elems = (1 - (w**2).sum(-1)).clamp(min=finfo(w.dtype).tiny).sqrt()
-            return w + diag_elems.unsqueeze(-1) * _cr.eye(self.dim, dtype=w.dtype)
+            return w + diag_elems.unsqueeze(-1) * _creation.eye(self.dim, dtype=w.dtype)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = _cr.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = _creation.arange(2, self.dim + 1, dtype=self.concentration.dtype)
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
         unnormalized_log_pdf = (order * diag_elems.log()).sum(-1)
         # the normalizer of the density above
         dm1 = self.dim - 1
         alpha = self.concentration + 0.5 * dm1
         denominator = alpha.lgamma() * dm1
-        numerator = _cr.mvlgamma(alpha - 0.5, dm1)
+        numerator = _ops.mvlgamma(alpha - 0.5, dm1)
         pi_constant = 0.5 * dm1 * math.log(math.pi)
         normalize_term = pi_constant + numerator - denominator
         return unnormalized_log_pdf - normalize_term

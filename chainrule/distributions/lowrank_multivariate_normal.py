@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.distribution import Distribution
@@ -19,14 +19,14 @@ __all__ = ["LowRankMultivariateNormal"]
 
 
 def _diag_embed(d: Tensor) -> Tensor:
-    return d.unsqueeze(-1) * _cr.eye(d.shape[-1], dtype=d.dtype)
+    return d.unsqueeze(-1) * _creation.eye(d.shape[-1], dtype=d.dtype)
 
 
 def _batch_capacitance_tril(W: Tensor, D: Tensor) -> Tensor:
     """Cholesky factor of I + W^T D^-1 W."""
     m = W.shape[-1]
     Wt_Dinv = W.transpose(-1, -2) / D.unsqueeze(-2)
-    K = Wt_Dinv @ W + _cr.eye(m, dtype=W.dtype)
+    K = Wt_Dinv @ W + _creation.eye(m, dtype=W.dtype)
     return cholesky(K)
 
 
@@ -126,7 +126,7 @@ class LowRankMultivariateNormal(Distribution):
         n = self._event_shape[0]
         d_sqrt = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         Dinvsqrt_W = self._unbroadcasted_cov_factor / d_sqrt
-        K = Dinvsqrt_W @ Dinvsqrt_W.transpose(-1, -2) + _cr.eye(n, dtype=d_sqrt.dtype)
+        K = Dinvsqrt_W @ Dinvsqrt_W.transpose(-1, -2) + _creation.eye(n, dtype=d_sqrt.dtype)
         return (d_sqrt * cholesky(K)).expand(self._full())
 
     @lazy_property

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions.categorical import Categorical
 from chainrule.distributions.distribution import Distribution
@@ -117,7 +117,7 @@ class MixtureSameFamily(Distribution):
         return (log_prob_x + log_mix_prob).logsumexp(-1)
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             sample_shape = Size(sample_shape)
             gather_dim = len(sample_shape) + len(self.batch_shape)
             es = tuple(self.event_shape)

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.binomial import Binomial
@@ -79,10 +80,10 @@ class Multinomial(Distribution):
         p = p / p.sum(-1, keepdims=True)
         shape = tuple(sample_shape) + p.shape[:-1]
         out = _rng().multinomial(self.total_count, np.broadcast_to(p, shape + p.shape[-1:]))
-        return _cr.tensor(out.astype(np.dtype(self.probs.dtype.np)))
+        return _creation.tensor(out.astype(np.dtype(self.probs.dtype.np)))
 
     def entropy(self) -> Tensor:
-        n = _cr.tensor(float(self.total_count), dtype=self.probs.dtype)
+        n = _creation.tensor(float(self.total_count), dtype=self.probs.dtype)
         support = self._binomial.enumerate_support()
         binomial_probs = self._binomial.log_prob(support).exp()
         weights = (support + 1).lgamma()
@@ -99,6 +100,8 @@ class Multinomial(Distribution):
         log_factorial_n = (value.sum(-1) + 1).lgamma()
         log_factorial_xs = (value + 1).lgamma().sum(-1)
         # 0 * -inf is 0 here: a category of probability 0 that was never drawn
-        logits = _cr.where((value == 0) & (logits == float("-inf")), _cr.zeros_like(logits), logits)
+        logits = _ops.where(
+            (value == 0) & (logits == float("-inf")), _creation.zeros_like(logits), logits
+        )
         log_powers = (logits * value).sum(-1)
         return log_factorial_n - log_factorial_xs + log_powers

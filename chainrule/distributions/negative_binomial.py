@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.distribution import Distribution
@@ -83,7 +84,7 @@ class NegativeBinomial(Distribution):
         # A Gamma-Poisson mixture: rate ~ Gamma(total_count, exp(-logits)), k ~ Poisson(rate).
         from chainrule.distributions.gamma import Gamma
 
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             g = Gamma(self.total_count, (-self.logits).exp(), validate_args=False)
             return poisson_sample(g.sample(sample_shape))
 
@@ -94,5 +95,5 @@ class NegativeBinomial(Distribution):
         log_unnormalized_prob = r * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
         log_normalization = -(r + value).lgamma() + (1.0 + value).lgamma() + r.lgamma()
         # P(0) = 1 when total_count == 0: lgamma(0) terms are dropped there
-        log_normalization = _cr.where(r + value == 0.0, log_normalization * 0, log_normalization)
+        log_normalization = _ops.where(r + value == 0.0, log_normalization * 0, log_normalization)
         return log_unnormalized_prob - log_normalization

@@ -6,8 +6,9 @@ import math
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
@@ -57,7 +58,7 @@ class Normal(ExponentialFamily):
         return expand_params(self, Normal, batch_shape, _instance, ("loc", "scale"))
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
@@ -75,10 +76,10 @@ class Normal(ExponentialFamily):
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + _cr.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + _ops.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value: Tensor) -> Tensor:
-        return self.loc + self.scale * _cr.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * _ops.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.categorical import Categorical
@@ -85,7 +85,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         n = self.event_shape[0]
-        values = _cr.eye(n, dtype=self._param.dtype)
+        values = _creation.eye(n, dtype=self._param.dtype)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
@@ -43,7 +43,7 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             return poisson_sample(self.rate.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.categorical import Categorical
@@ -75,9 +75,9 @@ class ExpRelaxedCategorical(Distribution):
         t = (
             self.temperature
             if isinstance(self.temperature, Tensor)
-            else _cr.tensor(float(self.temperature), dtype=logits.dtype)
+            else _creation.tensor(float(self.temperature), dtype=logits.dtype)
         )
-        log_scale = _cr.full_like(t, float(K)).lgamma() - t.log() * (-(K - 1))
+        log_scale = _creation.full_like(t, float(K)).lgamma() - t.log() * (-(K - 1))
         score = logits - value * t
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
         return score + log_scale

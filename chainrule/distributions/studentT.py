@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.chi2 import Chi2
@@ -30,7 +31,7 @@ class StudentT(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return _cr.where(self.df > 1, self.loc, _cr.full_like(self.loc, float("nan")))
+        return _ops.where(self.df > 1, self.loc, _creation.full_like(self.loc, float("nan")))
 
     @property
     def mode(self) -> Tensor:
@@ -40,9 +41,9 @@ class StudentT(Distribution):
     def variance(self) -> Tensor:
         df = self.df
         v = self.scale.pow(2) * df / (df - 2)
-        inf = _cr.full_like(df, float("inf"))
-        nan = _cr.full_like(df, float("nan"))
-        return _cr.where(df > 2, v, _cr.where(df > 1, inf, nan))
+        inf = _creation.full_like(df, float("inf"))
+        nan = _creation.full_like(df, float("nan"))
+        return _ops.where(df > 2, v, _ops.where(df > 1, inf, nan))
 
     def __init__(
         self, df: Any, loc: Any = 0.0, scale: Any = 1.0, validate_args: bool | None = None

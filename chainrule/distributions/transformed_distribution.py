@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions.distribution import Distribution
 from chainrule.distributions.independent import Independent
@@ -88,7 +88,7 @@ class TransformedDistribution(Distribution):
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
@@ -31,7 +31,7 @@ class Uniform(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        return _cr.full_like(self.high, float("nan"))
+        return _creation.full_like(self.high, float("nan"))
 
     @property
     def stddev(self) -> Tensor:

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar, overload
 
 import numpy as np
 
-import chainrule as _cr
+from chainrule import _creation, _dtype
+from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 
 __all__ = [
     "broadcast_all",
@@ -34,7 +36,7 @@ class finfo:
     """Machine limits of a floating chainrule dtype (``torch.finfo``'s fields)."""
 
     def __init__(self, dtype: Any = None) -> None:
-        dtype = dtype or _cr.get_default_dtype()
+        dtype = dtype or _dtype.get_default_dtype()
         f = np.finfo(np.dtype(dtype.np))
         self.dtype = dtype
         self.bits = f.bits
@@ -59,9 +61,9 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
             "implementing __torch_function__."
         )
     if not all(isinstance(v, Tensor) for v in values):
-        dtype = next((v.dtype for v in values if isinstance(v, Tensor)), _cr.get_default_dtype())
+        dtype = next((v.dtype for v in values if isinstance(v, Tensor)), _dtype.get_default_dtype())
         values = tuple(
-            v if isinstance(v, Tensor) else _cr.tensor(float(v), dtype=dtype) for v in values
+            v if isinstance(v, Tensor) else _creation.tensor(float(v), dtype=dtype) for v in values
         )
     shape = Size(np.broadcast_shapes(*[tuple(v.shape) for v in values]))
     return tuple(v if tuple(v.shape) == tuple(shape) else v.expand(shape) for v in values)
@@ -127,7 +129,7 @@ class lazy_property(Generic[_T]):
             from chainrule.distributions.constraints import _LazyPropertyMarker
 
             return _LazyPropertyMarker(self.wrapped)
-        with _cr.enable_grad():
+        with _grad_mode.enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
@@ -139,7 +141,7 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     if not -n <= diag < n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
     rows, cols = np.tril_indices(n, k=diag)
-    return mat[..., _cr.tensor(rows), _cr.tensor(cols)]
+    return mat[..., _creation.tensor(rows), _creation.tensor(cols)]
 
 
 def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
@@ -155,8 +157,8 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
         )
     idx = np.full((n, n), len(rows), dtype=np.int64)
     idx[rows, cols] = np.arange(len(rows))
-    padded = _cr.cat([vec, _cr.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype)], -1)
-    flat = padded[..., _cr.tensor(idx.reshape(-1))]
+    padded = _ops.cat([vec, _creation.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype)], -1)
+    flat = padded[..., _creation.tensor(idx.reshape(-1))]
     return flat.reshape(tuple(vec.shape[:-1]) + (n, n))
 
 
@@ -170,7 +172,7 @@ def _rng() -> np.random.Generator:
 
 
 def _as_tensor(a: np.ndarray, dtype: Any) -> Tensor:
-    return _cr.tensor(np.asarray(a, dtype=np.dtype(dtype.np)))
+    return _creation.tensor(np.asarray(a, dtype=np.dtype(dtype.np)))
 
 
 def standard_normal(shape: Any, dtype: Any) -> Tensor:
@@ -203,4 +205,4 @@ def categorical_sample(probs: Tensor, shape: Any) -> Tensor:
     u = _rng().random(tuple(shape) + p.shape[:-1] + (1,))
     idx = (u > cdf).sum(-1)
     # the last category with nonzero mass absorbs rounding at the top of the cdf
-    return _cr.tensor(np.minimum(idx, p.shape[-1] - 1).astype(np.int64))
+    return _creation.tensor(np.minimum(idx, p.shape[-1] - 1).astype(np.int64))

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.distribution import Distribution
@@ -48,12 +49,12 @@ class VonMises(Distribution):
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        with _cr.no_grad():
+        with _grad_mode.no_grad():
             mu = np.broadcast_to(np.asarray(self.loc._data, dtype=np.float64), shape)
             k = np.broadcast_to(np.asarray(self.concentration._data, dtype=np.float64), shape)
             x = _rng().vonmises(mu, k)
             x = (x + np.pi) % (2 * np.pi) - np.pi
-            return _cr.tensor(x.astype(np.dtype(self.loc.dtype.np)))
+            return _creation.tensor(x.astype(np.dtype(self.loc.dtype.np)))
 
     @property
     def mean(self) -> Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.exponential import Exponential
@@ -24,7 +24,7 @@ class Weibull(TransformedDistribution):
     def __init__(self, scale: Any, concentration: Any, validate_args: bool | None = None) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(_cr.ones_like(self.scale), validate_args=validate_args)
+        base_dist = Exponential(_creation.ones_like(self.scale), validate_args=validate_args)
         transforms = [
             PowerTransform(exponent=self.concentration_reciprocal),
             AffineTransform(loc=0, scale=self.scale),

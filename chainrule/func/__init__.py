@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.nn.modules.module import Module
 from chainrule.nn.utils.stateless import _functional_call
 

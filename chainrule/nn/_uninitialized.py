@@ -16,7 +16,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from chainrule import Tensor, empty, get_default_dtype
+from chainrule._creation import empty
+from chainrule._dtype import get_default_dtype
+from chainrule._tensor import Tensor
 from chainrule.nn._parameter import Parameter
 
 __all__ = ["UninitializedBuffer", "UninitializedParameter", "UninitializedTensorMixin"]

@@ -9,6 +9,9 @@ array (``param._data``) so that the parameter changes in place, then bumps the p
 version counter so that autograd sees the write. The arithmetic follows torch.optim's
 single-tensor (CPU) path operation by operation, so float32 trajectories agree with PyTorch's
 to rounding.
+
+Why this file is over 400 lines: ``Optimizer`` is one class, PyTorch's whole base surface
+(parameter groups, state dicts and the checks on loading them, the step and state-dict hooks).
 """
 
 from __future__ import annotations

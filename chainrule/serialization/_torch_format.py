@@ -240,7 +240,7 @@ def _rebuild_tensor_v2(
 ) -> Any:
     """A tensor viewing ``storage`` from ``storage_offset`` with ``size`` and ``stride``
     (in elements), as PyTorch's ``_rebuild_tensor_v2``; its bounds are checked."""
-    import chainrule
+    from chainrule import _creation
 
     if not isinstance(storage, _Storage):
         raise _bad(f"is built from {type(storage).__name__}, not from a storage of the file")
@@ -266,7 +266,7 @@ def _rebuild_tensor_v2(
         view = np.lib.stride_tricks.as_strided(
             arr[storage_offset:], shape=size, strides=[st * arr.itemsize for st in stride]
         )
-    t = chainrule.from_numpy(view)
+    t = _creation.from_numpy(view)
     if requires_grad is True:
         t.requires_grad_(True)
     return t
@@ -500,7 +500,8 @@ def _map_all(obj: Any, map_location: Any) -> Any:
     location -> device); on a CPU-only chainrule that is the host, so nothing moves."""
     if callable(map_location):
         return obj
-    import chainrule
+    from chainrule import _device
+    from chainrule._tensor import Tensor
 
     target = map_location
     if isinstance(map_location, dict):
@@ -508,14 +509,14 @@ def _map_all(obj: Any, map_location: Any) -> Any:
         if targets <= {"cpu"}:
             return obj
         target = next(iter(targets))
-    if str(chainrule.device(target)) == "cpu":
+    if str(_device.device(target)) == "cpu":
         return obj
     memo: dict[int, Any] = {}
 
     def walk(o: Any) -> Any:
         if id(o) in memo:
             return memo[id(o)]
-        if isinstance(o, chainrule.Tensor):
+        if isinstance(o, Tensor):
             r: Any = o.to(target)
         elif isinstance(o, (dict, OrderedDict)):
             r = type(o)((k, walk(v)) for k, v in o.items())

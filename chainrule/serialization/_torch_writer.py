@@ -109,13 +109,13 @@ class _Emitter:
 
     def torch_object(self, obj: Any, path: str) -> None:
         """Pickle a dtype, Size, device or Tensor as PyTorch does; raise for anything else."""
-        import chainrule
         from chainrule import _dtype
         from chainrule._device import device
+        from chainrule._tensor import Size, Tensor
 
         if isinstance(obj, _dtype.dtype):
             self.glob("torch", obj.name)
-        elif isinstance(obj, chainrule.Size):
+        elif isinstance(obj, Size):
             self.glob("torch", "Size")
             self.tuple_of([int(s) for s in obj], path)
             self.out.append(b"\x85R")
@@ -123,7 +123,7 @@ class _Emitter:
             self.glob("torch", "device")
             self.text(str(obj))
             self.out.append(b"\x85R")
-        elif isinstance(obj, chainrule.Tensor):
+        elif isinstance(obj, Tensor):
             if not self.get(obj):
                 self.tensor(obj)
                 self.put(obj)

@@ -27,8 +27,11 @@ import contextlib
 import warnings
 from typing import Any, Callable, ContextManager, Iterable
 
-import chainrule
+from chainrule import _random
+from chainrule import autograd as _autograd
+from chainrule._tensor import Tensor
 from chainrule.autograd import Function
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.autograd.graph import saved_tensors_hooks
 
 __all__ = [
@@ -53,7 +56,7 @@ def noop_context_fn() -> tuple[ContextManager[Any], ContextManager[Any]]:
 
 def check_backward_validity(inputs: Iterable[Any]) -> None:
     """Warn, as PyTorch does, when no tensor input requires grad (no gradient will flow)."""
-    if not any(isinstance(i, chainrule.Tensor) and i.requires_grad for i in inputs):
+    if not any(isinstance(i, Tensor) and i.requires_grad for i in inputs):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
 
 
@@ -66,7 +69,7 @@ def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
         )
     out = []
     for inp in inputs:
-        if not isinstance(inp, chainrule.Tensor):
+        if not isinstance(inp, Tensor):
             out.append(inp)
             continue
         x = inp.detach()
@@ -83,18 +86,18 @@ class _rng_restored:
 
     def __enter__(self) -> None:
         if self.state is not None:
-            self.prev = chainrule.default_generator.get_state()
-            chainrule.default_generator.set_state(self.state)
+            self.prev = _random.default_generator.get_state()
+            _random.default_generator.set_state(self.state)
 
     def __exit__(self, *exc: object) -> None:
         if self.state is not None:
-            chainrule.default_generator.set_state(self.prev)
+            _random.default_generator.set_state(self.prev)
 
 
 def _rng_state(preserve: bool) -> Any:
     if not preserve:
         return None
-    return chainrule.default_generator.get_state()
+    return _random.default_generator.get_state()
 
 
 class CheckpointFunction(Function):
@@ -107,14 +110,14 @@ class CheckpointFunction(Function):
         ctx.rng_state = _rng_state(preserve)
         tensors, ctx.tensor_indices, ctx.inputs = [], [], []
         for i, a in enumerate(args):
-            if isinstance(a, chainrule.Tensor):
+            if isinstance(a, Tensor):
                 tensors.append(a)
                 ctx.tensor_indices.append(i)
                 ctx.inputs.append(None)
             else:
                 ctx.inputs.append(a)
         ctx.save_for_backward(*tensors)
-        with chainrule.no_grad():
+        with _grad_mode.no_grad():
             return run_function(*args)
 
     @staticmethod
@@ -123,23 +126,21 @@ class CheckpointFunction(Function):
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
         detached = detach_variable(tuple(inputs))
-        with _rng_restored(ctx.rng_state), chainrule.enable_grad():
+        with _rng_restored(ctx.rng_state), _grad_mode.enable_grad():
             outputs = ctx.run_function(*detached)
         if not isinstance(outputs, tuple):
             outputs = (outputs,)
         outs, gs = [], []
         for o, g in zip(outputs, grads):
-            if isinstance(o, chainrule.Tensor) and o.requires_grad:
+            if isinstance(o, Tensor) and o.requires_grad:
                 outs.append(o)
                 gs.append(g)
         if not outs:
             raise RuntimeError(
                 "none of output has requires_grad=True, this checkpoint() is not necessary"
             )
-        chainrule.autograd.backward(outs, gs)
-        return (None, None) + tuple(
-            d.grad if isinstance(d, chainrule.Tensor) else None for d in detached
-        )
+        _autograd.backward(outs, gs)
+        return (None, None) + tuple(d.grad if isinstance(d, Tensor) else None for d in detached)
 
 
 class _Handle:
@@ -214,7 +215,7 @@ class _Frame:
         args = detach_variable(tuple(self.args))
         with (
             _rng_restored(self.rng_state),
-            chainrule.enable_grad(),
+            _grad_mode.enable_grad(),
             self.recompute_ctx(),
             saved_tensors_hooks(collect, refuse),
         ):
@@ -241,7 +242,7 @@ def _checkpoint_without_reentrant(
             f"determinism_check should be one of ['default', 'none'], but got {determinism_check}"
         )
     forward_ctx, recompute_ctx = context_fn()
-    if not chainrule.is_grad_enabled():  # nothing is saved, so nothing to recompute
+    if not _grad_mode.is_grad_enabled():  # nothing is saved, so nothing to recompute
         with forward_ctx:
             return function(*args, **kwargs)
     # The rerun's context manager is made again for each rerun (a second backward with
@@ -353,7 +354,9 @@ def checkpoint_sequential(
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
 
-    if isinstance(functions, chainrule.nn.Sequential):
+    from chainrule.nn import Sequential
+
+    if isinstance(functions, Sequential):
         functions = list(functions.children())
     functions = list(functions)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.autograd import Function
 from chainrule.distributed import _collectives
 from chainrule.distributed._mpi import ReduceOp

@@ -9,7 +9,7 @@ import weakref
 from functools import reduce
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.utils import _sum_rightmost
@@ -252,7 +252,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         if not self.parts:
-            return _cr.zeros_like(x)
+            return _creation.zeros_like(x)
         # Compute intermediates (cached by the parts when caching is on).
         xs = [x]
         for part in self.parts[:-1]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.transforms.base import Transform
@@ -232,7 +232,7 @@ class AffineTransform(Transform):
             if isinstance(a, (int, float)) and isinstance(b, (int, float)):
                 if a != b:
                     return False
-            elif not bool((_cr.as_tensor(a) == _cr.as_tensor(b)).all()):
+            elif not bool((_creation.as_tensor(a) == _creation.as_tensor(b)).all()):
                 return False
         return True
 
@@ -254,7 +254,7 @@ class AffineTransform(Transform):
         shape = x.shape
         scale = self.scale
         if isinstance(scale, (int, float)):
-            result = _cr.full(tuple(shape), math.log(abs(scale)), dtype=x.dtype)
+            result = _creation.full(tuple(shape), math.log(abs(scale)), dtype=x.dtype)
         else:
             result = scale.abs().log()
         if self.event_dim:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
 import chainrule.nn.functional as F
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.transforms.base import Transform
@@ -47,7 +47,7 @@ class SoftmaxTransform(Transform):
 
 
 def _cumsum_ones(x: Tensor, n: int) -> Tensor:
-    return _cr.arange(1, n + 1, dtype=x.dtype)
+    return _creation.arange(1, n + 1, dtype=x.dtype)
 
 
 class StickBreakingTransform(Transform):
@@ -98,7 +98,7 @@ class StickBreakingTransform(Transform):
 
 def _diag_embed(d: Tensor) -> Tensor:
     n = d.shape[-1]
-    return d.unsqueeze(-1) * _cr.eye(n, dtype=d.dtype)
+    return d.unsqueeze(-1) * _creation.eye(n, dtype=d.dtype)
 
 
 class LowerCholeskyTransform(Transform):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule as _cr
+from chainrule import _creation
 from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.transforms.base import Transform
@@ -110,7 +110,7 @@ class ReshapeTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         batch_shape = x.shape[: x.ndim - len(self.in_shape)]
-        return _cr.zeros(tuple(batch_shape), dtype=x.dtype)
+        return _creation.zeros(tuple(batch_shape), dtype=x.dtype)
 
     def forward_shape(self, shape: Any) -> Any:
         if len(shape) < len(self.in_shape):

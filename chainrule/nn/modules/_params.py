@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import chainrule
+from chainrule import _creation
 from chainrule.nn import init
 from chainrule.nn.parameter import Parameter
 
@@ -27,7 +27,7 @@ def add_weight_and_bias(
         ("weight", weight_shape, weight),
         ("bias", bias_shape, weight and bias),
     ):
-        value = Parameter(chainrule.empty(shape, dtype=dtype)) if present else None
+        value = Parameter(_creation.empty(shape, dtype=dtype)) if present else None
         module.register_parameter(name, value)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule
+from chainrule import _creation
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn import init
@@ -65,7 +66,7 @@ class PReLU(Module):
         self.num_parameters = num_parameters
         super().__init__()
         self.init = init
-        self.weight = Parameter(chainrule.empty(num_parameters, dtype=dtype))
+        self.weight = Parameter(_creation.empty(num_parameters, dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -126,14 +127,14 @@ class Sigmoid(Module):
     """1 / (1 + exp(-x))."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return chainrule.sigmoid(input)
+        return _ops.sigmoid(input)
 
 
 class Tanh(Module):
     """tanh(x)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return chainrule.tanh(input)
+        return _ops.tanh(input)
 
 
 class Softmax(Module):

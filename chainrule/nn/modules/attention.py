@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule
+from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn import init
@@ -74,7 +74,7 @@ class MultiheadAttention(Module):
             raise AssertionError("embed_dim must be divisible by num_heads")
 
         def param(*shape: int) -> Parameter:
-            return Parameter(chainrule.empty(shape, dtype=dtype))
+            return Parameter(_creation.empty(shape, dtype=dtype))
 
         if not self._qkv_same_embed_dim:
             self.q_proj_weight = param(embed_dim, embed_dim)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule
-from chainrule import Tensor
+from chainrule import _creation
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn import functional as F
 from chainrule.nn import init
@@ -51,7 +51,7 @@ class EmbeddingBag(Module):
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(chainrule.empty((num_embeddings, embedding_dim), dtype=dtype))
+            self.weight = Parameter(_creation.empty((num_embeddings, embedding_dim), dtype=dtype))
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from chainrule import Tensor, int64, tensor
+from chainrule._creation import tensor
+from chainrule._dtype import int64
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn._uninitialized import (
     UninitializedBuffer,

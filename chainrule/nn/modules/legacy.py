@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.nn._cross_map_lrn import cross_map_lrn2d
 from chainrule.nn.modules.module import Module
 

@@ -7,7 +7,7 @@ import dataclasses
 import math
 from typing import Any
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.nn._functional_lce import linear_cross_entropy
 from chainrule.nn.modules.linear import Linear
 from chainrule.nn.modules.loss import _WeightedLoss

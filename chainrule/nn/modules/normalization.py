@@ -5,8 +5,9 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-import chainrule
+from chainrule import _creation, _dtype
 from chainrule._tensor import Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.nn import functional as F
 from chainrule.nn import init
 from chainrule.nn.modules._params import add_weight_and_bias, reset_ones_zeros
@@ -48,9 +49,9 @@ class _BatchNorm(Module):
         self.track_running_stats = track_running_stats
         add_weight_and_bias(self, num_features, num_features, dtype, weight=affine, bias=bias)
         if track_running_stats:
-            self.register_buffer("running_mean", chainrule.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", chainrule.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", chainrule.tensor(0, dtype=chainrule.int64))
+            self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=_dtype.int64))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -81,7 +82,7 @@ class _BatchNorm(Module):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with chainrule.no_grad():
+            with _grad_mode.no_grad():
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked)

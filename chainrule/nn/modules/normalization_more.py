@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn.modules.module import Module
@@ -164,6 +163,3 @@ class Unfold(Module):
             f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
             f"padding={self.padding}, stride={self.stride}"
         )
-
-
-del chainrule

@@ -13,7 +13,7 @@ import numbers
 import warnings
 from typing import Any
 
-import chainrule
+from chainrule import _creation
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.nn import _rnn_functional as RF
@@ -121,7 +121,7 @@ class RNNBase(Module):
                 names = []
                 for base, shape in shapes:
                     name = f"{base}_l{layer}{suffix}"
-                    setattr(self, name, Parameter(chainrule.empty(shape, dtype=dtype)))
+                    setattr(self, name, Parameter(_creation.empty(shape, dtype=dtype)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -203,7 +203,7 @@ class RNNBase(Module):
         shapes = self._state_shapes(batch)
         lstm = self.mode == "LSTM"
         if hx is None:
-            return [chainrule.zeros(s, dtype=like.dtype, device=like.device) for s in shapes]
+            return [_creation.zeros(s, dtype=like.dtype, device=like.device) for s in shapes]
         if lstm:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise RuntimeError("LSTM: expected hx to be a tuple (h_0, c_0) of two tensors")
@@ -361,11 +361,11 @@ class RNNCellBase(Module):
         self.hidden_size = hidden_size
         self.bias = bias
         g = num_chunks * hidden_size
-        self.weight_ih = Parameter(chainrule.empty((g, input_size), dtype=dtype))
-        self.weight_hh = Parameter(chainrule.empty((g, hidden_size), dtype=dtype))
+        self.weight_ih = Parameter(_creation.empty((g, input_size), dtype=dtype))
+        self.weight_hh = Parameter(_creation.empty((g, hidden_size), dtype=dtype))
         if bias:
-            self.bias_ih = Parameter(chainrule.empty((g,), dtype=dtype))
-            self.bias_hh = Parameter(chainrule.empty((g,), dtype=dtype))
+            self.bias_ih = Parameter(_creation.empty((g,), dtype=dtype))
+            self.bias_hh = Parameter(_creation.empty((g,), dtype=dtype))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -411,7 +411,7 @@ class RNNCellBase(Module):
         if states is None:
             z = (input.shape[0], self.hidden_size)
             states = [
-                chainrule.zeros(z, dtype=input.dtype, device=input.device) for _ in range(n_states)
+                _creation.zeros(z, dtype=input.dtype, device=input.device) for _ in range(n_states)
             ]
         if input.shape[1] != self.input_size:
             raise RuntimeError(

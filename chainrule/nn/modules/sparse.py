@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule
+from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import no_grad
 from chainrule.nn import functional as F
@@ -51,7 +51,7 @@ class Embedding(Module):
         self.sparse = sparse
         if _weight is None:
             self.weight = Parameter(
-                chainrule.empty((num_embeddings, embedding_dim), dtype=dtype),
+                _creation.empty((num_embeddings, embedding_dim), dtype=dtype),
                 requires_grad=not _freeze,
             )
             self.reset_parameters()

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import chainrule
 import chainrule.distributed as dist
-from chainrule import Tensor
+from chainrule import _creation
+from chainrule import ops as _ops
+from chainrule._tensor import Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributed.nn.functional import all_reduce as _all_reduce_sum
 from chainrule.nn.modules.module import Module
 from chainrule.nn.modules.normalization import BatchNorm1d, BatchNorm2d, _BatchNorm
@@ -63,8 +65,8 @@ class SyncBatchNorm(_BatchNorm):
         shape = [1] * input.dim()
         shape[1] = c
         local = input.numel() // max(c, 1)
-        counts = chainrule.full((c,), float(local), dtype=input.dtype)
-        s = _all_reduce_sum(chainrule.stack([input.sum(dims), counts]), group=self.process_group)
+        counts = _creation.full((c,), float(local), dtype=input.dtype)
+        s = _all_reduce_sum(_ops.stack([input.sum(dims), counts]), group=self.process_group)
         n = float(s[1, 0].item())
         if n <= 1:
             raise ValueError(
@@ -80,7 +82,7 @@ class SyncBatchNorm(_BatchNorm):
         if self.bias is not None:
             y = y + self.bias.reshape(shape)
         if self.track_running_stats and self.running_mean is not None:
-            with chainrule.no_grad():
+            with _grad_mode.no_grad():
                 self.num_batches_tracked.add_(1)
                 m = (
                     1.0 / float(self.num_batches_tracked)
@@ -107,7 +109,7 @@ class SyncBatchNorm(_BatchNorm):
                 process_group,
             )
             if module.affine:
-                with chainrule.no_grad():
+                with _grad_mode.no_grad():
                     out.weight = module.weight
                     out.bias = module.bias
             out.running_mean = module.running_mean

@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-import chainrule
+from chainrule import _creation, _dtype
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn import init
@@ -57,8 +58,8 @@ def _get_seq_len(src: Tensor, batch_first: bool) -> int:
 def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
     """(sz, sz) float mask: 0 on and below the diagonal, -inf above (query i may attend to
     keys j <= i)."""
-    dt = chainrule.get_default_dtype() if dtype is None else dtype
-    return chainrule.triu(chainrule.full((sz, sz), float("-inf"), dtype=dt), diagonal=1)
+    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    return _ops.triu(_creation.full((sz, sz), float("-inf"), dtype=dt), diagonal=1)
 
 
 def _detect_is_causal_mask(

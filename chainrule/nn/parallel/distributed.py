@@ -24,9 +24,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-import chainrule
 import chainrule.distributed as dist
-from chainrule import Tensor
+from chainrule import _creation
+from chainrule._tensor import Tensor
+from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributed._group import ProcessGroup, resolve
 from chainrule.distributed._mpi import mpi
 from chainrule.nn.modules.module import Module
@@ -79,7 +80,7 @@ class GradBucket:
         return self._b.tensor
 
     def gradients(self) -> list[Tensor]:
-        return [chainrule.from_numpy(v) for v in self._b.views]
+        return [_creation.from_numpy(v) for v in self._b.views]
 
     def parameters(self) -> list[Tensor]:
         return list(self._b.params)
@@ -100,7 +101,7 @@ class _Bucket:
         self.indices = indices
         dtype = params[0]._data.dtype
         self.flat = np.zeros(sum(p.numel() for p in params), dtype)
-        self.tensor = chainrule.from_numpy(self.flat)
+        self.tensor = _creation.from_numpy(self.flat)
         self.views: list[np.ndarray] = []
         off = 0
         for p in params:
@@ -265,7 +266,7 @@ class DistributedDataParallel(Module):
         src = self._pg._global_ranks[0]
         for dtype, ts in by_dtype.items():
             flat = np.concatenate([t._data.reshape(-1) for t in ts]) if ts else None
-            packed = chainrule.from_numpy(flat)
+            packed = _creation.from_numpy(flat)
             dist.broadcast(packed, src, group=self._pg)
             off = 0
             for t in ts:
@@ -277,7 +278,7 @@ class DistributedDataParallel(Module):
     # -- forward --------------------------------------------------------------------------------
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        grad_on = chainrule.is_grad_enabled()
+        grad_on = _grad_mode.is_grad_enabled()
         # As in PyTorch, only a backward that delivered some gradients but not all leaves the
         # reduction unfinished; a second forward before any backward just starts over.
         if self._expect and grad_on and self._started:
@@ -375,7 +376,7 @@ class DistributedDataParallel(Module):
             b.work = None
         globally_used = None
         if self.find_unused_parameters:
-            used = chainrule.from_numpy(self._locally_used.copy())
+            used = _creation.from_numpy(self._locally_used.copy())
             dist.all_reduce(used, dist.ReduceOp.MAX, group=self._pg)
             globally_used = used._data
         for b in self._buckets:
@@ -388,11 +389,11 @@ class DistributedDataParallel(Module):
         g = p.grad
         if self.gradient_as_bucket_view:
             if g is None or g._data.__array_interface__["data"][0] != view.ctypes.data:
-                p.grad = chainrule.from_numpy(view)
+                p.grad = _creation.from_numpy(view)
             else:
                 g._bump_version()
         elif g is None:
-            p.grad = chainrule.from_numpy(view.copy())
+            p.grad = _creation.from_numpy(view.copy())
         else:
             g._data[...] = view
             g._bump_version()

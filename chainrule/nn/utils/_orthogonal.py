@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import Tensor, eye, randn, tensor, zeros, zeros_like
 from chainrule import ops as _ops
+from chainrule._creation import eye, randn, tensor, zeros, zeros_like
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn.modules.module import Module
 from chainrule.nn.utils import parametrize

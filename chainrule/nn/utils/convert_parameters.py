@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import chainrule
+from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -12,7 +12,7 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters flattened and concatenated into one 1-D tensor (differentiable)."""
-    return chainrule.cat([p.reshape(-1) for p in parameters])
+    return _ops.cat([p.reshape(-1) for p in parameters])
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:

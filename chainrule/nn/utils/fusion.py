@@ -10,10 +10,12 @@ from __future__ import annotations
 import copy
 from typing import TypeVar
 
-from chainrule import Tensor, ones_like, rsqrt, zeros_like
+from chainrule._creation import ones_like, zeros_like
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn.modules.module import Module
 from chainrule.nn.parameter import Parameter
+from chainrule.ops import rsqrt
 
 __all__ = [
     "fuse_conv_bn_eval",

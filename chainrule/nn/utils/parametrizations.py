@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule import Tensor
 from chainrule import ops as _ops
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn import functional as F
 from chainrule.nn.modules.module import Module

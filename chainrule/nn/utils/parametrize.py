@@ -18,7 +18,7 @@ import copy
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn.modules.container import ModuleDict, ModuleList
 from chainrule.nn.modules.module import Module

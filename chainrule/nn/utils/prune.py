@@ -19,8 +19,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
-from chainrule import Tensor, ones_like, rand, rand_like, zeros_like
 from chainrule import ops as _ops
+from chainrule._creation import ones_like, rand, rand_like, zeros_like
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn.modules.module import Module
 from chainrule.nn.utils.convert_parameters import parameters_to_vector

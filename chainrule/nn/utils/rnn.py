@@ -100,9 +100,9 @@ class PackedSequence(_PackedSequenceBase):
         return self.to("cpu", *args, **kwargs)
 
     def _dtype(self, name: str) -> PackedSequence:
-        import chainrule
+        from chainrule import _dtype
 
-        return self.to(getattr(chainrule, name))
+        return self.to(getattr(_dtype, name))
 
     def double(self) -> PackedSequence:
         """``data`` as float64."""

@@ -11,8 +11,8 @@ Differs from torch: no state-dict version hooks (chainrule's ``state_dict`` has 
 
 from __future__ import annotations
 
-from chainrule import Tensor
 from chainrule import ops as _ops
+from chainrule._tensor import Tensor
 from chainrule.autograd import no_grad
 from chainrule.nn import functional as F
 from chainrule.nn.modules.module import Module

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 
-from chainrule import Tensor
+from chainrule._tensor import Tensor
 from chainrule.nn.modules.module import Module
 from chainrule.nn.parameter import Parameter
 from chainrule.nn.utils.parametrizations import _norm_except_dim, _weight_norm

@@ -150,10 +150,10 @@ def worker_loop(
     ``None`` on the index queue ends the worker. For an IterableDataset a task carries no
     indices: the worker sends the next batch of its own iterator, or ``_IterableEnd`` once.
     """
-    import chainrule
+    from chainrule import _random
 
     random.seed(seed)
-    chainrule.manual_seed(seed)
+    _random.manual_seed(seed)
     np.random.seed(seed % 2**32)
     _INFO[0] = WorkerInfo(worker_id, num_workers, seed, dataset)
     init_error = None

@@ -1,4 +1,8 @@
-"""``DataLoader`` (in the main process, or with worker processes) and ``default_collate``."""
+"""``DataLoader`` (in the main process, or with worker processes) and ``default_collate``.
+
+Why this file is over 400 lines: the loader's argument checks follow PyTorch's one by one, and
+its two iteration paths (one process, worker processes) share its state; one topic.
+"""
 
 from __future__ import annotations
 
@@ -43,23 +47,24 @@ def default_collate(batch: list[Any]) -> Any:
     tensor, ints an int64 tensor, bools a bool tensor; strings stay a list; dicts collate
     per key; tuples and lists (all of one length) collate per position (namedtuples keep
     their type)."""
-    import chainrule
+    from chainrule import _creation, _dtype
+    from chainrule import ops as _ops
 
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return chainrule.stack(list(batch), 0)
+        return _ops.stack(list(batch), 0)
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OUS":
             raise TypeError(_COLLATE_ERR.format(elem.dtype))
-        return default_collate([chainrule.as_tensor(b) for b in batch])
+        return default_collate([_creation.as_tensor(b) for b in batch])
     if isinstance(elem, np.generic):
-        return chainrule.as_tensor(np.asarray(batch))
+        return _creation.as_tensor(np.asarray(batch))
     if isinstance(elem, bool):
-        return chainrule.tensor(batch, dtype=chainrule.bool)
+        return _creation.tensor(batch, dtype=_dtype.bool)
     if isinstance(elem, float):
-        return chainrule.tensor(batch, dtype=chainrule.float64)
+        return _creation.tensor(batch, dtype=_dtype.float64)
     if isinstance(elem, int):
-        return chainrule.tensor(batch)
+        return _creation.tensor(batch)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):

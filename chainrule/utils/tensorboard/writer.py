@@ -34,9 +34,9 @@ summary_pb2: Any = _summary_pb2
 
 def _array(x: Any) -> np.ndarray:
     """A host NumPy array of a tensor (detached), an array or a number."""
-    import chainrule
+    from chainrule._tensor import Tensor
 
-    if isinstance(x, chainrule.Tensor):
+    if isinstance(x, Tensor):
         return x.detach().cpu().numpy()
     return np.asarray(x)
 
