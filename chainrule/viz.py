@@ -94,12 +94,12 @@ def _describe(name: str, sv: SavedTensor, meta: Any) -> _Saved:
     else:
         d = sv.data
         held = d is not None
-        arrays = (d,) if held else ()
-        if held:
+        arrays = (d,) if d is not None else ()
+        if d is not None:
             shape, dtype = d.shape, d.dtype
         elif meta is not None:  # freed: the shape the node recorded for it, when it did
             shape, dtype = meta
-        nbytes = d.nbytes if held else None
+        nbytes = d.nbytes if d is not None else None
         key = id(d) if held else id(sv)
         packed = False
     if nbytes is None and shape is not None and dtype is not None:
