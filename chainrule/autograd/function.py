@@ -20,6 +20,7 @@ import functools
 import weakref
 from typing import Any, Callable
 
+from chainrule import _kinds
 from chainrule.autograd import grad_mode
 from chainrule.autograd.anomaly import is_anomaly_enabled
 from chainrule.autograd.graph import (
@@ -333,7 +334,7 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             t._vc = o._get_vc()
         else:
             t = o
-        diff = o._data.dtype.kind in "fc" and id(o) not in nondiff_ids
+        diff = _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
         out_meta.append((o._data.shape, o._data.dtype) if diff else None)
         if record and diff:
             t.grad_fn = node

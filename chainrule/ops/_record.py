@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
@@ -144,8 +145,7 @@ def _record(
         t = _new(Tensor)
         t._data = out
         t._vc = None
-        k = out.dtype.kind
-        if k == "f" or k == "c":
+        if _kinds.is_inexact(out):
             t._requires_grad = True
             t.grad_fn = node
         else:
@@ -235,8 +235,7 @@ def _meta(key: tuple[Any, Any]) -> tuple[Any, Any]:
 
 def _make_out(data: Any, node: OpNode, nr: int) -> Tensor:
     t = _new_tensor(data)
-    dk = data.dtype.kind
-    if dk == "f" or dk == "c":
+    if _kinds.is_inexact(data):
         t._requires_grad = True
         t.grad_fn = node
         if nr:

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.scattering import _const, _host, _is_t, _name, _ops
 
@@ -24,7 +25,7 @@ def _quantile(
 ) -> Any:
     ops = _ops()
     who = "nanquantile()" if ignore_nan else "quantile()"
-    if input._data.dtype.kind != "f" or input._data.dtype.itemsize < 4:
+    if not _kinds.is_floating(input._data) or input._data.dtype.itemsize < 4:
         raise RuntimeError(f"{who} input tensor must be either float or double dtype")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(
@@ -165,7 +166,7 @@ def histogram(
     edges; the last bin includes its right edge. ``weight`` weights each element; ``density``
     normalises so that the histogram integrates to 1. Not differentiable."""
     dt = input._data.dtype
-    if dt.kind != "f":
+    if not _kinds.is_floating(dt):
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
     xa = _host(input).reshape(-1)
     if _is_t(bins):
@@ -247,7 +248,7 @@ def histogramdd(
     with one tensor of edges per dim. ``bins``: a count for all dims, one count per dim, or
     one edges tensor per dim; ``range``: (min0, max0, min1, max1, ...). Not differentiable."""
     dt = input._data.dtype
-    if dt.kind != "f":
+    if not _kinds.is_floating(dt):
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
     pts = _host(input)
     d = pts.shape[-1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor, _type_name
 from chainrule.nn._functional._common import (
@@ -81,7 +82,7 @@ def embedding(
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.shape[0] + padding_idx
     _tensor_args("embedding", ("weight", 1, weight, False), ("indices", 2, input, False))
-    if input._data.dtype.kind not in "iu":
+    if not _kinds.is_integral(input._data):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the "
             "following scalar types: Long, Int; but got "

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
@@ -154,7 +155,7 @@ def cross_entropy(
     )
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if input.ndim == 0 and target._data.dtype.kind != "f":
+    if input.ndim == 0 and not _kinds.is_floating(target._data):
         # torch takes a 0-d input for a class-probability one; its text.
         raise RuntimeError(
             "Expected floating point type for target with class probabilities, "
@@ -165,7 +166,7 @@ def cross_entropy(
     logp = _nnops.log_softmax(input, cdim)
     wshape = [1] * input.ndim
     wshape[cdim] = c
-    if target._data.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+    if _kinds.is_floating(target._data) and tuple(target.shape) == tuple(input.shape):
         if weight is not None and tuple(weight.shape) != (c,):
             raise RuntimeError(
                 f"cross_entropy: weight tensor should be defined either for all "
@@ -218,7 +219,7 @@ def mse_loss(
     """(x - t)**2, reduced."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "mse_loss")
-    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("mse_cpu", input)
     d = input - target
     loss = d * d
@@ -255,7 +256,7 @@ def smooth_l1_loss(
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (plain L1 for beta == 0)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "smooth_l1_loss")
-    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("smooth_l1_cpu", input)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -276,7 +277,7 @@ def huber_loss(
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _check_same_size(input, target, "huber_loss")
-    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("huber_cpu", input)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.linalg._common import LinAlgError, _mT, _shape_str, _type_name
 
@@ -23,7 +24,7 @@ def _square(name: str, a: Any) -> None:
         raise RuntimeError(
             f"{name}: A must be batches of square matrices, but they are {m} by {n} matrices"
         )
-    if a._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(a._data):
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {_type_name(a)}"
         )
@@ -289,7 +290,7 @@ def linalg_svd(A: Any, full_matrices: bool = True) -> Any:
     """Singular value decomposition ``(U, S, Vh)``, S descending."""
     if A._data.ndim < 2:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(A._data):
         raise RuntimeError(
             f"linalg.svd: Expected a floating point or complex tensor as input. Got {_type_name(A)}"
         )
