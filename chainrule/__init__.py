@@ -333,6 +333,11 @@ _LAZY_ATTRS = {
         n: "chainrule._torch_misc" for n in importlib.import_module("chainrule._torch_misc").__all__
     },
     **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
+    **{n: "chainrule._sym" for n in importlib.import_module("chainrule._sym").__all__},
+    **{
+        n: "chainrule._autocast_api"
+        for n in importlib.import_module("chainrule._autocast_api").__all__
+    },
 }
 
 

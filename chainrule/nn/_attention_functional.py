@@ -19,9 +19,11 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._dtype import to_dtype
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional.dropout import dropout as _dropout
+from chainrule.ops import _autocast
 
 __all__ = ["scaled_dot_product_attention", "rms_norm"]
 
@@ -177,6 +179,8 @@ def scaled_dot_product_attention(
 
     Differs from torch: the dropout mask comes from chainrule's generator, not PyTorch's.
     """
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        query, key, value = _autocast.lower(query, key, value)
     _check_sdpa(query, key, value, attn_mask, is_causal)
     if enable_gqa:
         hq = query.shape[-3] if query.ndim >= 3 else None

@@ -9,7 +9,8 @@ Note [extension dtypes compute in float32]
     extension dtype are cast to float32, the op's forward runs, and each float32 result is
     rounded back to the extension dtype. The cast is exact (every bfloat16 or float8 value is
     a float32 value), so data-movement ops (indexing, cat, copies) give the same bits. View ops
-    run on the arrays as they are, since their result must share memory with the input.
+    run on the arrays as they are, since their result must share memory with the input, and
+    so do casts (``to_dtype``), whose float32 result must stay float32.
 
     PyTorch refuses most arithmetic on the float8 formats: only the ops in ``_FLOAT8_OK`` run
     on them; any other raises NotImplementedError naming the kernel as PyTorch does
@@ -52,6 +53,7 @@ _FLOAT8_OK = frozenset(
         "cat",
         "stack",
         "copy",
+        "copy_slices",
         "fill",
         "eq",
         "ne",
@@ -59,15 +61,18 @@ _FLOAT8_OK = frozenset(
         "index_select",
         "getitem",
         "index",
-        "contiguous",
-        "to_copy",
-        "cast",
-        "zeros_like",
-        "ones_like",
-        "empty_like",
-        "full_like",
+        "index_put",
+        "to_dtype",
+        "expand",
+        "repeat",
+        "unbind",
+        "split",
     }
 )
+
+# Ops that run on the arrays as they are: casts (rounding their float32 result back would undo
+# a cast to float32).
+_DIRECT = frozenset({"to_dtype"})
 
 # PyTorch's kernel names in its "not implemented" error, for the common ops.
 _KERNELS = {
@@ -109,7 +114,7 @@ def ext_forward(op: OpDef, xp: Any, arrays: list[Any], params: Any) -> Any:
         if dt is not None and dt.num >= 256 and _kinds.is_floating(dt):
             ext = dt
             break
-    if ext is None or op.view:
+    if ext is None or op.view or op.name in _DIRECT:
         return op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
     if ext.itemsize == 1 and op.name not in _FLOAT8_OK:
         _refuse_float8(op, ext)

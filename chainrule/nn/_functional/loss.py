@@ -16,6 +16,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
     _check_same_size,
@@ -29,6 +30,7 @@ from chainrule.nn._functional._common import (
     _tensor_args,
     _weight_no_grad,
 )
+from chainrule.ops import _autocast
 from chainrule.ops import nn as _nnops
 
 __all__ = [
@@ -61,6 +63,8 @@ def nll_loss(
     PyTorch. Input (C), (N, C) or (N, C, d1, ...); the pick is a ``gather_along`` the class dim,
     whose VJP scatters g back. The class weights are constants (PyTorch gives them no grad).
     """
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _tensor_args(
         "nll_loss_nd",
@@ -146,6 +150,8 @@ def cross_entropy(
     """log_softmax over the class dim, then nll_loss (class-index targets) or
     -sum(target * logp * w) (class-probability targets), with PyTorch's label smoothing:
     (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (normalized like nll)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _tensor_args(
         "cross_entropy_loss",
@@ -217,6 +223,8 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """(x - t)**2, reduced."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "mse_loss")
     if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
@@ -237,6 +245,8 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """|x - t|, reduced (subgradient 0 at x == t)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "l1_loss")
     loss = _ops.abs(input - target)
@@ -254,6 +264,8 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (plain L1 for beta == 0)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "smooth_l1_loss")
     if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
@@ -276,6 +288,8 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     _check_same_size(input, target, "huber_loss")
     if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("huber_cpu", input)
@@ -302,6 +316,8 @@ def binary_cross_entropy(
     Differs from torch: at x exactly 0 or 1 the clamped log has gradient 0 here, where PyTorch
     divides by max(x (1 - x), 1e-12).
     """
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target, weight = _autocast.fp32(input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -339,6 +355,8 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """(1 - t) x + (1 + (pw - 1) t) softplus(-x), the stable form of
     -w [pw t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))]."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target, weight, pos_weight = _autocast.fp32(input, target, weight, pos_weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -366,6 +384,8 @@ def kl_div(
 ) -> Tensor:
     """target (log target - input) pointwise (0 where target == 0), or exp(t) (t - input) with
     ``log_target``; 'batchmean' divides the sum by the batch size."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":
@@ -401,6 +421,8 @@ def poisson_nll_loss(
 ) -> Tensor:
     """exp(x) - t x (``log_input``) or x - t log(x + eps); ``full`` adds Stirling's term
     t log t - t + log(2 pi t) / 2 where t > 1."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule import _kinds
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.linalg._common import LinAlgError, _mT, _shape_str, _type_name
 
@@ -79,6 +81,8 @@ def linalg_inv(A: Any) -> Any:
 
 def inverse(input: Any) -> Any:
     """``torch.inverse``: same as ``torch.linalg.inv``."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     _square("linalg.inv", input)
     return apply_op(_inv, (input,))
 

@@ -6,6 +6,8 @@ import builtins
 from typing import Any
 
 from chainrule import _kinds
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._broadcast import reduced_count, restore_reduced
 from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.reduction._common import (
@@ -150,6 +152,8 @@ def _prod_vjp(ctx: Any, g: Any) -> Any:
 
 def prod(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     """Product over one ``dim`` (or all elements). Integer and bool inputs give int64."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     if dim is not None and not isinstance(dim, int):
         raise TypeError(
             f"prod() received an invalid combination of arguments - got (Tensor, "
