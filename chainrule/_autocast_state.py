@@ -89,6 +89,7 @@ class _State(threading.local):
         self.dtypes["cpu"] = _dtype.bfloat16
         self.dtypes["ipu"] = _dtype.float16
         self.dtypes["xla"] = _dtype.bfloat16
+        self.dtypes["hpu"] = _dtype.bfloat16
 
     def set_enabled(self, device_type: str, enabled: bool) -> None:
         self.enabled[device_type] = bool(enabled)

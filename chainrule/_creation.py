@@ -176,6 +176,8 @@ def tensor(
     dt = _dtype.to_dtype(dtype).np if dtype is not None else _infer(arr, from_python)
     if from_python and _kinds.is_floating(arr) and _kinds.is_integral(dt):
         arr = np.trunc(arr)
+    if dt.num >= 256:  # bfloat16, float8_*: PyTorch's conversions (_kinds.astype)
+        return _finish(_kinds.astype(np.asarray(arr, dtype=np.float64), dt), device, requires_grad)
     return _finish(np.array(arr, dtype=dt, copy=True), device, requires_grad)
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "is_bool",
     "is_extension",
     "CATEGORY_BY_NUM",
+    "astype",
 ]
 
 _KIND_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
@@ -145,3 +146,23 @@ def is_extension(x: Any) -> bool:
     if num is None:
         num = np.dtype(getattr(d, "np", d)).num
     return num >= 256
+
+
+_E4M3FN_MAX = 448.0
+_E8M0_MIN = np.float32(2.0**-127)  # the smallest float8_e8m0fnu value, a float32 subnormal
+
+
+def astype(a: Any, dtype: Any) -> Any:
+    """``a.astype(dtype)``, converting to the float8 formats as PyTorch does where ml_dtypes
+    differs: float8_e4m3fn saturates out-of-range values and infinities to +-448 (ml_dtypes
+    gives NaN), and float8_e8m0fnu (a power of two, no sign) takes the magnitude and maps zero
+    and subnormals to its smallest value 2**-127 (ml_dtypes gives NaN)."""
+    d = np.dtype(dtype)
+    if d.num >= 256 and category(a) == 2:
+        name = d.name
+        if name == "float8_e4m3fn":
+            a = np.clip(a.astype(np.float32), -_E4M3FN_MAX, _E4M3FN_MAX)
+        elif name == "float8_e8m0fnu":
+            m = np.abs(a.astype(np.float32))
+            a = np.where(m < np.finfo(np.float32).tiny, _E8M0_MIN, m)
+    return a.astype(d)

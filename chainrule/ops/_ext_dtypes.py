@@ -74,11 +74,14 @@ _FLOAT8_OK = frozenset(
 # a cast to float32).
 _DIRECT = frozenset({"to_dtype"})
 
+# float8_e8m0fnu (a power of two without sign) refuses these too.
+_E8M0_REFUSED = frozenset({"abs", "mm", "matmul", "bmm"})
+
 # PyTorch's kernel names in its "not implemented" error, for the common ops.
 _KERNELS = {
     "add": "add_stub",
-    "sub": "sub_stub",
-    "rsub": "sub_stub",
+    "sub": "add_stub",
+    "rsub": "add_stub",
     "div": "div_cpu_reduced_float",
     "exp": "exp_vml_cpu",
     "log": "log_vml_cpu",
@@ -91,6 +94,8 @@ _KERNELS = {
     "where": "where_cpu",
     "sort": "sorting_kernel_method_name",
     "arange": "arange_cpu",
+    "mm": "addmm_impl_cpu_",
+    "matmul": "addmm_impl_cpu_",
 }
 
 
@@ -116,7 +121,9 @@ def ext_forward(op: OpDef, xp: Any, arrays: list[Any], params: Any) -> Any:
             break
     if ext is None or op.view or op.name in _DIRECT:
         return op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
-    if ext.itemsize == 1 and op.name not in _FLOAT8_OK:
+    if ext.itemsize == 1 and (
+        op.name not in _FLOAT8_OK or (op.name in _E8M0_REFUSED and ext.name == "float8_e8m0fnu")
+    ):
         _refuse_float8(op, ext)
     up = [a.astype(_F32) if getattr(a, "dtype", None) == ext else a for a in arrays]
     out = op.forward(xp, *up, **params) if params else op.forward(xp, *up)
@@ -128,5 +135,5 @@ def ext_forward(op: OpDef, xp: Any, arrays: list[Any], params: Any) -> Any:
 
 def _round(out: Any, ext: np.dtype, n: int) -> Any:
     if n == 1:
-        return out.astype(ext) if getattr(out, "dtype", None) == _F32 else out
-    return tuple(o.astype(ext) if getattr(o, "dtype", None) == _F32 else o for o in out)
+        return _kinds.astype(out, ext) if getattr(out, "dtype", None) == _F32 else out
+    return tuple(_kinds.astype(o, ext) if getattr(o, "dtype", None) == _F32 else o for o in out)
