@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
-
 from chainrule.ops._registry import apply_op, defop
 
 __all__ = ["clone", "to_dtype", "to_device", "one_hot"]
