@@ -31,6 +31,7 @@ __all__ = [
     "is_bool",
     "is_extension",
     "CATEGORY_BY_NUM",
+    "INEXACT_NUMS",
     "astype",
 ]
 
@@ -47,6 +48,9 @@ for _c in np.typecodes["All"]:
         continue
     CATEGORY_BY_NUM[_d.num] = _KIND_CATEGORY.get(_d.kind, -1)
 CATEGORY_BY_NUM[np.dtype(np.bool_).num] = 0
+# The dtype numbers of the floating and complex types (those whose results require grad), for
+# the node-building hot path (ops/_record.py): `out.dtype.num in INEXACT_NUMS`.
+INEXACT_NUMS: set[int] = {n for n, c in CATEGORY_BY_NUM.items() if c >= 2}
 
 _EXT: dict[np.dtype, int] = {}  # extension dtype -> its category (2 floating, 1 integer)
 _CAT_NUM: dict[int, int] = dict(CATEGORY_BY_NUM)  # true categories, extension dtypes included
@@ -67,6 +71,8 @@ def _register_extension(d: np.dtype) -> int:
         c = -1
     _EXT[d] = c
     _CAT_NUM[d.num] = c
+    if c == 2:
+        INEXACT_NUMS.add(d.num)
     CATEGORY_BY_NUM[d.num] = -1
     return c
 

@@ -42,17 +42,14 @@ def _make_ns_fn(op: OpDef) -> Callable[..., Any]:
     aux = op.aux
 
     def f(*args: Any, **params: Any) -> Any:
-        ext = False
         for a in args:
             if isinstance(a, Tensor):
                 return apply_op(op, args, params)
-            if type(a) is _ndarray and _CATEGORY.get(a.dtype.num, 0) < 0:
-                ext = True
-        if ext:
-            out = ext_forward(op, _np, list(args), params)
-            return out[0] if aux else out
         a = args[0]
         if type(a) is _ndarray:  # as in _apply_general
+            if a.dtype.num >= 256:  # bfloat16, float8 (user-defined dtypes): in float32
+                out = ext_forward(op, _np, list(args), params)
+                return out[0] if aux else out
             npf = op.np_forward
             if npf is not None and not params and len(args) == 1:
                 return npf(a)

@@ -145,7 +145,7 @@ def _record(
         t = _new(Tensor)
         t._data = out
         t._vc = None
-        if _kinds.is_inexact(out):
+        if out.dtype.num in _kinds.INEXACT_NUMS:
             t._requires_grad = True
             t.grad_fn = node
         else:
@@ -235,7 +235,7 @@ def _meta(key: tuple[Any, Any]) -> tuple[Any, Any]:
 
 def _make_out(data: Any, node: OpNode, nr: int) -> Tensor:
     t = _new_tensor(data)
-    if _kinds.is_inexact(data):
+    if data.dtype.num in _kinds.INEXACT_NUMS:
         t._requires_grad = True
         t.grad_fn = node
         if nr:

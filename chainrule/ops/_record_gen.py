@@ -77,7 +77,7 @@ def record(op, inputs, out, params, aux):
     t = new(Tensor)
     t._data = out
     t._vc = None
-    if is_inexact(out):
+    if out.dtype.num in INEXACT:
         t._requires_grad = True
         t.grad_fn = node
     else:
@@ -207,7 +207,7 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
         "Tensor": Tensor,
         "ndarray": _ndarray,
         "asarray": _asarray,
-        "is_inexact": _kinds.is_inexact,
+        "INEXACT": _kinds.INEXACT_NUMS,
         "NO_EDGE": _NO_EDGE,
         "META": _META,
         "meta": _meta,
