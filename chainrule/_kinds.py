@@ -48,12 +48,14 @@ for _c in np.typecodes["All"]:
         continue
     CATEGORY_BY_NUM[_d.num] = _KIND_CATEGORY.get(_d.kind, -1)
 CATEGORY_BY_NUM[np.dtype(np.bool_).num] = 0
+_CAT_NUM: dict[int, int] = dict(CATEGORY_BY_NUM)  # true categories, extension dtypes included
+for _u in (np.uint16, np.uint32, np.uint64):  # Note [big unsigned integers] (ops/_ext_dtypes.py)
+    CATEGORY_BY_NUM[np.dtype(_u).num] = -1
 # The dtype numbers of the floating and complex types (those whose results require grad), for
 # the node-building hot path (ops/_record.py): `out.dtype.num in INEXACT_NUMS`.
 INEXACT_NUMS: set[int] = {n for n, c in CATEGORY_BY_NUM.items() if c >= 2}
 
 _EXT: dict[np.dtype, int] = {}  # extension dtype -> its category (2 floating, 1 integer)
-_CAT_NUM: dict[int, int] = dict(CATEGORY_BY_NUM)  # true categories, extension dtypes included
 
 
 def _register_extension(d: np.dtype) -> int:

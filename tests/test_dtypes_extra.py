@@ -207,3 +207,58 @@ def test_sym_functions_match_torch(expr: str) -> None:
         except (AssertionError, ValueError) as e:
             res.append((type(e), str(e).replace("torch.", "").split("got")[0]))
     assert res[0] == res[1]
+
+
+UINT_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda m, x: x + x,
+    "add_": lambda m, x: x.clone().add_(1),
+    "sub": lambda m, x: x - x,
+    "mul": lambda m, x: x * 2,
+    "neg": lambda m, x: -x,
+    "sum": lambda m, x: x.sum(),
+    "prod": lambda m, x: x.prod(),
+    "cumsum": lambda m, x: x.cumsum(0),
+    "max": lambda m, x: x.max(),
+    "amax": lambda m, x: x.amax(),
+    "min": lambda m, x: x.min(),
+    "eq": lambda m, x: x == 2,
+    "lt": lambda m, x: x < 2,
+    "div": lambda m, x: x / 2,
+    "add_float": lambda m, x: x + 1.5,
+    "floor_divide": lambda m, x: x // 2,
+    "remainder": lambda m, x: x % 2,
+    "pow": lambda m, x: x**2,
+    "clamp": lambda m, x: x.clamp(0, 2),
+    "bitwise_and": lambda m, x: x & x,
+    "shift": lambda m, x: x << 1,
+    "flip": lambda m, x: x.flip(0),
+    "roll": lambda m, x: x.roll(1),
+    "sort": lambda m, x: x.sort()[0],
+    "unique": lambda m, x: x.unique(),
+    "cat": lambda m, x: m.cat([x, x]),
+    "where": lambda m, x: m.where(m.tensor([True, False, True]), x, x),
+    "index": lambda m, x: x[[0, 2]],
+    "tril": lambda m, x: x[None].tril(),
+    "masked_fill": lambda m, x: x.masked_fill(m.tensor([True, False, True]), 0),
+    "float": lambda m, x: x.float(),
+    "clone": lambda m, x: x.clone(),
+    "fill_": lambda m, x: x.clone().fill_(3),
+    "mm": lambda m, x: x[None] @ x[:, None],
+    "any": lambda m, x: x.any(),
+}
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+@pytest.mark.parametrize("op", sorted(UINT_OPS))
+def test_big_unsigned_int_ops_run_or_refuse_as_torch(name: str, op: str) -> None:
+    res = []
+    for m in (torch, cr):
+        x = m.tensor([1, 2, 3], dtype=getattr(m, name))
+        try:
+            r = UINT_OPS[op](m, x)
+        except NotImplementedError as e:
+            res.append(("refused", str(e)))
+        else:
+            v = r.float().numpy() if r.dtype.is_floating_point else r.numpy()
+            res.append((str(r.dtype).split(".")[1], v.tolist()))
+    assert res[0] == res[1]

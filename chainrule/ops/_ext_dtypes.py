@@ -99,6 +99,90 @@ _KERNELS = {
 }
 
 
+# Note [big unsigned integers]
+#     PyTorch 2.13 has few CPU kernels for uint16, uint32 and uint64. The dispatch fast paths
+#     send these dtypes to the general path (their entry in _kinds.CATEGORY_BY_NUM is -1), and
+#     ext_forward runs only the ops of _UINT_OK on them, refusing the others with PyTorch's
+#     error. An op whose inputs were promoted to another dtype first (x / 2, x + 1.5) runs.
+_BIG_UINTS = {
+    np.dtype(np.uint16): "UInt16",
+    np.dtype(np.uint32): "UInt32",
+    np.dtype(np.uint64): "UInt64",
+}
+_UINT_OK = frozenset(
+    {
+        "mul",
+        "sum",
+        "prod",
+        "cumsum",
+        "cumprod",
+        "eq",
+        "ne",
+        "isnan",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "any",
+        "all",
+        "to_dtype",
+        "cat",
+        "stack",
+        "clone",
+        "copy",
+        "copy_slices",
+        "fill",
+        "getitem",
+        "index",
+        "where",
+        "repeat",
+        "roll",
+        "sort",
+        "diag",
+        "expand",
+        "unbind",
+        "split",
+        "unique1",
+        "unique2",
+        "unique3",
+        "unique_consecutive1",
+        "unique_consecutive2",
+        "unique_consecutive3",
+    }
+)
+_UINT_KERNELS = {
+    "add": "add_stub",
+    "sub": "add_stub",
+    "rsub": "add_stub",
+    "neg": "neg_cpu",
+    "max": "max_all",
+    "min": "min_all",
+    "amax": "max_values_cpu",
+    "amin": "min_values_cpu",
+    "div_rounded": "div_floor_cpu",
+    "remainder": "remainder_cpu",
+    "remainder_scalar": "remainder_cpu",
+    "pow": "pow",
+    "pow_scalar": "pow",
+    "clamp": "clamp_scalar_cpu",
+    "clamp_min": "clamp_scalar_cpu",
+    "clamp_max": "clamp_scalar_cpu",
+    "bitwise_left_shift": "lshift_cpu",
+    "bitwise_right_shift": "rshift_cpu",
+    "masked_fill": "masked_fill",
+    "tril": "tril",
+    "triu": "triu",
+    "gather": "scatter_gather_tensor_cpu",
+    "gather_along": "scatter_gather_tensor_cpu",
+    "scatter": "scatter_gather_tensor_cpu",
+    "count_nonzero": "nonzero_count_cpu",
+    "mm": "addmm_impl_cpu_",
+    "matmul": "addmm_impl_cpu_",
+    "index_select": "index_select",
+    "median_all": "median_cpu",
+    "median_dim": "median_cpu",
+}
+
+
 def torch_type_name(d: Any) -> str:
     """PyTorch's C++ name of an extension dtype (``BFloat16``, ``Float8_e4m3fn``)."""
     name = np.dtype(d).name
@@ -112,13 +196,20 @@ def _refuse_float8(op: OpDef, d: np.dtype) -> None:
 
 def ext_forward(op: OpDef, xp: Any, arrays: list[Any], params: Any) -> Any:
     """Run ``op.forward`` on ``arrays``, some of an extension dtype, as Note [extension dtypes
-    compute in float32] says; returns what the forward returns (results rounded back)."""
+    compute in float32] says; returns what the forward returns (results rounded back).
+
+    Arrays of uint16/32/64 come here too (Note [big unsigned integers])."""
     ext = None
     for a in arrays:
         dt = getattr(a, "dtype", None)
-        if dt is not None and dt.num >= 256 and _kinds.is_floating(dt):
+        if dt is None:
+            continue
+        if dt.num >= 256 and _kinds.is_floating(dt):
             ext = dt
             break
+        if dt in _BIG_UINTS and not op.view and op.name not in _UINT_OK:
+            kernel = _UINT_KERNELS.get(op.name, op.name + "_cpu")
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_BIG_UINTS[dt]}'")
     if ext is None or op.view or op.name in _DIRECT:
         return op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
     if ext.itemsize == 1 and (
