@@ -246,3 +246,22 @@ def test_import_does_not_load_ml_dtypes() -> None:
     code = "import sys, chainrule; print('ml_dtypes' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_module_bfloat16_training_step_matches_torch() -> None:
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    cm = cr.nn.Sequential(cr.nn.Linear(4, 8), cr.nn.ReLU(), cr.nn.Linear(8, 2))
+    cm.load_state_dict({k: cr.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    tm, cm = tm.bfloat16(), cm.bfloat16()
+    assert all(p.dtype == cr.bfloat16 for p in cm.parameters())
+    for m, model in ((torch, tm), (cr, cm)):
+        opt = m.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = m.tensor(A).bfloat16()
+        for _ in range(3):
+            opt.zero_grad()
+            loss = _f(m).mse_loss(model(x), m.zeros(3, 2, dtype=m.bfloat16))
+            loss.backward()
+            opt.step()
+    for (k, tv), cv in zip(tm.state_dict().items(), cm.state_dict().values()):
+        assert cv.dtype == cr.bfloat16, k
+        np.testing.assert_allclose(_np(cv), _np(tv), rtol=2e-2, atol=1e-2, err_msg=k)

@@ -262,3 +262,10 @@ def test_big_unsigned_int_ops_run_or_refuse_as_torch(name: str, op: str) -> None
             v = r.float().numpy() if r.dtype.is_floating_point else r.numpy()
             res.append((str(r.dtype).split(".")[1], v.tolist()))
     assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "uint16", "uint32", "uint64", *FLOAT8])
+def test_legacy_type_names(name: str) -> None:
+    c = cr.ones(2).to(getattr(cr, name))
+    assert c.type() == torch.ones(2).to(getattr(torch, name)).type()
+    assert cr.ones(2).type(c.type()).dtype == c.dtype
