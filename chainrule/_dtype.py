@@ -177,7 +177,9 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype; only float32 and float64 are accepted, as in PyTorch."""
     d = to_dtype(d)
-    if d not in (float32, float64, float16):
+    if d in _FLOAT8:
+        raise TypeError(f"couldn't find storage object {_TORCH_C_NAMES[d.name]}Storage")
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 

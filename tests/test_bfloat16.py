@@ -265,3 +265,13 @@ def test_module_bfloat16_training_step_matches_torch() -> None:
     for (k, tv), cv in zip(tm.state_dict().items(), cm.state_dict().values()):
         assert cv.dtype == cr.bfloat16, k
         np.testing.assert_allclose(_np(cv), _np(tv), rtol=2e-2, atol=1e-2, err_msg=k)
+
+
+def test_bfloat16_as_the_default_dtype() -> None:
+    cr.set_default_dtype(cr.bfloat16)
+    try:
+        assert cr.tensor([1.5]).dtype == cr.bfloat16 and cr.ones(2).dtype == cr.bfloat16
+    finally:
+        cr.set_default_dtype(cr.float32)
+    with pytest.raises(TypeError, match="couldn't find storage object Float8_e4m3fnStorage"):
+        cr.set_default_dtype(cr.float8_e4m3fn)
