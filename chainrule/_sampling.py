@@ -169,12 +169,15 @@ class finfo:
         f = np.finfo(npdt)
         self.dtype = _dtype.to_dtype(dt).name
         self.bits = int(f.bits)
-        self.eps = float(f.eps)
+        # PyTorch's numeric_limits<Float8_e5m2fnuz>::epsilon() is 2**-3, not the 2**-2 its two
+        # mantissa bits give (ml_dtypes' value); chainrule reports PyTorch's.
+        self.eps = 0.125 if self.dtype == "float8_e5m2fnuz" else float(f.eps)
         self.max = float(f.max)
         self.min = float(f.min)
         self.tiny = float(f.tiny)
         self.smallest_normal = float(f.tiny)
-        self.resolution = 10.0 ** -int(f.precision)
+        # 10**-digits10, digits10 = floor(mantissa bits * log10(2)), as PyTorch computes it.
+        self.resolution = 10.0 ** -int(f.nmant * 0.30102999566398120)
 
     def __repr__(self) -> str:
         return (

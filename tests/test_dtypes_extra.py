@@ -269,3 +269,11 @@ def test_legacy_type_names(name: str) -> None:
     c = cr.ones(2).to(getattr(cr, name))
     assert c.type() == torch.ones(2).to(getattr(torch, name)).type()
     assert cr.ones(2).type(c.type()).dtype == c.dtype
+
+
+@pytest.mark.parametrize("name", [*FLOAT8, "bfloat16", "float16", "float32", "float64"])
+def test_finfo_matches_torch(name: str) -> None:
+    c, t = cr.finfo(getattr(cr, name)), torch.finfo(getattr(torch, name))
+    for k in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+        assert getattr(c, k) == getattr(t, k), k
+    assert repr(c) == repr(t)
