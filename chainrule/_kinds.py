@@ -38,8 +38,9 @@ __all__ = [
 _KIND_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 # Category by dtype number, for the hot paths (ops/_apply.py): NumPy's own dtypes are filled
-# here; an extension dtype is added, as -1, by ``_register_extension`` the first time it is seen
-# (the fast paths send category -1 to the general path, which computes in float32).
+# here; an extension dtype is added, as -1, by ``_register_extension`` the first time it is seen,
+# and uint16/32/64 are -1 too (the fast paths send category -1 to the general path, which
+# computes the extension dtypes in float32 and runs only PyTorch's ops on the big uints).
 CATEGORY_BY_NUM: dict[int, int] = {}
 for _c in np.typecodes["All"]:
     try:

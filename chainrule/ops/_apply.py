@@ -78,8 +78,8 @@ def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
 
 
 # Category of an array's dtype by its dtype number (Note [element kinds] in _kinds.py): 0 bool,
-# 1 integer, 2 floating, 3 complex; -1 for the ml_dtypes formats, which every fast path below
-# leaves to _apply_general (it computes them in float32, ops/_ext_dtypes.py).
+# 1 integer, 2 floating, 3 complex; -1 for the ml_dtypes formats and uint16/32/64, which every
+# fast path below leaves to _apply_general (it hands them to ops/_ext_dtypes.py).
 _CATEGORY = _kinds.CATEGORY_BY_NUM
 
 # Note [scalar operands]
