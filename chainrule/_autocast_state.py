@@ -42,6 +42,7 @@ LOWER_PRECISION = frozenset(
         "addbmm",
         "linear",
         "matmul",
+        "einsum",
         "prelu",
         "scaled_dot_product_attention",
     }
