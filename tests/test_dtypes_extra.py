@@ -277,3 +277,12 @@ def test_finfo_matches_torch(name: str) -> None:
     for k in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
         assert getattr(c, k) == getattr(t, k), k
     assert repr(c) == repr(t)
+
+
+@pytest.mark.parametrize(
+    "name", ["float32", "bfloat16", *FLOAT8, "uint16", "uint64", "int8", "uint8", "bool"]
+)
+def test_is_signed(name: str) -> None:
+    c, t = cr.ones(2).to(getattr(cr, name)), torch.ones(2).to(getattr(torch, name))
+    assert c.is_signed() is t.is_signed() is cr.is_signed(c)
+    assert c.dtype.is_signed is t.dtype.is_signed

@@ -332,10 +332,12 @@ def is_same_size(input: Any, other: Any) -> bool:
 
 
 def is_signed(input: Any) -> bool:
-    """Whether ``input``'s dtype is signed (floats and signed integers; not uint8, bool)."""
-    return _kinds.is_inexact(input._data) or (
-        _kinds.is_integral(input._data) and input._data.dtype.kind == "i"
-    )
+    """Whether ``input``'s dtype is signed (floats and signed integers; not the unsigned
+    integers, bool or float8_e8m0fnu, a power of two without a sign bit)."""
+    d = input._data.dtype
+    if _kinds.is_inexact(d):
+        return d.name != "float8_e8m0fnu"
+    return _kinds.is_integral(d) and bool(np.issubdtype(d, np.signedinteger))
 
 
 def is_inference(input: Any) -> bool:
