@@ -24,6 +24,7 @@ Bias = _rng.standard_normal(5).astype(np.float32)
 Img = _rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
 K = _rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
 T = np.abs(_rng.standard_normal((3, 4))).astype(np.float32)
+Sq = (_rng.standard_normal((3, 3)) + 4 * np.eye(3)).astype(np.float32)
 
 
 def _f(m: Any) -> Any:
@@ -66,6 +67,10 @@ OPS: dict[str, Callable[[Any], Any]] = {
     "prod": lambda m: _t(m, T, "bfloat16").prod(),
     "cdist": lambda m: m.cdist(_t(m, X, "bfloat16"), _t(m, T, "bfloat16")),
     "trace": lambda m: _t(m, T, "bfloat16").trace(),
+    "linalg_inv": lambda m: m.linalg.inv(_t(m, Sq, "bfloat16")),
+    "linalg_solve": lambda m: m.linalg.solve(_t(m, Sq, "bfloat16"), _t(m, Sq, "bfloat16")),
+    "linalg_svdvals": lambda m: m.linalg.svdvals(_t(m, Sq, "bfloat16")),
+    "linalg_vecdot": lambda m: m.linalg.vecdot(_t(m, X), _t(m, T)),
     # not listed: they run in the dtypes they are given
     "softmax_f32": lambda m: _t(m, X).softmax(-1),
     "softmax_bf16": lambda m: _t(m, X, "bfloat16").softmax(-1),
