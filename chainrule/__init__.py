@@ -43,10 +43,16 @@ from chainrule._creation import (
 )
 from chainrule._device import device
 from chainrule._dtype import (
+    bfloat16,
     bool,
     double,
     dtype,
     float,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,
@@ -62,9 +68,13 @@ from chainrule._dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from chainrule._formatting import set_printoptions
 from chainrule._legacy import (
+    BFloat16Tensor,
     BoolTensor,
     ByteTensor,
     CharTensor,
@@ -109,6 +119,7 @@ __all__ = [
     "FloatTensor",
     "DoubleTensor",
     "HalfTensor",
+    "BFloat16Tensor",
     "LongTensor",
     "IntTensor",
     "ShortTensor",
@@ -130,6 +141,15 @@ __all__ = [
     "long",
     "short",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "get_default_dtype",
     "set_default_dtype",
     "promote_types",
@@ -315,6 +335,11 @@ _LAZY_ATTRS = {
         for n in importlib.import_module(f"chainrule.{m}").__all__
     },
     **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
+    **{n: "chainrule._sym" for n in importlib.import_module("chainrule._sym").__all__},
+    **{
+        n: "chainrule._autocast_api"
+        for n in importlib.import_module("chainrule._autocast_api").__all__
+    },
 }
 
 

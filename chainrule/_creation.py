@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from chainrule import _dispatch, _dtype
+from chainrule import _dispatch, _dtype, _kinds
 from chainrule._device import _DEFAULT as _DEFAULT_DEVICE
 from chainrule._device import device as _device
 from chainrule._grad_state import _state as _grad_state
@@ -118,13 +118,12 @@ def _not_numbers(data: Any) -> Exception:
 
 
 def _infer(arr: np.ndarray, from_python: bool) -> np.dtype:
-    k = arr.dtype.kind
     if from_python or arr.dtype not in _dtype._BY_NP:
-        if k == "f":
+        if _kinds.is_floating(arr) and not _kinds.is_extension(arr):
             return _dtype.get_default_dtype().np
-        if k in "iu":
+        if _kinds.is_integral(arr):
             return np.dtype(np.int64)
-        if k == "b":
+        if _kinds.is_bool(arr):
             return np.dtype(np.bool_)
     _dtype.from_np(arr.dtype)
     return arr.dtype
@@ -138,7 +137,7 @@ def _finish(data: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
         data = be.asarray(data, device=_device(device).index)
     t = _new_tensor(data)
     if requires_grad:
-        if data.dtype.kind not in "fc":
+        if not _kinds.is_inexact(data):
             raise RuntimeError(REQUIRES_GRAD_DTYPE_MSG)
         t._requires_grad = True
     if _grad_state.inference:
@@ -175,8 +174,10 @@ def tensor(
     from_python = not isinstance(data, (np.ndarray, Tensor))
     arr = _to_array(data)
     dt = _dtype.to_dtype(dtype).np if dtype is not None else _infer(arr, from_python)
-    if from_python and arr.dtype.kind == "f" and dt.kind in "iu":
+    if from_python and _kinds.is_floating(arr) and _kinds.is_integral(dt):
         arr = np.trunc(arr)
+    if dt.num >= 256:  # bfloat16, float8_*: PyTorch's conversions (_kinds.astype)
+        return _finish(_kinds.astype(np.asarray(arr, dtype=np.float64), dt), device, requires_grad)
     return _finish(np.array(arr, dtype=dt, copy=True), device, requires_grad)
 
 
@@ -297,7 +298,7 @@ def arange(
     n = int(np.ceil((e - s) / st))
     return _finish(
         (s + np.arange(max(n, 0), dtype=np.float64) * st).astype(dt)
-        if dt.kind == "f"
+        if _kinds.is_floating(dt)
         else np.arange(s, e, st, dtype=dt),
         device,
         requires_grad,
@@ -334,14 +335,14 @@ def _linspace_values(start: Any, end: Any, steps: int, dt: Any) -> np.ndarray:
     if steps <= 1:
         return np.full(steps, start).astype(dt)
     dt = np.dtype(dt)
-    if dt.kind == "f" and dt.itemsize < 4:
+    if _kinds.is_floating(dt) and dt.itemsize < 4:
         # Half precision: plain arithmetic in the dtype, index included, as torch's kernel.
         h = dt.type
         s, e, step = h(start), h(end), h((h(end) - h(start)) / h(steps - 1))
         i = np.arange(steps).astype(dt)
         j = (steps - 1 - np.arange(steps)).astype(dt)
         return np.where(np.arange(steps) < steps // 2, s + i * step, e - j * step).astype(dt)
-    floating = dt.kind == "f"
+    floating = _kinds.is_floating(dt)
     # The ends are cast to the output dtype first; the step is in that dtype (double for ints).
     sdt = dt.type if floating else np.float64
     s = sdt(start) if floating else sdt(int(start))

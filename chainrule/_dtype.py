@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from chainrule import _kinds
+
 __all__ = [
     "dtype",
     "float16",
@@ -19,6 +21,15 @@ __all__ = [
     "int32",
     "int64",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "bool",
     "half",
     "float",
@@ -51,11 +62,38 @@ class dtype:
         self.is_signed = self.np.kind in "if"
         self.itemsize = self.np.itemsize
 
+    @builtins.property
+    def is_complex(self) -> builtins.bool:
+        return self._category == 3
+
     def __repr__(self) -> str:
         return "chainrule." + self.name
 
     def __reduce__(self):
         return (_dtype_by_name, (self.name,))
+
+
+class _ExtDtype(dtype):
+    """A dtype whose NumPy type comes from the ``ml_dtypes`` package (bfloat16, float8_*).
+
+    ``np`` is filled in on first use, which imports ml_dtypes, so that ``import chainrule``
+    does not load it (an array of such a dtype can only exist once it is loaded).
+    """
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: builtins.int, signed: builtins.bool = True) -> None:
+        self.name = name
+        self._category = 2
+        self.is_floating_point = True
+        self.is_signed = signed
+        self.itemsize = itemsize
+
+    def __getattr__(self, attr: str) -> object:
+        if attr != "np":
+            raise AttributeError(attr)
+        _load_extensions()
+        return self.np
 
 
 float16 = dtype("float16", np.float16, 2)
@@ -66,13 +104,62 @@ int8 = dtype("int8", np.int8, 1)
 int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
+uint16 = dtype("uint16", np.dtype(np.uint16), 1)
+uint32 = dtype("uint32", np.dtype(np.uint32), 1)
+uint64 = dtype("uint64", np.dtype(np.uint64), 1)
+bfloat16 = _ExtDtype("bfloat16", 2)
+float8_e4m3fn = _ExtDtype("float8_e4m3fn", 1)
+float8_e5m2 = _ExtDtype("float8_e5m2", 1)
+float8_e4m3fnuz = _ExtDtype("float8_e4m3fnuz", 1)
+float8_e5m2fnuz = _ExtDtype("float8_e5m2fnuz", 1)
+float8_e8m0fnu = _ExtDtype("float8_e8m0fnu", 1, signed=False)
 bool = dtype("bool", np.bool_, 0)  # noqa: A001 - torch.bool is the public name
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 
-_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool, uint16, uint32, uint64)
+_EXTS = (bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+_FLOAT8 = _EXTS[1:]
+_BIG_UINTS = (uint16, uint32, uint64)
 _BY_NP: dict[np.dtype, dtype] = {d.np: d for d in _ALL}
-_BY_NAME = {d.name: d for d in _ALL}
+_BY_NAME = {d.name: d for d in _ALL + _EXTS}
+_TORCH_C_NAMES = {
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "bool": "Bool",
+    "bfloat16": "BFloat16",
+    "float8_e4m3fn": "Float8_e4m3fn",
+    "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fnuz": "Float8_e4m3fnuz",
+    "float8_e5m2fnuz": "Float8_e5m2fnuz",
+    "float8_e8m0fnu": "Float8_e8m0fnu",
+}
+
+
+_LOADED: list[builtins.bool] = []
+
+
+def _load_extensions() -> None:
+    """Import ml_dtypes (a runtime dependency, loaded on first use) and register its dtypes."""
+    if _LOADED:
+        return
+    import ml_dtypes
+
+    for d in _EXTS:
+        npd = np.dtype(getattr(ml_dtypes, d.name))
+        object.__setattr__(d, "np", npd)
+        _BY_NP[npd] = d
+        _kinds.category(npd)  # registers its dtype number for the fast paths
+    _LOADED.append(True)
 
 
 def _dtype_by_name(name: str) -> dtype:
@@ -90,7 +177,9 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype; only float32 and float64 are accepted, as in PyTorch."""
     d = to_dtype(d)
-    if d not in (float32, float64, float16):
+    if d in _FLOAT8:
+        raise TypeError(f"couldn't find storage object {_TORCH_C_NAMES[d.name]}Storage")
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
@@ -103,6 +192,10 @@ def from_np(np_dtype: np.dtype) -> dtype:
         d = np.dtype(np_dtype)
         if d in _BY_NP:
             return _BY_NP[d]
+        if d.num >= 256 and getattr(d.type, "__module__", "") == "ml_dtypes":
+            _load_extensions()
+            if d in _BY_NP:
+                return _BY_NP[d]
         raise TypeError(
             f"can't convert np.ndarray of type {d}. The only supported types are: "
             "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
@@ -121,6 +214,8 @@ def to_dtype(d: object) -> dtype:
         return bool
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d]
+    if isinstance(d, type) and getattr(d, "__module__", "") == "ml_dtypes":
+        return from_np(np.dtype(d))
     try:
         return from_np(np.dtype(d))  # type: ignore[arg-type]
     except TypeError:
@@ -132,6 +227,17 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's promote_types: the higher category wins; within one, NumPy's rule."""
     if a is b:
         return a
+    if a in _FLOAT8 or b in _FLOAT8:
+        raise RuntimeError(
+            "Promotion for Float8 Types is not supported, attempted to promote "
+            f"{_TORCH_C_NAMES[a.name]} and {_TORCH_C_NAMES[b.name]}"
+        )
+    if a in _BIG_UINTS or b in _BIG_UINTS:
+        if not (a.is_floating_point or b.is_floating_point):
+            raise RuntimeError(
+                "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                f"promote {_TORCH_C_NAMES[a.name]} and {_TORCH_C_NAMES[b.name]}"
+            )
     if a._category != b._category:
         return a if a._category > b._category else b
     return _BY_NP[np.promote_types(a.np, b.np)]

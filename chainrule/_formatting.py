@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
+
 __all__ = ["tensor_repr", "set_printoptions"]
 
 
@@ -43,7 +45,7 @@ def set_printoptions(
 
 class _Formatter:
     def __init__(self, a: np.ndarray) -> None:
-        self.floating = a.dtype.kind == "f"
+        self.floating = _kinds.is_floating(a)
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1

@@ -18,6 +18,7 @@ __all__ = [
     "FloatTensor",
     "DoubleTensor",
     "HalfTensor",
+    "BFloat16Tensor",
     "LongTensor",
     "IntTensor",
     "ShortTensor",
@@ -72,6 +73,7 @@ def _make(name: str, dt: _dtype.dtype) -> Any:
 FloatTensor = _make("FloatTensor", _dtype.float32)
 DoubleTensor = _make("DoubleTensor", _dtype.float64)
 HalfTensor = _make("HalfTensor", _dtype.float16)
+BFloat16Tensor = _make("BFloat16Tensor", _dtype.bfloat16)
 LongTensor = _make("LongTensor", _dtype.int64)
 IntTensor = _make("IntTensor", _dtype.int32)
 ShortTensor = _make("ShortTensor", _dtype.int16)

@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from chainrule import _kinds
+
 __all__ = ["install", "OUT_OPS", "OUT_FACTORIES"]
 
 OUT_OPS = (
@@ -132,7 +134,7 @@ def _requires_grad(args: Any) -> bool:
 
 def _write(name: str, result: Any, out: Any) -> None:
     from chainrule._tensor import Tensor
-    from chainrule.ops._registry import _CATEGORY, _legacy_name
+    from chainrule.ops._registry import _legacy_name
 
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
@@ -149,7 +151,7 @@ def _write(name: str, result: Any, out: Any) -> None:
     if (
         src.dtype != dst.dtype
         and name not in _UNCHECKED
-        and _CATEGORY[src.dtype.kind] > _CATEGORY[dst.dtype.kind]
+        and _kinds.category(src) > _kinds.category(dst)
     ):
         kind, msg = _CAST_ERRORS.get(
             name,

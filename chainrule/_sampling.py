@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _dispatch, _dtype
+from chainrule import _dispatch, _dtype, _kinds
 from chainrule._tensor import Tensor, _new_tensor
 
 __all__ = ["multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo", "fill_sampled"]
@@ -41,7 +41,7 @@ def multinomial(
     p = np.asarray(input.detach()._data, dtype=np.float64)
     if p.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if input._data.dtype.kind != "f":
+    if not _kinds.is_floating(input._data):
         raise RuntimeError(
             "multinomial only supports floating-point dtypes for input, got: "
             f"{str(input.dtype).split('.')[-1].capitalize()}"
@@ -149,7 +149,7 @@ def fill_sampled(t: Tensor, values: np.ndarray) -> Tensor:
 
 
 def float_only(t: Tensor, name: str) -> None:
-    if t._data.dtype.kind != "f":
+    if not _kinds.is_floating(t._data):
         raise RuntimeError(
             f"\"{name}\" not implemented for '{str(t.dtype).split('.')[-1].capitalize()}'"
         )
@@ -161,7 +161,7 @@ class finfo:
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
         dt = _dtype.get_default_dtype() if type is None else type
         npdt = np.dtype(_dtype.to_dtype(dt).np)
-        if npdt.kind != "f":
+        if not _kinds.is_floating(npdt):
             raise TypeError(
                 f"torch.finfo() requires a floating point input type. Use "
                 f"torch.iinfo to handle '{type}'"
@@ -169,12 +169,15 @@ class finfo:
         f = np.finfo(npdt)
         self.dtype = _dtype.to_dtype(dt).name
         self.bits = int(f.bits)
-        self.eps = float(f.eps)
+        # PyTorch's numeric_limits<Float8_e5m2fnuz>::epsilon() is 2**-3, not the 2**-2 its two
+        # mantissa bits give (ml_dtypes' value); chainrule reports PyTorch's.
+        self.eps = 0.125 if self.dtype == "float8_e5m2fnuz" else float(f.eps)
         self.max = float(f.max)
         self.min = float(f.min)
         self.tiny = float(f.tiny)
         self.smallest_normal = float(f.tiny)
-        self.resolution = 10.0 ** -int(f.precision)
+        # 10**-digits10, digits10 = floor(mantissa bits * log10(2)), as PyTorch computes it.
+        self.resolution = 10.0 ** -int(f.nmant * 0.30102999566398120)
 
     def __repr__(self) -> str:
         return (
@@ -189,11 +192,11 @@ class iinfo:
 
     def __init__(self, type: Any) -> None:  # noqa: A002
         npdt = np.dtype(_dtype.to_dtype(type).np)
-        if npdt.kind not in "iub":
+        if not _kinds.is_integral(npdt, include_bool=True):
             raise TypeError(
                 f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{type}'"
             )
-        if npdt.kind == "b":
+        if _kinds.is_bool(npdt):
             raise TypeError("torch.bool is not supported by torch.iinfo")
         i = np.iinfo(npdt)
         self.dtype = _dtype.to_dtype(type).name

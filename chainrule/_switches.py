@@ -1,6 +1,6 @@
 """Constants, global switches and build queries of the torch namespace: the math constants
-(``pi`` ...), anomaly mode, warn-always, the default tensor type, flush-denormal, the autocast
-flags, ``typename``/``is_storage``, the error classes, and the build queries (``has_lapack``
+(``pi`` ...), anomaly mode, warn-always, the default tensor type, flush-denormal,
+the ``typename``/``is_storage``, the error classes, and the build queries (``has_lapack``
 ...), answered for chainrule's NumPy build."""
 
 from __future__ import annotations
@@ -31,13 +31,6 @@ __all__ = [
     "is_vulkan_available",
     "compiled_with_cxx11_abi",
     "is_distributed",
-    "is_autocast_enabled",
-    "is_autocast_cache_enabled",
-    "set_autocast_cache_enabled",
-    "clear_autocast_cache",
-    "is_autocast_cpu_enabled",
-    "is_autocast_ipu_enabled",
-    "is_autocast_xla_enabled",
     "OutOfMemoryError",
     "AcceleratorError",
     "init_num_threads",
@@ -161,44 +154,6 @@ def compiled_with_cxx11_abi() -> bool:
 
 def is_distributed(input: Any) -> bool:
     """Whether ``input`` is a distributed tensor (never)."""
-    return False
-
-
-_autocast_cache = [True]
-
-
-def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Whether an autocast region is active: never, since chainrule runs no enabled autocast
-    region (chainrule.amp)."""
-    return False
-
-
-def is_autocast_cache_enabled() -> bool:
-    """The autocast weight-cache flag (kept; chainrule has no autocast cache)."""
-    return _autocast_cache[0]
-
-
-def set_autocast_cache_enabled(enabled: bool) -> None:
-    """Set the flag of :func:`is_autocast_cache_enabled`."""
-    _autocast_cache[0] = bool(enabled)
-
-
-def clear_autocast_cache() -> None:
-    """Empty the autocast cache (chainrule has none to empty)."""
-
-
-def is_autocast_cpu_enabled() -> bool:
-    """Deprecated form of ``is_autocast_enabled('cpu')``: False."""
-    return False
-
-
-def is_autocast_ipu_enabled() -> bool:
-    """Whether an IPU autocast region is active: never."""
-    return False
-
-
-def is_autocast_xla_enabled() -> bool:
-    """Whether an XLA autocast region is active: never."""
     return False
 
 

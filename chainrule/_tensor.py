@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from chainrule import _dtype
+from chainrule import _dtype, _kinds
 from chainrule._device import CPU, device
 from chainrule._dispatch import autograd as _autograd
 from chainrule._dispatch import creation as _creation
@@ -195,7 +195,7 @@ class Tensor(
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and not _kinds.is_inexact(self._data):
             raise RuntimeError(REQUIRES_GRAD_DTYPE_MSG)
         self._requires_grad = bool(requires_grad)
         return self
@@ -439,7 +439,7 @@ class Tensor(
         return -1 if d.type == "cpu" else (d.index or 0)
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return _kinds.is_floating(self._data)
 
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
@@ -519,6 +519,9 @@ class Tensor(
     def half(self) -> Tensor:
         return self.to(_dtype.float16)
 
+    def bfloat16(self) -> Tensor:
+        return self.to(_dtype.bfloat16)
+
     def long(self) -> Tensor:
         return self.to(_dtype.int64)
 
@@ -590,7 +593,7 @@ class Tensor(
         return int(self.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+        if not _kinds.is_integral(self._data, include_bool=True) or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -830,7 +833,7 @@ class Tensor(
     __rxor__ = __xor__
 
     def __invert__(self) -> Tensor:
-        if self._data.dtype.kind not in "iub":
+        if not _kinds.is_integral(self._data, include_bool=True):
             raise TypeError(
                 "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
             )

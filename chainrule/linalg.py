@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops.cholesky import cholesky, solve_triangular
 from chainrule.ops.linalg import (
     LinAlgError,
@@ -81,6 +83,8 @@ def norm(
 
 def inv(A: Any) -> Any:
     """Inverse of a (batch of) square matrices. VJP: -A^-T g A^-T."""
+    if _ac.cpu:  # a float32 op in autocast regions: Note [autocast] in _autocast_state.py
+        A = _autocast.fp32_1(A)
     return linalg_inv(A)
 
 
@@ -96,11 +100,15 @@ def slogdet(A: Any) -> Any:
 
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:
     """X with A X = B (``left=False``: X A = B). VJP: gB = solve(A^T, g), gA = -gB X^T."""
+    if _ac.cpu:  # a float32 op in autocast regions: Note [autocast] in _autocast_state.py
+        A, B = _autocast.fp32(A, B)
     return linalg_solve(A, B, left=left)
 
 
 def vecdot(x: Any, y: Any, *, dim: int = -1) -> Any:
     """Dot product of ``x`` and ``y`` (broadcast) along ``dim``: sum(x * y, dim)."""
+    if _ac.cpu:  # a lower-precision op in autocast regions: Note [autocast]
+        x, y = _autocast.lower(x, y)
     from chainrule.ops.reduction import sum as _sum
 
     return _sum(x * y, dim)
@@ -132,9 +140,13 @@ def multi_dot(tensors: Any) -> Any:
 def svd(A: Any, full_matrices: bool = True) -> Any:
     """``(U, S, Vh)`` with A = U diag(S) Vh. Singular vectors are defined up to sign, so only
     gauge-invariant functions of them have well-defined gradients (as in PyTorch)."""
+    if _ac.cpu:  # a float32 op in autocast regions: Note [autocast] in _autocast_state.py
+        A = _autocast.fp32_1(A)
     return linalg_svd(A, full_matrices)
 
 
 def svdvals(A: Any) -> Any:
     """The singular values of A, descending. VJP: U diag(g) Vh."""
+    if _ac.cpu:  # a float32 op in autocast regions: Note [autocast] in _autocast_state.py
+        A = _autocast.fp32_1(A)
     return linalg_svdvals(A)

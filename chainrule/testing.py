@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._tensor import Tensor
 
 __all__ = ["assert_close", "make_tensor"]
@@ -41,7 +42,7 @@ def assert_close(
     if check_dtype and isinstance(actual, Tensor) and isinstance(expected, Tensor):
         if a.dtype != e.dtype:
             raise AssertionError(f"{msg or ''} dtype mismatch: {a.dtype} vs {e.dtype}")
-    if a.dtype.kind == "f" or e.dtype.kind == "f":
+    if _kinds.is_floating(a) or _kinds.is_floating(e):
         r0, a0 = _TOL.get(np.result_type(a.dtype, e.dtype).name, (1e-7, 1e-7))
         rtol = r0 if rtol is None else rtol
         atol = a0 if atol is None else atol

@@ -88,12 +88,21 @@ _TYPE_NAMES = {
     "float32": "FloatTensor",
     "float64": "DoubleTensor",
     "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
     "int64": "LongTensor",
     "int32": "IntTensor",
     "int16": "ShortTensor",
     "int8": "CharTensor",
     "uint8": "ByteTensor",
     "bool": "BoolTensor",
+    "uint16": "UInt16Tensor",
+    "uint32": "UInt32Tensor",
+    "uint64": "UInt64Tensor",
+    "float8_e4m3fn": "Float8_e4m3fnTensor",
+    "float8_e5m2": "Float8_e5m2Tensor",
+    "float8_e4m3fnuz": "Float8_e4m3fnuzTensor",
+    "float8_e5m2fnuz": "Float8_e5m2fnuzTensor",
+    "float8_e8m0fnu": "Float8_e8m0fnuTensor",
 }
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._dispatch import sampling as _sampling
 
 if TYPE_CHECKING:
@@ -85,11 +86,11 @@ class SamplingMethods:
         from_ = kw.pop("from", from_)
         dt = self._data.dtype
         if to is None:
-            if to is None and from_ != 0 and dt.kind != "b":
+            if to is None and from_ != 0 and not _kinds.is_bool(dt):
                 to, from_ = from_, 0
-            elif dt.kind == "f":
+            elif _kinds.is_floating(dt):
                 to = 2 ** (np.finfo(dt).nmant + 1) + 1
-            elif dt.kind == "b":
+            elif _kinds.is_bool(dt):
                 to = 2
             else:
                 to = int(np.iinfo(dt).max) + 1

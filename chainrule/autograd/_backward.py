@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from chainrule import _kinds
+
 __all__ = ["backward", "grad", "Variable"]
 
 
@@ -40,7 +42,7 @@ def _make_grads(outputs: list[Any], grads: list[Any], is_grads_batched: bool = F
             if out._requires_grad:
                 if out._data.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if out._data.dtype.kind not in "fc":
+                if not _kinds.is_inexact(out._data):
                     raise RuntimeError(
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype}"
@@ -57,7 +59,7 @@ def _make_grads(outputs: list[Any], grads: list[Any], is_grads_batched: bool = F
                 f"has a shape of {out.shape}. Pass a gradient of the output's shape (for a "
                 "scalar loss, omit it)."
             )
-        if g._data.dtype.kind != out._data.dtype.kind:
+        if _kinds.is_complex(g._data) != _kinds.is_complex(out._data):
             raise RuntimeError(
                 f"For complex Tensors, both grad_output and output are required to have the same "
                 f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "

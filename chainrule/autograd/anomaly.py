@@ -13,6 +13,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.autograd.graph import Node
 
 __all__ = [
@@ -66,7 +67,7 @@ def check_nan(node: Node, outs: Any, create_graph: bool) -> None:
         if g is None:
             continue
         a = g._data if create_graph and hasattr(g, "_data") else g
-        if a.dtype.kind in "fc" and np.isnan(a).any():
+        if _kinds.is_inexact(a) and np.isnan(a).any():
             md = node.metadata or {}
             raise RuntimeError(
                 f"Function '{node.name()}' returned nan values in its {i}th output. "

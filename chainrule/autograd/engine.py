@@ -42,6 +42,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from typing import Any, Callable, Sequence
 
+from chainrule import _kinds
 from chainrule._dispatch import ops as _ops
 from chainrule.autograd import grad_mode
 from chainrule.autograd._nodes import _GRAD_LOCK, AccumulateGrad, Node, OpNode
@@ -432,7 +433,7 @@ def _materialize(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
 
     res = []
     for g, (shape, dt) in zip(buf, out_meta):
-        if g is None and dt is not None and np.dtype(dt).kind == "f":
+        if g is None and dt is not None and _kinds.is_floating(dt):
             z = np.zeros(shape, dt)
             g = Tensor._wrap(z) if create_graph else z
         res.append(g)

@@ -20,6 +20,7 @@ import functools
 import weakref
 from typing import Any, Callable
 
+from chainrule import _kinds
 from chainrule.autograd import grad_mode
 from chainrule.autograd.anomaly import is_anomaly_enabled
 from chainrule.autograd.graph import (
@@ -345,7 +346,7 @@ def _wrap_outputs(
             continue
         dirty = id(o) in dirty_ids
         t = _output_tensor(o, dirty, id(o) in input_ids, record)
-        diff = o._data.dtype.kind in "fc" and id(o) not in nondiff_ids
+        diff = _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
         out_meta.append((o._data.shape, o._data.dtype) if diff else None)
         if record and diff:
             t.grad_fn = node

@@ -12,6 +12,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from chainrule import _kinds
+
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
@@ -36,7 +38,7 @@ def _outputs(func: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, ...]
 
 
 def _float_outputs(outs: tuple[Any, ...]) -> list[int]:
-    return [k for k, o in enumerate(outs) if o._data.dtype.kind == "f"]
+    return [k for k, o in enumerate(outs) if _kinds.is_floating(o._data)]
 
 
 def _numerical(

@@ -13,6 +13,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from chainrule import _kinds
+
 __all__ = ["ReduceOp", "mpi", "is_available", "chunks", "max_count", "mpi_op", "reduce_view"]
 
 #: The largest element count of one MPI message (an MPI ``int``).
@@ -89,19 +91,19 @@ _BOOL_OPS = {
 def reduce_view(a: np.ndarray, op: ReduceOp, name: str) -> tuple[np.ndarray, ReduceOp]:
     """The array MPI reduces (bool as uint8) and the op it applies; raises for an op the
     dtype has no meaning for, before any rank has started communicating."""
-    kind = a.dtype.kind
+    cat = _kinds.category(a)
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{name}: op must be a chainrule.distributed.ReduceOp, got {op!r}")
-    if op is ReduceOp.AVG and kind not in "fc":
+    if op is ReduceOp.AVG and cat < 2:
         raise ValueError(
             f"{name}: ReduceOp.AVG needs a floating-point tensor, got {a.dtype}; "
             "use ReduceOp.SUM and divide"
         )
-    if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and kind not in "iub":
+    if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and cat not in (0, 1):
         raise ValueError(f"{name}: {op!r} needs an integer or bool tensor, got {a.dtype}")
-    if op in (ReduceOp.MIN, ReduceOp.MAX) and kind == "c":
+    if op in (ReduceOp.MIN, ReduceOp.MAX) and cat == 3:
         raise ValueError(f"{name}: {op!r} is not defined for complex tensors ({a.dtype})")
-    if kind == "b":
+    if cat == 0:
         return a.view(np.uint8), _BOOL_OPS[op]
     return a, op
 

@@ -17,10 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._dtype import to_dtype
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional.dropout import dropout as _dropout
+from chainrule.ops import _autocast
 
 __all__ = ["scaled_dot_product_attention", "rms_norm"]
 
@@ -74,11 +77,11 @@ def _check_sdpa(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead."
         )
-    if dq.kind != "f":
+    if not _kinds.is_floating(dq):
         raise RuntimeError(f"expected scalar type Float but found {_SCALAR.get(dq.name, dq.name)}")
     if attn_mask is not None:
         md = attn_mask._data.dtype
-        if not (md.kind == "b" or md == np.float32 or md == dq):
+        if not (_kinds.is_bool(md) or md == np.float32 or md == dq):
             raise RuntimeError(
                 "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                 f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
@@ -138,7 +141,7 @@ def _mask_bias(
     if attn_mask.ndim == 0:  # one value for every (query, key) pair
         attn_mask = _ops.reshape(attn_mask, (1, 1))
     m = attn_mask._data
-    if m.dtype.kind == "b":
+    if _kinds.is_bool(m):
         bias = _new_tensor(np.where(m, 0.0, -np.inf).astype(dtype))
         dead = ~np.any(m, axis=-1, keepdims=True) if m.shape[-1] else None
     else:
@@ -176,6 +179,8 @@ def scaled_dot_product_attention(
 
     Differs from torch: the dropout mask comes from chainrule's generator, not PyTorch's.
     """
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        query, key, value = _autocast.lower(query, key, value)
     _check_sdpa(query, key, value, attn_mask, is_causal)
     if enable_gqa:
         hq = query.shape[-3] if query.ndim >= 3 else None
@@ -255,8 +260,7 @@ def _canonical_mask(
     call have different types."""
     if mask is None:
         return None
-    kind = mask._data.dtype.kind
-    if kind not in "bf":
+    if not (_kinds.is_bool(mask._data) or _kinds.is_floating(mask._data)):
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
         warnings.warn(
@@ -265,7 +269,7 @@ def _canonical_mask(
             UserWarning,
             stacklevel=3,
         )
-    if kind == "b":
+    if _kinds.is_bool(mask._data):
         dt = _np_dtype(target_type)
         return _new_tensor(np.where(mask._data, -np.inf, 0.0).astype(dt))
     return mask

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._creation import full, ones_like, tensor, zeros
 from chainrule._tensor import Tensor
@@ -22,7 +23,7 @@ __all__ = ["embedding_bag"]
 
 
 def _index_dtype_check(t: Tensor, argno: int, what: str) -> None:
-    if t.detach().numpy().dtype.kind not in "iu":
+    if not _kinds.is_integral(t.detach().numpy()):
         raise RuntimeError(
             f"Expected tensor for argument #{argno} '{what}' to have one of the following "
             f"scalar types: Long, Int; but got {t.type()} instead (while checking arguments "

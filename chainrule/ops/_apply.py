@@ -15,13 +15,14 @@ from weakref import ref as _weakref
 
 import numpy as np
 
-from chainrule import _dtype
+from chainrule import _dtype, _kinds
 from chainrule._tensor import Tensor, _mark_inference, _new_tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import (
     VersionCounter,
 )
 from chainrule.backends import backend_of
+from chainrule.ops._ext_dtypes import ext_forward
 
 if TYPE_CHECKING:
     from chainrule.ops._opdef import OpDef
@@ -46,6 +47,9 @@ def _make_ns_fn(op: OpDef) -> Callable[..., Any]:
                 return apply_op(op, args, params)
         a = args[0]
         if type(a) is _ndarray:  # as in _apply_general
+            if a.dtype.num >= 256:  # bfloat16, float8 (user-defined dtypes): in float32
+                out = ext_forward(op, _np, list(args), params)
+                return out[0] if aux else out
             npf = op.np_forward
             if npf is not None and not params and len(args) == 1:
                 return npf(a)
@@ -73,7 +77,10 @@ def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
             arrays[i] = a.astype(target)
 
 
-_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+# Category of an array's dtype by its dtype number (Note [element kinds] in _kinds.py): 0 bool,
+# 1 integer, 2 floating, 3 complex; -1 for the ml_dtypes formats and uint16/32/64, which every
+# fast path below leaves to _apply_general (it hands them to ops/_ext_dtypes.py).
+_CATEGORY = _kinds.CATEGORY_BY_NUM
 
 # Note [scalar operands]
 #     NumPy takes a fast path for two arrays and a slow one (about twice the time on small
@@ -114,10 +121,10 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
     if n <= 2 and isinstance(a, Tensor):
         da = a._data
         if type(da) is _ndarray:
-            cat = _CATEGORY[da.dtype.kind]
+            cat = _CATEGORY[da.dtype.num]
             promote = op.promote
             if n == 1:
-                if promote != "float" or cat >= 2:
+                if cat >= 2 or (cat >= 0 and promote != "float"):
                     out = op.forward(_np, da, **params) if params else op.forward(_np, da)
                     req = a._requires_grad
             else:
@@ -125,16 +132,20 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                 tb = type(b)
                 if isinstance(b, Tensor):
                     db = b._data
-                    if promote is None or (
-                        (db.dtype is da.dtype or db.dtype == da.dtype)
-                        and (promote == "same" or cat >= 2)
+                    if cat >= 0 and (
+                        promote is None
+                        or (
+                            (db.dtype is da.dtype or db.dtype == da.dtype)
+                            and (promote == "same" or cat >= 2)
+                        )
                     ):
                         out = (
                             op.forward(_np, da, db, **params) if params else op.forward(_np, da, db)
                         )
                         req = a._requires_grad or b._requires_grad
-                elif (tb is float and (cat >= 2 or promote is None)) or (
-                    tb is int and (cat >= (2 if promote == "float" else 1) or promote is None)
+                elif (tb is float and (cat >= 2 or (promote is None and cat >= 0))) or (
+                    tb is int
+                    and (cat >= (2 if promote == "float" else 1) or (promote is None and cat >= 0))
                 ):
                     if op.scalar_array and cat >= 2 and b == b and b != 0:
                         # See Note [scalar operands]: the 0-d array is also what the node
@@ -206,8 +217,8 @@ def apply_unary(op: OpDef, a: Any) -> Any:
     if isinstance(a, Tensor):
         da = a._data
         if type(da) is _ndarray:
-            k = da.dtype.kind
-            if op.promote != "float" or k == "f" or k == "c":
+            cat = _CATEGORY[da.dtype.num]
+            if cat >= 2 or (cat >= 0 and op.promote != "float"):
                 f = op.np_forward
                 out = f(da) if f is not None else op.forward(_np, da)
                 if a._requires_grad and op.differentiable and _state.enabled:
@@ -223,9 +234,12 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
         if type(da) is _ndarray:
             tb = type(b)
             promote = op.promote
+            cat = _CATEGORY[da.dtype.num]
             if tb is float or tb is int:
-                cat = _CATEGORY[da.dtype.kind]
-                if promote is None or cat >= 2 or (tb is int and cat >= 1 and promote != "float"):
+                if cat >= 2 or (
+                    cat >= 0
+                    and (promote is None or (tb is int and cat >= 1 and promote != "float"))
+                ):
                     if op.scalar_array and cat >= 2 and b == b and b != 0:
                         k = (b, da.dtype)  # Note [scalar operands]
                         b = _SCALARS.get(k)
@@ -238,11 +252,15 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
                     return _out_tensor(out)
             elif isinstance(b, Tensor):
                 db = b._data
-                if type(db) is _ndarray and (
-                    promote is None
-                    or (
-                        (db.dtype is da.dtype or db.dtype == da.dtype)
-                        and (promote == "same" or _CATEGORY[da.dtype.kind] >= 2)
+                if (
+                    type(db) is _ndarray
+                    and cat >= 0
+                    and (
+                        promote is None
+                        or (
+                            (db.dtype is da.dtype or db.dtype == da.dtype)
+                            and (promote == "same" or cat >= 2)
+                        )
                     )
                 ):
                     f = op.np_forward
@@ -270,6 +288,7 @@ def _apply_general(
     first = None  # the first Tensor's array: it picks the backend and the dtype to compare with
     fdt = None
     mixed = False
+    ext = False
     scalar_cat = -1
     for x in inputs:
         if isinstance(x, Tensor):
@@ -277,6 +296,8 @@ def _apply_general(
             arrays.append(d)
             if x._requires_grad:
                 req = True
+            if _CATEGORY.get(d.dtype.num, 0) < 0:
+                ext = True
             if first is None:
                 first = d
                 fdt = d.dtype
@@ -297,10 +318,12 @@ def _apply_general(
         )
     promote = op.promote
     if promote is not None:
-        cat = _CATEGORY[fdt.kind]
+        cat = _kinds.category(fdt)
         if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
             _promote(op, inputs, arrays)
     xp = _np if type(first) is _ndarray else backend_of(first).xp
+    if ext:
+        return ext_forward(op, xp, arrays, params), req
     out = op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
     return out, req
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._conv_args import (
     pool_out_size,
 )
@@ -280,13 +281,13 @@ def max_pool2d_indices(
             idx += (np.arange(ho).reshape(ho, 1) * kh) * w + np.arange(wo) * kw
             return idx
     if ph != (0, 0) or pw != (0, 0):
-        fill = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
+        fill = -np.inf if _kinds.is_floating(xa) else np.iinfo(xa.dtype).min
         xa = np.pad(xa, ((0, 0), (0, 0), ph, pw), constant_values=fill)
     # One vectorized pass per kernel offset k (kh*kw passes, never per pixel). A strict '>'
     # keeps the first maximum and a NaN always takes over, as in PyTorch. Since k increases,
     # "arg = k where updated" is max(arg, upd * k), cheap in a small integer dtype.
     sh, sw = stride
-    nan_aware = xa.dtype.kind == "f" and bool(np.isnan(xa).any())
+    nan_aware = _kinds.is_floating(xa) and bool(np.isnan(xa).any())
     kt = np.uint8 if kh * kw < 256 else np.int32
     best = None
     arg = np.zeros((n, c, ho, wo), dtype=kt)
@@ -328,7 +329,7 @@ def _tiled_argmax(xa: np.ndarray, kh: int, kw: int, ho: int, wo: int) -> np.ndar
     best = m[..., 0].copy() if kw == 1 else np.maximum(m[..., 0], m[..., 1])
     for j in range(2, kw):
         np.maximum(best, m[..., j], out=best)
-    if best.dtype.kind == "f" and np.isnan(best).any():
+    if _kinds.is_floating(best) and np.isnan(best).any():
         return None
     taps = rows.reshape(n, c, ho, kh, wo, kw)
     last = kh * kw - 1

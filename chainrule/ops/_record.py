@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
@@ -146,8 +147,7 @@ def _record(  # noqa: C901
         t = _new(Tensor)
         t._data = out
         t._vc = None
-        k = out.dtype.kind
-        if k == "f" or k == "c":
+        if out.dtype.num in _kinds.INEXACT_NUMS:
             t._requires_grad = True
             t.grad_fn = node
         else:
@@ -237,8 +237,7 @@ def _meta(key: tuple[Any, Any]) -> tuple[Any, Any]:
 
 def _make_out(data: Any, node: OpNode, nr: int) -> Tensor:
     t = _new_tensor(data)
-    dk = data.dtype.kind
-    if dk == "f" or dk == "c":
+    if data.dtype.num in _kinds.INEXACT_NUMS:
         t._requires_grad = True
         t.grad_fn = node
         if nr:

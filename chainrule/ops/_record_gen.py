@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._tensor import Tensor
 from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd.anomaly import _anomaly_enabled
@@ -76,8 +77,7 @@ def record(op, inputs, out, params, aux):
     t = new(Tensor)
     t._data = out
     t._vc = None
-    k = out.dtype.kind
-    if k == "f" or k == "c":
+    if out.dtype.num in INEXACT:
         t._requires_grad = True
         t.grad_fn = node
     else:
@@ -207,6 +207,7 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
         "Tensor": Tensor,
         "ndarray": _ndarray,
         "asarray": _asarray,
+        "INEXACT": _kinds.INEXACT_NUMS,
         "NO_EDGE": _NO_EDGE,
         "META": _META,
         "meta": _meta,

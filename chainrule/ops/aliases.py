@@ -20,6 +20,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from chainrule import _kinds
+
 __all__ = [
     "swapaxes",
     "swapdims",
@@ -300,7 +302,7 @@ def adjoint(input: Any) -> Any:
 
 def is_complex(input: Any) -> bool:
     """Whether ``input`` has a complex dtype."""
-    return input._data.dtype.kind == "c"
+    return _kinds.is_complex(input._data)
 
 
 def is_conj(input: Any) -> bool:
@@ -330,8 +332,12 @@ def is_same_size(input: Any, other: Any) -> bool:
 
 
 def is_signed(input: Any) -> bool:
-    """Whether ``input``'s dtype is signed (floats and signed integers; not uint8, bool)."""
-    return input._data.dtype.kind in "fic"
+    """Whether ``input``'s dtype is signed (floats and signed integers; not the unsigned
+    integers, bool or float8_e8m0fnu, a power of two without a sign bit)."""
+    d = input._data.dtype
+    if _kinds.is_inexact(d):
+        return d.name != "float8_e8m0fnu"
+    return _kinds.is_integral(d) and bool(np.issubdtype(d, np.signedinteger))
 
 
 def is_inference(input: Any) -> bool:
@@ -364,7 +370,7 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
     if not hasattr(indices, "_data"):
         raise TypeError("expected 'indices' to be a tensor, but got " + type(indices).__name__)
     a = indices._backend.to_host(indices._data)
-    if a.dtype.kind not in "iu":
+    if not _kinds.is_integral(a):
         raise TypeError(f"expected 'indices' to be integer dtype, but got torch.{a.dtype.name}")
     dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if any(s < 0 for s in dims):

@@ -58,6 +58,8 @@ from typing import Any
 
 import numpy as np
 
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (
     check_bias,
@@ -455,6 +457,8 @@ def conv2d(
 ) -> Any:
     """2-d cross-correlation, as ``torch.nn.functional.conv2d`` (batched or unbatched input;
     ``padding`` int, pair, 'same' or 'valid')."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight, bias = _autocast.lower(input, weight, bias)
     check_tensor_args("conv2d", input, weight, bias)
     x, unbatched = _batched(input, 2)
     check_conv_dtypes(input, weight, bias, False)
@@ -500,6 +504,8 @@ def conv1d(
     groups: int = 1,
 ) -> Any:
     """1-d cross-correlation, computed as conv2d on a height-1 image."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight, bias = _autocast.lower(input, weight, bias)
     check_tensor_args("conv1d", input, weight, bias)
     x, unbatched = _batched(input, 1)
     check_conv_dtypes(input, weight, bias, False)
@@ -542,6 +548,8 @@ def conv_transpose2d(
 ) -> Any:
     """2-d transposed convolution (the gradient of conv2d in its input), as PyTorch:
     H_out = (H_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight, bias = _autocast.lower(input, weight, bias)
     check_tensor_args("conv_transpose2d", input, weight, bias)
     x, unbatched = _batched(input, 2)
     check_conv_dtypes(input, weight, bias, True)

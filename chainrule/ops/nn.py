@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import apply_op, defop, ns
 
@@ -54,7 +55,7 @@ def _softmax_dim(input: Any, dim: int) -> Any:
 def _cast(input: Any, dtype: Any, dim: Any = -1, name: str = "softmax") -> Any:
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data):
         # torch's type and kernel name (the last-dim kernel or the general one).
         last = input.ndim == 0 or wrap_dim(int(dim), input.ndim) == input.ndim - 1
         kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import OpDef, apply_op, binary, ns, unary
 
@@ -119,12 +120,12 @@ def _integer_fwd(kernel: str, f: Any) -> Any:
     def fwd(xp: Any, a: Any, b: Any) -> Any:
         a, b = _arrays(xp, a, b)
         for x in (a, b):
-            if x.dtype.kind not in "iub" or (x.dtype.kind == "b" and not shift):
+            if not _kinds.is_integral(x, include_bool=True) or (_kinds.is_bool(x) and not shift):
                 raise NotImplementedError(
                     f"\"{kernel}_cpu\" not implemented for '{_scalar_name(x.dtype)}'"
                 )
         _broadcast_check(a, b)
-        if shift and a.dtype.kind == "b":  # bools shift as int64, as PyTorch promotes them
+        if shift and _kinds.is_bool(a):  # bools shift as int64, as PyTorch promotes them
             a = a.astype(np.int64)
         return f(xp, a, b)
 
@@ -204,7 +205,7 @@ bitwise_right_shift = binary(
 def _nextafter_fwd(xp: Any, a: Any, b: Any) -> Any:
     a, b = _arrays(xp, a, b)
     for x in (a, b):
-        if x.dtype.kind != "f":
+        if not _kinds.is_floating(x):
             raise NotImplementedError(
                 f"\"nextafter_cpu\" not implemented for '{_scalar_name(x.dtype)}'"
             )

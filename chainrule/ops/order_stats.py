@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.scattering import _const, _host, _is_t, _name, _ops
 
@@ -21,7 +22,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _quantile_qs(input: Any, q: Any, interpolation: str, who: str) -> np.ndarray:
     """PyTorch's checks of quantile's arguments; the q values as a float64 vector."""
-    if input._data.dtype.kind != "f" or input._data.dtype.itemsize < 4:
+    if not _kinds.is_floating(input._data) or input._data.dtype.itemsize < 4:
         raise RuntimeError(f"{who} input tensor must be either float or double dtype")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(
@@ -180,7 +181,7 @@ def histogram(
     edges; the last bin includes its right edge. ``weight`` weights each element; ``density``
     normalises so that the histogram integrates to 1. Not differentiable."""
     dt = input._data.dtype
-    if dt.kind != "f":
+    if not _kinds.is_floating(dt):
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
     xa = _host(input).reshape(-1)
     if _is_t(bins):
@@ -262,7 +263,7 @@ def histogramdd(
     with one tensor of edges per dim. ``bins``: a count for all dims, one count per dim, or
     one edges tensor per dim; ``range``: (min0, max0, min1, max1, ...). Not differentiable."""
     dt = input._data.dtype
-    if dt.kind != "f":
+    if not _kinds.is_floating(dt):
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
     pts = _host(input)
     d = pts.shape[-1]

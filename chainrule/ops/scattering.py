@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import apply_op, defop, ns
 
@@ -85,9 +86,9 @@ def _identity(dtype: Any, reduce: str) -> Any:
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "f":
+    if _kinds.is_floating(dtype):
         return -np.inf if reduce == "amax" else np.inf
-    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    info = np.iinfo(dtype) if _kinds.is_integral(dtype) else None
     if info is None:  # bool
         return reduce == "amin"
     return info.min if reduce == "amax" else info.max
@@ -118,7 +119,7 @@ def _scatter_reduce(
             xp.add.at(count, index, 1)
             count = count + (1 if include_self else 0)
             count = xp.maximum(count, 1)
-            if out.dtype.kind == "f":
+            if _kinds.is_floating(out):
                 count = count.astype(x.dtype)
                 out = out / count
             else:
@@ -132,7 +133,7 @@ def _scatter_reduce(
     aux = {"hit": hit}
     if reduce == "mean":
         aux["count"] = count
-    if x.dtype.kind == "f" and reduce in ("amax", "amin"):
+    if _kinds.is_floating(x) and reduce in ("amax", "amin"):
         # The elements equal to the result share its gradient evenly (PyTorch's rule).
         o_at = out[index]
         src_eq = s == o_at
@@ -142,7 +143,7 @@ def _scatter_reduce(
         n = self_eq.astype(x.dtype)
         xp.add.at(n, index, src_eq.astype(x.dtype))
         aux.update(src_eq=src_eq, self_eq=self_eq, n=n)
-    if x.dtype.kind == "f" and reduce == "prod":
+    if _kinds.is_floating(x) and reduce == "prod":
         # Products of the other contributors, exact when some contributors are zero: the
         # product of the non-zero values and the count of zeros at each output position.
         nz = (x if include_self else xp.where(hit, xp.ones((), x.dtype), x)).copy()
@@ -236,7 +237,7 @@ def _scatter_index(input: Any, dim: int, index: Any, src: Any) -> tuple[int, tup
             f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}"
         )
     ia = _host(index)
-    if ia.dtype.kind not in "iu":
+    if not _kinds.is_integral(ia):
         raise RuntimeError("scatter(): Expected dtype int64 for index")
     shp, ishp, sshp = tuple(input.shape), ia.shape, tuple(src.shape)
     nd = max(len(shp), 1)
@@ -422,7 +423,7 @@ def masked_scatter(input: Any, mask: Any, source: Any) -> Any:
     Gradient: g where mask is False to ``input``; g's masked elements, in order, to the first
     elements of ``source`` (zeros for the rest)."""
     ops = _ops()
-    if not _is_t(mask) or mask._data.dtype.kind != "b":
+    if not _is_t(mask) or not _kinds.is_bool(mask._data):
         raise RuntimeError(
             f"masked_scatter_ only supports boolean masks, but got mask with dtype "
             f"{_name(mask) if _is_t(mask) else type(mask).__name__}"

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.backends import backend_of
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import OpDef, apply_op, ns
@@ -112,14 +113,14 @@ def _sel_kth(xp: Any, x: Any, *, k: int, dim: int, keepdim: bool) -> Any:
 def _sel_median(xp: Any, x: Any, *, dim: int, keepdim: bool, ignore_nan: bool) -> Any:
     order = _stable_argsort(xp, x, dim, False)
     n = x.shape[dim]
-    if ignore_nan and x.dtype.kind == "f":
+    if ignore_nan and _kinds.is_floating(x):
         # The lower median of the non-NaN values (NaN sort last); all-NaN slices give NaN.
         valid = xp.sum(~xp.isnan(x), axis=dim, keepdims=True)
         pos = xp.where(valid > 0, (valid - 1) // 2, 0)
         return xp.take_along_axis(order, pos.astype("int64"), axis=dim), dim, keepdim
     pos = xp.asarray([(n - 1) // 2])
     idx = xp.take(order, pos, axis=dim)
-    if x.dtype.kind == "f":
+    if _kinds.is_floating(x):
         # A slice holding NaN has median NaN, at its first NaN (sorted last).
         has_nan = xp.any(xp.isnan(x), axis=dim, keepdims=True)
         first_nan = xp.argmax(xp.isnan(x), axis=dim, keepdims=True)
@@ -172,7 +173,7 @@ def _cum_fwd(kind: str) -> Any:
         # A position takes the running extreme when it equals it (the latest of a tie) or is
         # NaN (NaN propagates, and each later NaN takes the index, as PyTorch).
         hit = x == run
-        if x.dtype.kind == "f":
+        if _kinds.is_floating(x):
             hit = hit | xp.isnan(x)
         idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim)
         idx = idx.astype("int64")
@@ -262,7 +263,7 @@ _median_all.vjp(_median_all_vjp)
 
 def _median(name: str, input: Any, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
     if dim is None:
-        if input.numel() == 0 and input._data.dtype.kind != "f":
+        if input.numel() == 0 and not _kinds.is_floating(input._data):
             raise IndexError(f"{name}(): Expected reduction dim 0 to have non-zero size.")
         return apply_op(_median_all, (input,), {"ignore_nan": ignore_nan})
     d = wrap_dim(int(dim), input.ndim)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._registry import apply_op, binary, defop, ns, unary
 
 __all__ = [
@@ -53,8 +54,8 @@ def _call(xp: Any, name: str, *arrays: Any, **kw: Any) -> Any:
     ref = next(a.dtype for a in arrays if hasattr(a, "dtype"))
     arrays = tuple(a if hasattr(a, "dtype") else np.asarray(a, dtype=ref) for a in arrays)
     dt = np.result_type(*[a.dtype for a in arrays])
-    if dt.kind != "f" or dt.itemsize < 4:
-        dt_calc = np.dtype(np.float32) if dt.kind == "f" else np.dtype(np.float64)
+    if not _kinds.is_floating(dt) or dt.itemsize < 4:
+        dt_calc = np.dtype(np.float32) if _kinds.is_floating(dt) else np.dtype(np.float64)
     else:
         dt_calc = dt
     host = [np.asarray(a, dtype=dt_calc) for a in _host(xp, *arrays)]

@@ -21,11 +21,12 @@ from weakref import ref as _weakref
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._grad_state import _state
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import SavedTensor
-from chainrule.ops._registry import _CATEGORY, OpDef, _legacy_name, _record, apply_op, ns
+from chainrule.ops._registry import OpDef, _legacy_name, _record, apply_op, ns
 
 __all__ = [
     "check_inplace",
@@ -389,7 +390,7 @@ def rebase_history(self: Tensor, result: Tensor, alias_out: bool = True) -> None
 
 def _write_into(self: Tensor, data: Any, op: Any = None) -> None:
     dst = self._data
-    if data.dtype != dst.dtype and _CATEGORY[data.dtype.kind] > _CATEGORY[dst.dtype.kind]:
+    if data.dtype != dst.dtype and _kinds.category(data) > _kinds.category(dst):
         raise RuntimeError(
             f"result type {_legacy_name(data.dtype)} can't be cast to the desired output type "
             f"{_legacy_name(dst.dtype)}"

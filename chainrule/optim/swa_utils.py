@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._dtype import get_default_dtype
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import no_grad
@@ -42,7 +43,7 @@ def _assign(dst: Tensor, value: Any) -> None:
 
 
 def _is_float(t: Tensor) -> bool:
-    return t._data.dtype.kind in "fc"
+    return _kinds.is_inexact(t._data)
 
 
 def _default_float(x: Any) -> Any:

@@ -56,10 +56,30 @@ _CODES = {
     "I32": np.dtype(np.int32),
     "I64": np.dtype(np.int64),
     "BOOL": np.dtype(np.bool_),
+    "U16": np.dtype(np.uint16),
+    "U32": np.dtype(np.uint32),
+    "U64": np.dtype(np.uint64),
 }
 _CODE_OF = {d: c for c, d in _CODES.items()}
+# The codes of the ml_dtypes formats: added to _CODES by load_ext_codes() when first met, so
+# that ml_dtypes is imported only by a file (or a tensor) that has one.
+_EXT_CODES = {"BF16": "bfloat16", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
 # Codes safetensors knows but chainrule has no dtype for (named as such in the error).
-_FOREIGN_CODES = ("BF16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "C64")
+_FOREIGN_CODES = ("C64",)
+
+
+def load_ext_codes() -> None:
+    """Add the ml_dtypes formats (bfloat16, float8_e4m3fn, float8_e5m2) to _CODES/_CODE_OF."""
+    if "BF16" in _CODES:
+        return
+    from chainrule import _dtype
+
+    for code, name in _EXT_CODES.items():
+        d = _dtype.to_dtype(name).np
+        _CODES[code] = d
+        _CODE_OF[d] = code
+
+
 _BIG_ENDIAN = sys.byteorder == "big"
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from chainrule.serialization._format import (
     _BIG_ENDIAN,
     _CODES,
+    _EXT_CODES,
     _FOREIGN_CODES,
     CheckpointError,
     CheckpointIntegrityError,
@@ -26,6 +27,7 @@ from chainrule.serialization._format import (
     _bytes_view,
     _is_int,
     _show,
+    load_ext_codes,
 )
 
 _CHUNK = 1 << 22  # bytes copied and checksummed at a time while the chunk is in cache
@@ -168,6 +170,8 @@ class _Reader:
                     f"'data_offsets' (got {_show(info)})"
                 )
             code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+            if isinstance(code, str) and code in _EXT_CODES:
+                load_ext_codes()
             if not isinstance(code, str) or code not in _CODES:
                 known = ", ".join(_CODES)
                 if isinstance(code, str) and code in _FOREIGN_CODES:

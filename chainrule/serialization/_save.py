@@ -24,6 +24,7 @@ from chainrule.serialization._format import (
     FileLike,
     _bytes_view,
     _canonical,
+    load_ext_codes,
 )
 
 _JSON_CONTAINERS = frozenset((list, tuple, dict, OrderedDict, Counter))
@@ -235,6 +236,8 @@ def save(
     offset = 0
     for key in order:
         arr = enc.arrays[key]
+        if arr.dtype.num >= 256:
+            load_ext_codes()
         entries[key] = {
             "dtype": _CODE_OF[arr.dtype.newbyteorder("=")],
             "shape": [int(s) for s in arr.shape],

@@ -54,7 +54,6 @@ _STORAGES = {
 }
 # PyTorch storages chainrule has no dtype for (named in the error).
 _FOREIGN_STORAGES = (
-    "BFloat16Storage",
     "ComplexFloatStorage",
     "ComplexDoubleStorage",
     "QInt8Storage",
@@ -166,6 +165,7 @@ def _torch_globals() -> dict[str, Any]:
     out: dict[str, Any] = {
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
         "torch._utils._rebuild_tensor": _rebuild_tensor,
+        "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch.Size": Size,
@@ -173,6 +173,9 @@ def _torch_globals() -> dict[str, Any]:
     }
     for name, dt in _STORAGES.items():
         out[f"torch.{name}"] = _StorageType(name, dt)
+    # bfloat16's NumPy dtype comes from ml_dtypes, imported here rather than with chainrule.
+    out["torch.BFloat16Storage"] = _StorageType("BFloat16Storage", _dtype.bfloat16.np)
+    out["torch.storage.UntypedStorage"] = _StorageType("UntypedStorage", np.uint8)
     torch_dtype_names = {
         "float": "float32",
         "double": "float64",
@@ -270,6 +273,31 @@ def _rebuild_tensor_v2(
     if requires_grad is True:
         t.requires_grad_(True)
     return t
+
+
+def _rebuild_tensor_v3(
+    storage: Any,
+    storage_offset: Any,
+    size: Any,
+    stride: Any,
+    requires_grad: Any,
+    backward_hooks: Any,
+    dtype: Any,
+    metadata: Any = None,
+) -> Any:
+    """PyTorch's ``_rebuild_tensor_v3``: a tensor of ``dtype`` over an untyped (byte) storage,
+    which is how PyTorch saves the dtypes without a legacy storage class (uint16, float8...)."""
+    if not isinstance(storage, _Storage):
+        raise _bad(f"is built from {type(storage).__name__}, not from a storage of the file")
+    from chainrule import _dtype
+
+    if not isinstance(dtype, _dtype.dtype):
+        raise _bad(f"has dtype {dtype!r:.40}")
+    arr = storage.array
+    if arr.dtype != np.uint8 or arr.size % dtype.itemsize:
+        raise _bad(f"views a storage of {arr.dtype} ({arr.size} elements) as {dtype}")
+    typed = _Storage(arr.view(dtype.np), storage.location)
+    return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks)
 
 
 def _rebuild_tensor(storage: Any, storage_offset: Any, size: Any, stride: Any) -> Any:

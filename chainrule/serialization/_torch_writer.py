@@ -34,6 +34,7 @@ _STORAGE_OF = {
     "int8": "CharStorage",
     "uint8": "ByteStorage",
     "bool": "BoolStorage",
+    "bfloat16": "BFloat16Storage",
 }
 _ALIGN = 64
 
@@ -189,6 +190,12 @@ class _Emitter:
             arr = arr.astype(arr.dtype.newbyteorder("<"))
         key = str(len(self.storages))
         self.storages.append(arr)
+        if t.dtype.name not in _STORAGE_OF:
+            raise TypeError(
+                f"chainrule.save(format='torch'): a tensor of {t.dtype} is not written in "
+                "PyTorch's format (its legacy storage types cover float16/32/64, bfloat16, "
+                "the signed integers, uint8 and bool); save it in chainrule's default format"
+            )
         self.glob("torch._utils", "_rebuild_tensor_v2")
         self.out.append(b"((")
         self.text("storage")

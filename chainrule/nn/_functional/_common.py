@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode as _grad_mode
@@ -37,7 +38,7 @@ def _tensor_args(fn: str, *args: tuple[str, int, Any, bool]) -> None:
 
 
 def _not_implemented_for_ints(kernel: str, input: Tensor) -> None:
-    if input._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data):
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_legacy(input._data.dtype)}'"
         )

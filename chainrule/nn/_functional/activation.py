@@ -10,12 +10,14 @@ from typing import Any
 import numpy as np
 
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor
 from chainrule.nn._functional._common import (
     _const,
     _into,
     _rng,
 )
+from chainrule.ops import _autocast
 from chainrule.ops import nn as _nnops
 from chainrule.ops._broadcast import wrap_dim
 
@@ -172,6 +174,8 @@ def tanh(input: Tensor) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else a x, with one slope ``a`` or one per channel (dim 1)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight = _autocast.lower(input, weight)
     c = input.shape[1] if input.ndim >= 2 else 1
     k = weight._data.size
     if k != 1 and k != c:

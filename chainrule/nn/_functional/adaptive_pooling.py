@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
@@ -107,7 +108,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     cols = np.minimum(cols, w - 1)
     win = xa[:, :, rows[:, :, None, None], cols[None, None, :, :]]  # (n, c, oh, kh, ow, kw)
     valid = vr[:, :, None, None] & vc[None, None, :, :]
-    fill = -np.inf if xa.dtype.kind == "f" else np.iinfo(xa.dtype).min
+    fill = -np.inf if _kinds.is_floating(xa) else np.iinfo(xa.dtype).min
     win = np.where(valid, win, fill).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, oh, ow, kh * kw)
     am = np.argmax(win, axis=-1)
     i, j = np.divmod(am, kw)

@@ -15,8 +15,9 @@ import warnings
 from typing import Any
 
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor
-from chainrule.ops import _conv_args
+from chainrule.ops import _autocast, _conv_args
 from chainrule.ops import conv as _conv
 
 __all__ = ["conv1d", "conv2d", "conv_transpose2d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
@@ -61,6 +62,8 @@ def conv3d(
 
     Computed as kd 2-d convolutions (one per depth tap, the output depths folded into the
     batch), summed."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight, bias = _autocast.lower(input, weight, bias)
     _conv_args.check_tensor_args("conv3d", input, weight, bias)
     x, unbatched = _conv._batched(input, 3)
     _conv_args.check_conv_dtypes(input, weight, bias, False)
@@ -148,6 +151,8 @@ def conv_transpose1d(
     """1-d transposed convolution (the gradient of conv1d in its input):
     L_out = (L_in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1; computed as
     conv_transpose2d on a height-1 image."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight, bias = _autocast.lower(input, weight, bias)
     _conv_args.check_tensor_args("conv_transpose1d", input, weight, bias)
     x, unbatched = _conv._batched(input, 1)
     if x.ndim != 3 or weight.ndim != 3:
@@ -194,6 +199,8 @@ def conv_transpose3d(
 
     Per depth tap i: conv_transpose2d of every input depth slice (depth folded into the
     batch), spread to depths s*t (zeros between), shifted by i*d - padding; summed."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight, bias = _autocast.lower(input, weight, bias)
     _conv_args.check_tensor_args("conv_transpose3d", input, weight, bias)
     x, unbatched = _conv._batched(input, 3)
     _conv_args.check_conv_dtypes(input, weight, bias, True)

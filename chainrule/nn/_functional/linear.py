@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor, _new_tensor, _type_name
 from chainrule.nn._functional._common import (
     _data,
     _tensor_args,
 )
+from chainrule.ops import _autocast
 from chainrule.ops.linalg import check_addmm_dtype
 
 __all__ = ["linear", "bilinear", "embedding"]
@@ -19,6 +22,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x W^T + b. An input with more than two dims is flattened to (-1, in_features) around
     one matrix product, as PyTorch does: the weight's gradient is then one GEMM, not a batch
     of GEMMs summed over the batch."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, weight, bias = _autocast.lower(input, weight, bias)
     _tensor_args(
         "linear", ("input", 1, input, False), ("weight", 2, weight, False), ("bias", 3, bias, True)
     )
@@ -81,7 +86,7 @@ def embedding(
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.shape[0] + padding_idx
     _tensor_args("embedding", ("weight", 1, weight, False), ("indices", 2, input, False))
-    if input._data.dtype.kind not in "iu":
+    if not _kinds.is_integral(input._data):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the "
             "following scalar types: Long, Int; but got "

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
     _check_same_size,
@@ -28,6 +30,7 @@ from chainrule.nn._functional._common import (
     _tensor_args,
     _weight_no_grad,
 )
+from chainrule.ops import _autocast
 from chainrule.ops import nn as _nnops
 
 __all__ = [
@@ -60,6 +63,8 @@ def nll_loss(
     PyTorch. Input (C), (N, C) or (N, C, d1, ...); the pick is a ``gather_along`` the class dim,
     whose VJP scatters g back. The class weights are constants (PyTorch gives them no grad).
     """
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _tensor_args(
         "nll_loss_nd",
@@ -145,6 +150,8 @@ def cross_entropy(
     """log_softmax over the class dim, then nll_loss (class-index targets) or
     -sum(target * logp * w) (class-probability targets), with PyTorch's label smoothing:
     (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (normalized like nll)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _tensor_args(
         "cross_entropy_loss",
@@ -154,7 +161,7 @@ def cross_entropy(
     )
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if input.ndim == 0 and target._data.dtype.kind != "f":
+    if input.ndim == 0 and not _kinds.is_floating(target._data):
         # torch takes a 0-d input for a class-probability one; its text.
         raise RuntimeError(
             "Expected floating point type for target with class probabilities, "
@@ -165,7 +172,7 @@ def cross_entropy(
     logp = _nnops.log_softmax(input, cdim)
     wshape = [1] * input.ndim
     wshape[cdim] = c
-    if target._data.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+    if _kinds.is_floating(target._data) and tuple(target.shape) == tuple(input.shape):
         if weight is not None and tuple(weight.shape) != (c,):
             raise RuntimeError(
                 f"cross_entropy: weight tensor should be defined either for all "
@@ -216,9 +223,11 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """(x - t)**2, reduced."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "mse_loss")
-    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("mse_cpu", input)
     d = input - target
     loss = d * d
@@ -236,6 +245,8 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """|x - t|, reduced (subgradient 0 at x == t)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "l1_loss")
     loss = _ops.abs(input - target)
@@ -253,9 +264,11 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta (plain L1 for beta == 0)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_size(input, target, "smooth_l1_loss")
-    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("smooth_l1_cpu", input)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -275,8 +288,10 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d**2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     _check_same_size(input, target, "huber_loss")
-    if input._data.dtype.kind not in "fc" and target._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("huber_cpu", input)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -301,6 +316,8 @@ def binary_cross_entropy(
     Differs from torch: at x exactly 0 or 1 the clamped log has gradient 0 here, where PyTorch
     divides by max(x (1 - x), 1e-12).
     """
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target, weight = _autocast.fp32(input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -338,6 +355,8 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """(1 - t) x + (1 + (pw - 1) t) softplus(-x), the stable form of
     -w [pw t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))]."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target, weight, pos_weight = _autocast.fp32(input, target, weight, pos_weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -365,6 +384,8 @@ def kl_div(
 ) -> Tensor:
     """target (log target - input) pointwise (0 where target == 0), or exp(t) (t - input) with
     ``log_target``; 'batchmean' divides the sum by the batch size."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":
@@ -400,6 +421,8 @@ def poisson_nll_loss(
 ) -> Tensor:
     """exp(x) - t x (``log_input``) or x - t log(x + eps); ``full`` adds Stirling's term
     t log t - t + log(2 pi t) / 2 where t > 1."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")

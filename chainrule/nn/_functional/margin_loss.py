@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from chainrule import ops as _ops
+from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
     _const,
@@ -17,6 +18,7 @@ from chainrule.nn._functional._common import (
     _size,
 )
 from chainrule.nn._functional.distance import pairwise_distance
+from chainrule.ops import _autocast
 
 __all__ = [
     "margin_ranking_loss",
@@ -41,6 +43,8 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, -y (x1 - x2) + margin)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input1, input2, target = _autocast.fp32(input1, input2, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if not (input1.ndim == input2.ndim == target.ndim):
         raise RuntimeError(
@@ -60,6 +64,8 @@ def hinge_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """x where y = 1, max(0, margin - x) where y = -1 (summed where y is neither)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     zero = _const(0, input)
     hinge = _ops.where(target != 1, _ops.clamp_min(margin - input, 0), zero)
@@ -75,6 +81,8 @@ def soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """log(1 + exp(-y x))."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, target = _autocast.fp32(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce(-_ops.logsigmoid(target * input), reduction)
 
@@ -90,6 +98,8 @@ def cosine_embedding_loss(
 ) -> Tensor:
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1, with
     cos = <x1, x2> / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)) along the last dim."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input1, input2, target = _autocast.fp32(input1, input2, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     d = target.ndim
     if input1.ndim != d + 1 or input2.ndim != d + 1 or d > 1:
@@ -122,6 +132,8 @@ def triplet_margin_loss(
 ) -> Tensor:
     """max(0, margin + d(a, p) - d(a, n)) with d the pairwise p-norm distance (``swap``:
     d(a, n) replaced by min(d(a, n), d(p, n)))."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        anchor, positive, negative = _autocast.fp32(anchor, positive, negative)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     a, po, n = anchor.ndim, positive.ndim, negative.ndim
     if not (a == po == n):
@@ -189,6 +201,8 @@ def multi_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """sum over i != y of w[y] max(0, margin - x[y] + x[i])^p / C, per sample."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -223,6 +237,8 @@ def multilabel_margin_loss(
 ) -> Tensor:
     """sum over targets j (the indices before the first -1) and non-targets i of
     max(0, 1 - (x[y_j] - x[i])) / C, per sample."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     x = input if input.ndim == 2 else _ops.reshape(input, (1, -1))
     n, c = x.shape

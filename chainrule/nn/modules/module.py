@@ -538,6 +538,9 @@ class Module(_StateDictMixin):
     def half(self) -> Module:
         return self.to(_dtype.float16)
 
+    def bfloat16(self) -> Module:
+        return self.to(_dtype.bfloat16)
+
     def cpu(self) -> Module:
         return self.to("cpu")
 

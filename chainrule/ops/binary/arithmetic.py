@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
 
@@ -106,8 +107,8 @@ def _check_bool_sub(a: Any, b: Any) -> None:
     # PyTorch refuses subtraction involving a bool tensor (NumPy would compute it).
     da = getattr(a, "dtype", None)
     db = getattr(b, "dtype", None)
-    if (da is not None and da.kind == "b") or (db is not None and db.kind == "b"):
-        if da is not None and db is not None and da.kind == db.kind:
+    if (da is not None and _kinds.is_bool(da)) or (db is not None and _kinds.is_bool(db)):
+        if da is not None and db is not None and _kinds.is_bool(da) and _kinds.is_bool(db):
             raise RuntimeError(
                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                 "`^` or `logical_xor()` operator instead."
@@ -188,18 +189,16 @@ _rdiv = binary(
 def _int_zero_check(b: Any) -> None:
     # NumPy returns 0 (and warns) for an integer division by zero; PyTorch raises.
     if getattr(b, "dtype", None) is not None:
-        if b.dtype.kind in "iub" and not b.all():
+        if _kinds.is_integral(b, include_bool=True) and not b.all():
             raise RuntimeError("ZeroDivisionError")
     elif isinstance(b, int) and b == 0:
         raise RuntimeError("ZeroDivisionError")
 
 
 def _is_int(a: Any, b: Any) -> bool:
-    da = getattr(a, "dtype", None)
-    db = getattr(b, "dtype", None)
-    ka = da.kind if da is not None else ("f" if isinstance(a, float) else "i")
-    kb = db.kind if db is not None else ("f" if isinstance(b, float) else "i")
-    return ka in "iub" and kb in "iub"
+    ia = _kinds.is_integral(a, include_bool=True) if hasattr(a, "dtype") else isinstance(a, int)
+    ib = _kinds.is_integral(b, include_bool=True) if hasattr(b, "dtype") else isinstance(b, int)
+    return ia and ib
 
 
 @_checked

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._registry import OpDef, apply_op, binary
 from chainrule.ops.binary._common import _checked, _legacy, _tensor_pair, broadcast_error
 
@@ -81,7 +82,7 @@ bitwise_xor = _bitwise("bitwise_xor", lambda xp, a, b: xp.bitwise_xor(a, b))
 
 
 def _not_fwd(xp: Any, x: Any) -> Any:
-    return xp.logical_not(x) if x.dtype.kind == "b" else xp.invert(x)
+    return xp.logical_not(x) if _kinds.is_bool(x) else xp.invert(x)
 
 
 _bitwise_not = OpDef("bitwise_not", _not_fwd, ("x",), differentiable=False, promote=None)
@@ -99,9 +100,9 @@ def _isclose_fwd(
     xp: Any, a: Any, b: Any, *, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Any:
     try:
-        if a.dtype.kind == "b":
+        if _kinds.is_bool(a):
             return xp.equal(a, b)
-        if a.dtype.kind in "iu":
+        if _kinds.is_integral(a):
             # Exact in float64 for the integer ranges tests use; PyTorch computes in the
             # tensors' dtype with the same formula.
             a = a.astype(xp.float64)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._registry import OpDef, apply_op, ns
 from chainrule.ops.binary._common import _legacy, broadcast_error
 
@@ -34,11 +35,11 @@ def select(c: Any, a: Any, b: Any) -> Any:
     boolean ``c``: on float arrays of one dtype (or a float array and a Python number) it is
     b ^ ((a ^ b) & -c) on the integer view of the bits, five branch-free passes."""
     fa, fb = type(a) is np.ndarray, type(b) is np.ndarray
-    if c.size < _SELECT_MIN or c.dtype.kind != "b" or not (fa or fb):
+    if c.size < _SELECT_MIN or not _kinds.is_bool(c) or not (fa or fb):
         return np.where(c, a, b)
     dt = a.dtype if fa else b.dtype
     it = _BITS.get(dt.itemsize)
-    if dt.kind != "f" or it is None:
+    if not _kinds.is_floating(dt) or it is None:
         return np.where(c, a, b)
     if not fa:
         if type(a) not in (float, int):
@@ -97,7 +98,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
         from chainrule._creation import tensor
 
         input = tensor(input, dtype=rt)
-    if condition._data.dtype.kind != "b":
+    if not _kinds.is_bool(condition._data):
         if condition._data.dtype == "uint8":
             import warnings
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
 
@@ -74,6 +76,8 @@ def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> 
 
 def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, batch1, batch2 = _autocast.lower(input, batch1, batch2)
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError(
             "batch1 must be a 3D tensor" if batch1.ndim != 3 else "batch2 must be a 3D tensor"
@@ -181,6 +185,8 @@ def matrix_power(input: Any, n: int) -> Any:
 
 def trace(input: Any) -> Any:
     """Sum of the main diagonal of a 2-d input."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return _ops().diagonal(input).sum()

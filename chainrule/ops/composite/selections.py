@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops.composite._common import _is_t, _t
 
 __all__ = [
@@ -65,7 +66,7 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     """Count of each value in the 1-d non-negative integer ``input`` (or the sum of
     ``weights`` at them), of length ``max(input) + 1`` or ``minlength``."""
     a = np.asarray(input._data)
-    if a.ndim != 1 or a.dtype.kind not in "iub":
+    if a.ndim != 1 or not _kinds.is_integral(a, include_bool=True):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if a.size and a.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -75,7 +76,9 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
         return _t(np.bincount(a, minlength=minlength).astype(np.int64))
     w = np.asarray(weights._data)
     out = np.bincount(a, weights=w, minlength=minlength)
-    return _t(out.astype(w.dtype if w.dtype.kind == "f" and w.dtype.itemsize == 4 else np.float64))
+    return _t(
+        out.astype(w.dtype if _kinds.is_floating(w) and w.dtype.itemsize == 4 else np.float64)
+    )
 
 
 def histc(input: Any, bins: int = 100, min: Any = 0, max: Any = 0) -> Any:

@@ -7,6 +7,8 @@ import builtins
 import math
 from typing import Any
 
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
 
@@ -34,6 +36,8 @@ def cdist(
 ) -> Any:
     """Batched p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M).
     For p = 2 the gradient at zero distance is 0, as PyTorch's."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        x1, x2 = _autocast.fp32(x1, x2)
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(
             f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D"

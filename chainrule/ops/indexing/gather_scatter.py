@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
@@ -72,7 +73,7 @@ def _gather_index(
     if not isinstance(index, Tensor):
         raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
     ia = index._data
-    if ia.dtype.kind not in "iu":
+    if not _kinds.is_integral(ia):
         who = "gather" if name == "gather" else "scatter"
         raise RuntimeError(f"{who}(): Expected dtype int32/int64 for index")
     shp = input._data.shape

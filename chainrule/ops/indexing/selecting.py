@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.indexing._common import _legacy, scatter_add_into
@@ -49,7 +50,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` along ``dim`` at the positions in 1-D ``index`` (a copy).
     VJP: g scatter-added into zeros at those positions."""
     d, ia, n = _dim_index(input, dim, index, "index_select")
-    if ia.dtype.kind not in "iu":
+    if not _kinds.is_integral(ia):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     h = _host(index)
     bad = h[(h < 0) | (h >= n)]
@@ -99,7 +100,7 @@ def _index_add_args(
     input: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any
 ) -> dict[str, Any]:
     d, ia, n = _dim_index(input, dim, index, "index_add_")
-    if ia.dtype.kind not in "iu":
+    if not _kinds.is_integral(ia):
         raise RuntimeError(
             "index_add_(): Expected dtype int32/int64 for index but got: "
             f"{_legacy(index._data.dtype)}"
@@ -159,7 +160,7 @@ _masked_fill_t.vjp(_masked_fill_vjp)
 
 
 def _masked_fill_args(input: Tensor, mask: Tensor, value: Any) -> tuple[OpDef, Any]:
-    if not isinstance(mask, Tensor) or mask._data.dtype.kind != "b":
+    if not isinstance(mask, Tensor) or not _kinds.is_bool(mask._data):
         dt = mask._data.dtype.name if isinstance(mask, Tensor) else type(mask).__name__
         dt = {"float32": "float", "float64": "double", "int64": "long"}.get(dt, dt)
         raise RuntimeError(
@@ -216,7 +217,7 @@ def _masked_select_vjp(ctx: Any, g: Any) -> Any:
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """1-D tensor of the elements of ``input`` where ``mask`` (broadcast) is True."""
-    if not isinstance(mask, Tensor) or mask._data.dtype.kind != "b":
+    if not isinstance(mask, Tensor) or not _kinds.is_bool(mask._data):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     xp = input._backend.xp
     shape = np.broadcast_shapes(input._data.shape, mask._data.shape)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.indexing._common import ZERO_DIM_MSG, scatter_add_into
@@ -21,9 +22,9 @@ __all__ = ["getitem", "setitem", "index_put_", "index_put"]
 def _norm_elem(i: Any) -> Any:
     if isinstance(i, Tensor):
         a = i._backend.to_host(i._data)
-        if a.dtype.kind == "b":
+        if _kinds.is_bool(a):
             return a
-        if a.dtype.kind not in "iu":
+        if not _kinds.is_integral(a):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return a.astype(np.intp) if a.ndim else int(a)
     if isinstance(i, range):  # a sequence of ints, as PyTorch reads it
@@ -51,11 +52,11 @@ def _norm_elem(i: Any) -> Any:
 def _array_index(a: np.ndarray) -> np.ndarray:
     """A NumPy array or Python sequence as PyTorch reads it: converted to a tensor, floats
     truncated to int64 (``x[[0.5]]`` is ``x[[0]]``), uint8 a byte mask."""
-    if a.dtype.kind == "f":
+    if _kinds.is_floating(a):
         return a.astype(np.intp)
     if a.dtype == np.uint8:
         return a.astype(np.bool_)
-    if a.dtype.kind not in "iub":
+    if not _kinds.is_integral(a, include_bool=True):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return a
 
@@ -164,7 +165,7 @@ def _index_error(shape: tuple[int, ...], parts: tuple[Any, ...]) -> str | None:
         elif isinstance(p, slice):
             dim += 1
             cdim += 1
-        elif p.dtype.kind == "b":
+        elif _kinds.is_bool(p):
             err = _mask_error(p, left, cdim)
             if err is not None:
                 return err
@@ -188,7 +189,7 @@ def _consumed(p: Any) -> int:
     """How many dims of the input an index part uses."""
     if p is None or p is Ellipsis:
         return 0
-    if isinstance(p, np.ndarray) and p.dtype.kind == "b":
+    if isinstance(p, np.ndarray) and _kinds.is_bool(p):
         return p.ndim
     return 1
 
@@ -225,7 +226,7 @@ def _broadcast_error(parts: tuple[Any, ...]) -> str | None:
     shapes = []
     for p in parts:
         if isinstance(p, np.ndarray):
-            shapes += [(int(p.sum()),)] * p.ndim if p.dtype.kind == "b" else [p.shape]
+            shapes += [(int(p.sum()),)] * p.ndim if _kinds.is_bool(p) else [p.shape]
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
@@ -238,7 +239,7 @@ def _broadcast_error(parts: tuple[Any, ...]) -> str | None:
 
 def _is_bool(i: Any) -> bool:
     d = i._data.dtype if isinstance(i, Tensor) else i.dtype
-    return d.kind == "b"
+    return _kinds.is_bool(d)
 
 
 def _index_put_fwd(xp: Any, x: Any, v: Any, *, index: tuple[Any, ...], accumulate: bool) -> Any:

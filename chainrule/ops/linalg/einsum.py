@@ -5,6 +5,8 @@ from __future__ import annotations
 import string
 from typing import Any, Sequence
 
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.linalg._common import _type_name
 
@@ -185,6 +187,8 @@ def einsum(equation: str, *operands: Any) -> Any:
         operands = tuple(operands[0])
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    if _ac.cpu:  # PyTorch's einsum is a bmm: Note [autocast] in _autocast_state.py
+        operands = _autocast.lower(*operands)
     for i, x in enumerate(operands):
         if not hasattr(x, "_data"):
             raise TypeError(

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.linalg._common import LinAlgError, _mT, _shape_str, _type_name
 
@@ -23,7 +26,7 @@ def _square(name: str, a: Any) -> None:
         raise RuntimeError(
             f"{name}: A must be batches of square matrices, but they are {m} by {n} matrices"
         )
-    if a._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(a._data):
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {_type_name(a)}"
         )
@@ -78,6 +81,8 @@ def linalg_inv(A: Any) -> Any:
 
 def inverse(input: Any) -> Any:
     """``torch.inverse``: same as ``torch.linalg.inv``."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     _square("linalg.inv", input)
     return apply_op(_inv, (input,))
 
@@ -289,7 +294,7 @@ def linalg_svd(A: Any, full_matrices: bool = True) -> Any:
     """Singular value decomposition ``(U, S, Vh)``, S descending."""
     if A._data.ndim < 2:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(A._data):
         raise RuntimeError(
             f"linalg.svd: Expected a floating point or complex tensor as input. Got {_type_name(A)}"
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.linalg._common import (
     _c_name,
@@ -86,6 +88,8 @@ def _is_transposed(x: Any) -> bool:
 
 def matmul(input: Any, other: Any) -> Any:
     """Matrix product with broadcasting over batch dims (``@``)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, other = _autocast.lower(input, other)
     for x, nm in ((input, "input"), (other, "other")):
         _require_tensor("matmul", x, nm)
         if x._data.ndim == 0:
@@ -160,6 +164,8 @@ def _check_mm(input: Any, mat2: Any) -> None:
 
 def mm(input: Any, mat2: Any) -> Any:
     """Product of two matrices, (n, m) @ (m, p)."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, mat2 = _autocast.lower(input, mat2)
     _check_mm(input, mat2)
     _check_same_dtype(
         "mm",
@@ -185,6 +191,8 @@ def _check_bmm(input: Any, mat2: Any, a: str = "batch1", b: str = "batch2") -> N
 
 def bmm(input: Any, mat2: Any) -> Any:
     """Batched matrix product, (b, n, m) @ (b, m, p); no broadcasting."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, mat2 = _autocast.lower(input, mat2)
     _require_tensor("bmm", input, "input")
     _require_tensor("bmm", mat2, "mat2")
     _check_bmm(input, mat2)
@@ -332,6 +340,8 @@ def _addprod(
 
 def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, mat1, mat2 = _autocast.lower(input, mat1, mat2)
     _require_tensor("addmm", input, "input")
     _check_mm(mat1, mat2)
     check_addmm_dtype(input, mat1, mat2)
@@ -361,6 +371,8 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> A
 
 def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
     """beta * input + alpha * bmm(batch1, batch2), input broadcast to the product's shape."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input, batch1, batch2 = _autocast.lower(input, batch1, batch2)
     _require_tensor("baddbmm", input, "input")
     _require_tensor("baddbmm", batch1, "batch1")
     _require_tensor("baddbmm", batch2, "batch2")

@@ -6,6 +6,7 @@ import builtins
 import math
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import reduced_count, restore_reduced
 from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.reduction._common import _dims, _errstate, _keep
@@ -68,7 +69,7 @@ def _var_args(
         raise RuntimeError(f"{name}: Cannot pass both correction and unbiased arguments")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if input._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _dims(dim, input.ndim)
     if reduced_count(input._data.shape, dims) - correction <= 0:

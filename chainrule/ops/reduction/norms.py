@@ -7,6 +7,7 @@ import builtins
 import math
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import restore_reduced, wrap_dim
 from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.reduction._common import _dims, _dtype_name, _errstate, _keep
@@ -80,7 +81,7 @@ def vector_norm_impl(
     """Shared body of ``torch.norm``, ``linalg.vector_norm`` and ``linalg.norm``."""
     if dtype is not None:
         x = x.to(dtype)
-    if x._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(x._data):
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {_dtype_name(x)}"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.reduction._common import _cast, _out_dtype
@@ -25,7 +26,7 @@ def _cumsum(xp: Any, x: Any, *, dim: int, reverse: bool = False) -> Any:
         r = xp.flip(xp.cumsum(xp.flip(x, axis=dim), axis=dim), axis=dim)
     else:
         r = xp.cumsum(x, axis=dim)
-    if x.dtype.kind in "biu":
+    if _kinds.is_integral(x, include_bool=True):
         r = r.astype("int64", copy=False)
     return r
 
@@ -44,7 +45,7 @@ def _cumprod(xp: Any, x: Any, *, dim: int) -> Any:
     gradient is 0; at f it is rcumsum(g * cumprod(x with x_f := 1)) at f. Exact to all orders.
     """
     r = x.copy() if x.ndim == 0 else xp.cumprod(x, axis=dim)
-    if x.dtype.kind in "biu":
+    if _kinds.is_integral(x, include_bool=True):
         r = r.astype("int64", copy=False)
     return r
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from chainrule import _kinds
+from chainrule._autocast_state import state as _ac
+from chainrule.ops import _autocast
 from chainrule.ops._broadcast import reduced_count, restore_reduced
 from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.reduction._common import (
@@ -27,7 +30,7 @@ __all__ = ["sum", "mean", "sum_to_size", "prod", "logsumexp"]
 def _sum(xp: Any, x: Any, *, dim: Any = None, keepdim: bool = False) -> Any:
     """Sum of x over ``dim``. VJP: g spread back over the reduced axes."""
     r = xp.sum(x, axis=dim, keepdims=keepdim)
-    if x.dtype.kind in "biu":
+    if _kinds.is_integral(x, include_bool=True):
         r = r.astype("int64", copy=False)
     return r
 
@@ -67,7 +70,7 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     """Arithmetic mean over ``dim``; needs a floating dtype (or ``dtype=``), as in PyTorch."""
     input = _cast(input, dtype)
-    if input._data.dtype.kind not in "fc":
+    if not _kinds.is_inexact(input._data):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {_dtype_name(input)}"
@@ -122,7 +125,7 @@ def _prod(xp: Any, x: Any, *, dim: Any = None, keepdim: bool = False) -> Any:
     this way the formula is exact to second order, so double backward is right at zeros too.
     """
     r = xp.prod(x, axis=dim, keepdims=keepdim)
-    if x.dtype.kind in "biu":
+    if _kinds.is_integral(x, include_bool=True):
         r = r.astype("int64", copy=False)
     return r
 
@@ -149,6 +152,8 @@ def _prod_vjp(ctx: Any, g: Any) -> Any:
 
 def prod(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     """Product over one ``dim`` (or all elements). Integer and bool inputs give int64."""
+    if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
+        input = _autocast.fp32_1(input)
     if dim is not None and not isinstance(dim, int):
         raise TypeError(
             f"prod() received an invalid combination of arguments - got (Tensor, "

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._registry import apply_op, defop
 
 __all__ = ["clone", "to_dtype", "to_device", "one_hot"]
@@ -29,7 +30,7 @@ def clone(input: Any) -> Any:
 @defop(name="to_dtype", node_name="ToCopyBackward0")
 def _to_dtype(xp: Any, x: Any, *, dtype: Any) -> Any:
     """x cast to ``dtype``. VJP: g (the engine casts it back to the input's dtype)."""
-    return x.astype(dtype)
+    return _kinds.astype(x, dtype)
 
 
 _to_dtype.vjp(lambda ctx, g: (g,))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from chainrule import _kinds
+
 __all__ = []
 
 
@@ -28,5 +30,5 @@ def _legacy(t: Any) -> str:
 def _float_only(input: Any, kernel: str) -> None:
     # PyTorch's activation kernels are defined for floating dtypes only.
     d = getattr(input, "_data", None)
-    if d is not None and d.dtype.kind != "f":
+    if d is not None and not _kinds.is_floating(d):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy(input)}'")

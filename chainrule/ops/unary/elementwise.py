@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._registry import OpDef, ns, unary
 from chainrule.ops.unary._common import _LN2, _LN10, _cast
 
@@ -42,7 +43,7 @@ __all__ = [
 
 
 def _neg_fwd(xp: Any, x: Any) -> Any:
-    if x.dtype.kind == "b":
+    if _kinds.is_bool(x):
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -200,7 +201,7 @@ logsigmoid = unary(
 
 
 def _relu_fwd(xp: Any, x: Any) -> Any:
-    if x.dtype.kind == "b":
+    if _kinds.is_bool(x):
         raise RuntimeError("Boolean inputs not supported for relu")
     # Against an array of zeros, written in place: NumPy's maximum with a scalar operand skips
     # its SIMD loop (measured 1.8x slower on a 400k-element float32 array).
@@ -270,7 +271,7 @@ relu = unary(
 
 
 def _abs_fwd(xp: Any, x: Any) -> Any:
-    if x.dtype.kind == "b":
+    if _kinds.is_bool(x):
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return xp.abs(x)
 
@@ -287,7 +288,7 @@ absolute = abs
 
 
 def _sign_fwd(xp: Any, x: Any) -> Any:
-    return x.copy() if x.dtype.kind == "b" else xp.sign(x)
+    return x.copy() if _kinds.is_bool(x) else xp.sign(x)
 
 
 sign = unary(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._registry import OpDef, apply_op, ns, unary
 
 __all__ = ["square", "nan_to_num", "isnan", "isinf", "isfinite", "logical_not"]
@@ -31,7 +32,7 @@ logical_not = _pred("logical_not", lambda xp, x: xp.logical_not(x))
 def _nan_to_num_fwd(
     xp: Any, x: Any, *, nan: float = 0.0, posinf: Any = None, neginf: Any = None
 ) -> Any:
-    if x.dtype.kind != "f":
+    if not _kinds.is_floating(x):
         return x.copy()
     return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -63,7 +64,7 @@ def square(input: Any) -> Any:
     node is PowBackward0 as in PyTorch). VJP: 2 g x."""
     from chainrule.ops.binary import pow
 
-    if input._data.dtype.kind == "b":
+    if _kinds.is_bool(input._data):
         from chainrule import _dtype
 
         input = input.to(_dtype.int64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
 from chainrule.ops._registry import OpDef, apply_op, unary
 from chainrule.ops.unary._common import _cast, _legacy
 
@@ -15,7 +16,7 @@ __all__ = ["floor", "ceil", "round", "trunc", "fix", "frac"]
 
 def _rounding(name: str, f: Any) -> Any:
     def fwd(xp: Any, x: Any) -> Any:
-        return x.copy() if x.dtype.kind in "iub" else f(xp, x)
+        return x.copy() if _kinds.is_integral(x, include_bool=True) else f(xp, x)
 
     return unary(
         name,
@@ -41,7 +42,7 @@ frac = unary(
 
 
 def _round_fwd(xp: Any, x: Any, *, decimals: int = 0) -> Any:
-    if x.dtype.kind in "iub":
+    if _kinds.is_integral(x, include_bool=True):
         return x.copy()
     if decimals == 0:
         return xp.rint(x)  # round half to even, as PyTorch's nearbyint
@@ -66,7 +67,7 @@ def round(input: Any, *, decimals: int = 0) -> Any:
     """Round half to even, to ``decimals`` decimal places (x * 10**d rounded, / 10**d, as
     PyTorch). VJP: zero."""
     if decimals:
-        if input._data.dtype.kind != "f":
+        if not _kinds.is_floating(input._data):
             raise NotImplementedError(f"\"round_cpu\" not implemented for '{_legacy(input)}'")
         return apply_op(_round, (input,), {"decimals": int(decimals)})
     return apply_op(_round, (input,))
