@@ -120,7 +120,11 @@ def nll_loss(
     wt = np.where(keep, wt, 0).astype(input._data.dtype)
     picked = _nnops.gather_along(input, cdim, np.expand_dims(safe, cdim))
     picked = _ops.squeeze(picked, cdim)
-    loss = -(picked * _new_tensor(wt))
+    return _nll_reduce(-(picked * _new_tensor(wt)), wt, input, reduction)
+
+
+def _nll_reduce(loss: Tensor, wt: np.ndarray, input: Tensor, reduction: str) -> Tensor:
+    """nll_loss's reduction: ``mean`` divides by the summed weights of the kept targets."""
     if reduction == "none":
         return loss
     if reduction == "sum":
@@ -134,6 +138,21 @@ def nll_loss(
             if input._data.dtype == np.float64
             else _ops.sum(loss) / _const(wt.sum(), input)
         )
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _prob_target_reduce(prod: Tensor, input: Tensor, c: int, cdim: int, reduction: str) -> Tensor:
+    """cross_entropy's reduction for class-probability targets: -sum over the class dim,
+    ``mean`` over the other elements."""
+    if reduction == "none":
+        return -_ops.sum(prod, cdim)
+    if reduction == "sum":
+        return -_ops.sum(prod)
+    if reduction == "mean":
+        n = input._data.size // c if c else 0
+        if n == 0:
+            return -_ops.sum(prod) * float("nan")
+        return -_ops.sum(prod) / n
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
@@ -184,16 +203,7 @@ def cross_entropy(
         prod = logp * target
         if weight is not None:
             prod = prod * _ops.reshape(weight, wshape)
-        if reduction == "none":
-            return -_ops.sum(prod, cdim)
-        if reduction == "sum":
-            return -_ops.sum(prod)
-        if reduction == "mean":
-            n = input._data.size // c if c else 0
-            if n == 0:
-                return -_ops.sum(prod) * float("nan")
-            return -_ops.sum(prod) / n
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        return _prob_target_reduce(prod, input, c, cdim, reduction)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0:
         return nll
