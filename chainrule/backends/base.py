@@ -78,6 +78,11 @@ class Backend:
         """A host (NumPy) array copied to device index ``device`` of this backend."""
         raise NotImplementedError
 
+    def copy_to_device(self, array: Any, device: Any = None) -> Any:
+        """A copy of ``array`` (an array of this backend) on device index ``device`` (the
+        current one when None)."""
+        raise NotImplementedError
+
     # What the libraries do differently ---------------------------------------------------
     def scatter_add(self, target: Any, index: Any, values: Any) -> None:
         """``target[index] += values``, unbuffered: repeated indices all contribute."""
@@ -86,6 +91,11 @@ class Backend:
     def scatter_reduce(self, target: Any, index: Any, values: Any, reduce: str) -> None:
         """``target[index] = target[index] (op) values``, unbuffered, for ``reduce`` in
         ``'add'``, ``'multiply'``, ``'maximum'``, ``'minimum'`` (NumPy's ``ufunc.at``)."""
+        raise NotImplementedError
+
+    def writeable(self, array: Any) -> bool:
+        """Whether ``array`` may be written: NumPy's ``flags.writeable`` (False for broadcast
+        views); always True on CuPy, which has no read-only flag."""
         raise NotImplementedError
 
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:

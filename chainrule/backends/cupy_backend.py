@@ -135,6 +135,14 @@ class CupyBackend(Backend):
     def from_host(self, array: Any, device: Any = None) -> Any:
         return self.asarray(array, device=device)
 
+    def copy_to_device(self, array: Any, device: Any = None) -> Any:
+        dev = self.check_device(device)
+        if dev == int(array.device.id):
+            with self._cp.cuda.Device(dev):  # ndarray.copy copies to the current device
+                return array.copy()
+        # Between two GPUs through the host: simple, and rare enough not to matter.
+        return self.from_host(self.to_host(array), dev)
+
     # What the libraries do differently ---------------------------------------------------
     def scatter_add(self, target: Any, index: Any, values: Any) -> None:
         self._cpx.scatter_add(target, index, values)
@@ -153,6 +161,9 @@ class CupyBackend(Backend):
                 "scatter_reduce: reduce must be one of ['add', 'maximum', 'minimum', "
                 f"'multiply'], got {reduce!r}"
             )
+
+    def writeable(self, array: Any) -> bool:
+        return True  # CuPy has no read-only flag
 
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
         return contextlib.nullcontext()  # GPU arithmetic sets no flags and never warns

@@ -36,6 +36,9 @@ class NumpyBackend(Backend):
     def from_host(self, array: Any, device: Any = None) -> np.ndarray:
         return np.asarray(array)
 
+    def copy_to_device(self, array: Any, device: Any = None) -> np.ndarray:
+        return np.array(array, copy=True)
+
     def scatter_add(self, target: np.ndarray, index: Any, values: Any) -> None:
         np.add.at(target, index, values)
 
@@ -47,6 +50,9 @@ class NumpyBackend(Backend):
                 f"scatter_reduce: reduce must be one of {sorted(_UFUNCS)}, got {reduce!r}"
             ) from None
         uf.at(target, index, values)
+
+    def writeable(self, array: Any) -> bool:
+        return bool(array.flags.writeable)
 
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
         return np.errstate(**kwargs)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chainrule._tensor import Tensor, _new_tensor
+from chainrule.backends import as_array
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["_record"]
 
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = as_array
 _new = object.__new__
 _new_node = object.__new__
 

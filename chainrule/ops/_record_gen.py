@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from chainrule._tensor import Tensor
+from chainrule.backends import as_array
 from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["_first_record", "_make_record"]
 
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = as_array
 _new = object.__new__
 
 

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
 from chainrule import _dtype
+from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
 from chainrule.nn.modules._state_dict import _IncompatibleKeys as _IncompatibleKeys
@@ -502,24 +503,7 @@ class Module(_StateDictMixin):
 
         Only floating-point parameters and buffers change dtype, as in PyTorch.
         """
-        dt = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dt, dev = a.dtype, a.device
-            elif isinstance(a, _dtype.dtype):
-                dt = a
-            elif a is not None:
-                dev = a
-        if isinstance(dev, str):
-            # Parsed now, so that a typo (or a dtype name: to("float64")) is an error before
-            # any tensor moves, not a string handed to each tensor's .to().
-            from chainrule._device import device as _parse_device
-
-            _parse_device(dev)
+        dev, dt, _, _ = parse_to(args, kwargs, Tensor)
         if dt is not None:
             dt = _dtype.to_dtype(dt)
             if not dt.is_floating_point:
@@ -551,6 +535,10 @@ class Module(_StateDictMixin):
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Module:
+        """Move every parameter and buffer (and their ``.grad``) to GPU ``device`` (an index,
+        ``'cuda:1'``, a device; the current GPU when None), in place."""
+        if isinstance(device, int) and not isinstance(device, bool):
+            device = f"cuda:{device}"
         return self.to("cuda" if device is None else device)
 
     def type(self, dst_type: Any) -> Module:
