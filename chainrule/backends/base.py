@@ -137,6 +137,11 @@ class Backend:
         read-only: NumPy marks it so, CuPy has no read-only flag (writes would alias)."""
         raise NotImplementedError
 
+    def as_strided(self, array: Any, shape: Any, strides: Any) -> Any:
+        """A strided view of ``array`` (``as_strided``), to be read only: NumPy marks it
+        read-only; CuPy cannot (writes through overlapping windows would alias)."""
+        raise NotImplementedError
+
     def einsum(self, subscripts: str, *operands: Any, out: Any = None) -> Any:
         """``xp.einsum``; with ``out=`` the result is written into ``out`` (CuPy's einsum has no
         ``out=``) and ``out`` is returned."""

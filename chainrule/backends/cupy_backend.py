@@ -202,6 +202,9 @@ class CupyBackend(Backend):
             array, shape=tuple(shape) + ws, strides=strides
         )
 
+    def as_strided(self, array: Any, shape: Any, strides: Any) -> Any:
+        return self._cp.lib.stride_tricks.as_strided(array, shape=shape, strides=strides)
+
     def einsum(self, subscripts: str, *operands: Any, out: Any = None) -> Any:
         r = self._cp.einsum(subscripts, *operands)
         if out is None:

@@ -84,6 +84,9 @@ class NumpyBackend(Backend):
     def sliding_window_view(self, array: Any, window_shape: Any, axis: Any = None) -> np.ndarray:
         return np.lib.stride_tricks.sliding_window_view(array, window_shape, axis=axis)
 
+    def as_strided(self, array: Any, shape: Any, strides: Any) -> np.ndarray:
+        return np.lib.stride_tricks.as_strided(array, shape=shape, strides=strides, writeable=False)
+
     def einsum(self, subscripts: str, *operands: Any, out: Any = None) -> Any:
         if out is None:
             return np.einsum(subscripts, *operands)

@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule.backends import backend_of
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (
     check_bias,
@@ -610,7 +611,7 @@ def max_pool2d_with_indices(
     p = pool_pair("max_pool2d", "padding", padding, 4)
     d = pool_pair("max_pool2d", "dilation", dilation, 5)
     check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
-    idx = max_pool2d_indices(np.asarray(x._data), k, s, p, d, ceil_mode)
+    idx = max_pool2d_indices(backend_of(x._data).xp, x._data, k, s, p, d, ceil_mode)
     n, c, h, w = x.shape
     ho, wo = idx.shape[2:]
     flat = _shape.reshape(x, (n, c, h * w))

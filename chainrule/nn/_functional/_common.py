@@ -11,6 +11,7 @@ import numpy as np
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode as _grad_mode
+from chainrule.backends import backend_of
 from chainrule.ops import conv as _conv
 from chainrule.ops._conv_args import arg_type as _arg_type
 
@@ -18,12 +19,18 @@ __all__: list[str] = []
 
 
 def _const(a: Any, like: Tensor) -> Tensor:
-    """A constant tensor (no grad) of ``like``'s dtype."""
-    return _new_tensor(np.asarray(a, dtype=like._data.dtype))
+    """A constant tensor (no grad) of ``like``'s dtype, on ``like``'s device (a host array is
+    copied there)."""
+    d = like._data
+    if type(d) is np.ndarray:
+        return _new_tensor(np.asarray(a, dtype=d.dtype))
+    be = backend_of(d)
+    return _new_tensor(be.asarray(a, dtype=d.dtype, device=be.device_index(d)))
 
 
-def _data(t: Any) -> np.ndarray:
-    return np.asarray(t._data)
+def _data(t: Any) -> Any:
+    """The array behind ``t`` (on its device)."""
+    return t._data
 
 
 def _tensor_args(fn: str, *args: tuple[str, int, Any, bool]) -> None:
