@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, ContextManager
 
-__all__ = ["Backend", "RandomSource", "unbuffered_apply"]
+__all__ = ["Backend", "RandomSource", "doubling_scan", "unbuffered_apply"]
 
 
 class RandomSource:
@@ -98,6 +98,12 @@ class Backend:
         views); always True on CuPy, which has no read-only flag."""
         raise NotImplementedError
 
+    def accumulate(self, array: Any, axis: int, reduce: str) -> Any:
+        """The running ``reduce`` (``'maximum'`` or ``'minimum'``, NaN-propagating) of
+        ``array`` along ``axis``: NumPy's ``ufunc.accumulate``, which CuPy has only for add and
+        multiply (:func:`doubling_scan` there)."""
+        raise NotImplementedError
+
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
         """``np.errstate(**kwargs)`` on NumPy; on CuPy, where arithmetic never warns, a context
         that does nothing."""
@@ -146,6 +152,23 @@ class Backend:
         """``xp.einsum``; with ``out=`` the result is written into ``out`` (CuPy's einsum has no
         ``out=``) and ``out`` is returned."""
         raise NotImplementedError
+
+
+def doubling_scan(xp: Any, ufunc: Any, array: Any, axis: int) -> Any:
+    """The inclusive scan of an associative ``ufunc`` along ``axis`` in ceil(log2 n) whole-array
+    steps (Hillis and Steele): after the step with offset k, position i holds
+    ``ufunc`` over positions i - 2k + 1 .. i. Each step computes the right-hand side before
+    writing, so overlapping reads are safe."""
+    out = array.copy()
+    n = out.shape[axis]
+    k = 1
+    lead = (slice(None),) * (axis % out.ndim) if out.ndim else ()
+    while k < n:
+        hi = lead + (slice(k, None),)
+        lo = lead + (slice(None, n - k),)
+        out[hi] = ufunc(out[hi], out[lo])
+        k *= 2
+    return out
 
 
 def unbuffered_apply(xp: Any, ufunc: Any, target: Any, index: Any, values: Any) -> None:

@@ -18,7 +18,7 @@ from typing import Any, ContextManager
 
 import numpy as np
 
-from chainrule.backends.base import Backend, unbuffered_apply
+from chainrule.backends.base import Backend, doubling_scan, unbuffered_apply
 
 __all__ = ["CupyBackend", "CupyRandom"]
 
@@ -164,6 +164,10 @@ class CupyBackend(Backend):
 
     def writeable(self, array: Any) -> bool:
         return True  # CuPy has no read-only flag
+
+    def accumulate(self, array: Any, axis: int, reduce: str) -> Any:
+        uf = self._cp.maximum if reduce == "maximum" else self._cp.minimum
+        return doubling_scan(self._cp, uf, array, axis)
 
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
         return contextlib.nullcontext()  # GPU arithmetic sets no flags and never warns

@@ -54,6 +54,9 @@ class NumpyBackend(Backend):
     def writeable(self, array: Any) -> bool:
         return bool(array.flags.writeable)
 
+    def accumulate(self, array: Any, axis: int, reduce: str) -> np.ndarray:
+        return _UFUNCS[reduce].accumulate(array, axis=axis)
+
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
         return np.errstate(**kwargs)
 

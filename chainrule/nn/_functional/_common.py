@@ -28,6 +28,11 @@ def _const(a: Any, like: Tensor) -> Tensor:
     return _new_tensor(be.asarray(a, dtype=d.dtype, device=be.device_index(d)))
 
 
+def _xp(t: Any) -> Any:
+    """The array module of Tensor ``t``'s device."""
+    return backend_of(t._data).xp
+
+
 def _data(t: Any) -> Any:
     """The array behind ``t`` (on its device)."""
     return t._data
