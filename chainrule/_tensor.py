@@ -999,6 +999,12 @@ class Tensor(
         return _ops.fill_(self, value)
 
     def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        """Copy ``src``'s values into ``self`` (broadcast, cast); ``src`` may be on another
+        device, as in PyTorch (it is moved first; the gradient goes back to it)."""
+        if isinstance(src, Tensor):
+            d, s = self._data, src._data
+            if type(s) is not type(d) or (type(d) is not np.ndarray and src.device != self.device):
+                src = src.to(self.device)
         return _ops.copy_(self, src)
 
     def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:

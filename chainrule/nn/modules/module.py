@@ -14,10 +14,13 @@ attribute access, traversal, modes, conversion, repr); the state dicts are in _s
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
 from chainrule import _dtype
+from chainrule._device import device as _device
 from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
@@ -70,6 +73,40 @@ def _add_hook(
     return handle
 
 
+def _place_after_init(cls: type) -> None:
+    """Give the constructor of a chainrule layer with ``device=``/``dtype=`` arguments
+    PyTorch's meaning for them: the parameters and buffers it makes are placed on ``device``
+    and floating ones cast to ``dtype``, as torch's factory_kwargs do (the layers build them
+    on the CPU in the default dtype, and this moves them once, at the end of ``__init__``).
+
+    Only chainrule's own classes are wrapped: a user's subclass keeps its ``__init__`` as
+    written."""
+    init = cls.__dict__.get("__init__")
+    if init is None or not cls.__module__.startswith("chainrule.") or hasattr(init, "_places"):
+        return
+    names = list(inspect.signature(init).parameters)
+    if "device" not in names and "dtype" not in names:
+        return
+    where = {n: names.index(n) for n in ("device", "dtype") if n in names}
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        got = {}
+        for n, i in where.items():
+            v = kwargs.get(n, args[i - 1] if 0 < i <= len(args) else None)
+            if v is not None:
+                got[n] = v
+        dev, dt = got.get("device"), got.get("dtype")
+        if dev is not None and _device(dev).type != "cpu":
+            self.to(dev)
+        if dt is not None and _dtype.to_dtype(dt).is_floating_point:
+            self.to(dt)
+
+    __init__._places = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[misc]
+
+
 class Module(_StateDictMixin):
     """Base class of all layers; subclasses set attributes in ``__init__`` and define ``forward``.
 
@@ -85,6 +122,10 @@ class Module(_StateDictMixin):
     training: bool
     _version: int = 1
     call_super_init: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _place_after_init(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
