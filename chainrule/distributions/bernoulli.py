@@ -77,7 +77,7 @@ class Bernoulli(ExponentialFamily):
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with _cr.no_grad():
-            u = uniform01(shape, self.probs.dtype)
+            u = uniform01(shape, self.probs)
             return (u < self.probs.expand(tuple(shape))).to(self.probs.dtype)
 
     def log_prob(self, value: Tensor) -> Tensor:

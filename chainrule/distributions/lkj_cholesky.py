@@ -60,7 +60,7 @@ class LKJCholesky(Distribution):
             shape = tuple(self._extended_shape(sample_shape))
             # row i: a uniform direction in its first i coordinates (row 0 is all zeros, so the
             # clamped norm leaves it zero and its diagonal becomes 1)
-            u_normal = standard_normal(shape, y.dtype).tril(-1)
+            u_normal = standard_normal(shape, y).tril(-1)
             u_hypersphere = u_normal / u_normal.norm(dim=-1, keepdim=True).clamp(
                 min=finfo(y.dtype).tiny
             )

@@ -147,8 +147,8 @@ class LowRankMultivariateNormal(Distribution):
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         W_shape = shape[:-1] + tuple(self.cov_factor.shape[-1:])
-        eps_W = standard_normal(W_shape, self.loc.dtype)
-        eps_D = standard_normal(shape, self.loc.dtype)
+        eps_W = standard_normal(W_shape, self.loc)
+        eps_D = standard_normal(shape, self.loc)
         return (
             self.loc
             + _batch_mv(self._unbroadcasted_cov_factor, eps_W)

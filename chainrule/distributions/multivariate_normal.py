@@ -147,7 +147,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = standard_normal(shape, self.loc.dtype)
+        eps = standard_normal(shape, self.loc)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -62,7 +62,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        uniforms = clamp_probs(uniform01(shape, self.logits.dtype))
+        uniforms = clamp_probs(uniform01(shape, self.logits))
         gumbels = -((-(uniforms.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
