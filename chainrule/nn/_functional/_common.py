@@ -28,6 +28,20 @@ def _const(a: Any, like: Tensor) -> Tensor:
     return _new_tensor(be.asarray(a, dtype=d.dtype, device=be.device_index(d)))
 
 
+def _host(t: Any) -> np.ndarray:
+    """``t``'s values on the host (a copy from a GPU): for index structure worked out there."""
+    return backend_of(t._data).to_host(t._data)
+
+
+def _on_device(a: Any, like: Tensor) -> Tensor:
+    """The host array ``a`` (its own dtype) as a tensor on ``like``'s device."""
+    d = like._data
+    if type(d) is np.ndarray:
+        return _new_tensor(np.asarray(a))
+    be = backend_of(d)
+    return _new_tensor(be.from_host(np.asarray(a), be.device_index(d)))
+
+
 def _xp(t: Any) -> Any:
     """The array module of Tensor ``t``'s device."""
     return backend_of(t._data).xp
