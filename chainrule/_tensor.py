@@ -502,7 +502,9 @@ class Tensor(
         """A copy on the CPU (``self`` when already there)."""
         return self.to("cpu")
 
-    def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+    def cuda(
+        self, device: Any = None, non_blocking: bool = False, memory_format: Any = None
+    ) -> Tensor:
         """A copy on GPU ``device`` (an index, ``'cuda:1'``, a device; the current GPU when
         None); ``self`` when already there."""
         if device is None:

@@ -162,7 +162,7 @@ def embedding_bag(
     if starts is None:
         # torch names the offsets "indices" here too.
         _index_dtype_check(offsets, 1, "indices")  # type: ignore[arg-type]
-        starts = _host(offsets).astype(np.int64)
+        starts = _host(offsets).astype(np.int64)  # type: ignore[arg-type]
         if starts.size and starts[0] != 0:
             raise RuntimeError(
                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "

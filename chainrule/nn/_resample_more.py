@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from chainrule import ops as _ops
-from chainrule.backends import backend_of
 from chainrule._tensor import Tensor, _new_tensor
+from chainrule.backends import backend_of
 from chainrule.nn import _functional_sample as _fs
 from chainrule.nn._functional.pooling import _sep_apply
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chainrule._tensor import Tensor, _new_tensor
-from chainrule.backends import as_array
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
@@ -24,6 +23,7 @@ from chainrule.autograd.graph import (
     pack_saved,
     user_site,
 )
+from chainrule.backends import as_array
 from chainrule.ops._apply import _mark_view
 
 if TYPE_CHECKING:

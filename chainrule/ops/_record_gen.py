@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from chainrule._tensor import Tensor
-from chainrule.backends import as_array
 from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
@@ -25,6 +24,7 @@ from chainrule.autograd.graph import (
     _record_sites,
     pack_saved,
 )
+from chainrule.backends import as_array
 from chainrule.ops._record import (
     _META,
     _NEEDS_ONE,

@@ -56,8 +56,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import numpy as np
-
 from chainrule.backends import backend_of
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (

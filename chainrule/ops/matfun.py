@@ -134,7 +134,7 @@ class _Lin:
 
     def __init__(self, like: Any) -> None:
         self.t = hasattr(like, "_data")
-        self.xp = None if self.t else backend_of(like).xp
+        self.xp: Any = None if self.t else backend_of(like).xp
 
     def mT(self, x: Any) -> Any:  # noqa: N802
         return x.mT if self.t else self.xp.swapaxes(x, -1, -2)

@@ -18,7 +18,9 @@ import pytest
 import chainrule as cr
 from chainrule import nn
 
-MIXED = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+MIXED = (
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+)
 
 
 def _host(t: Any) -> np.ndarray:
@@ -299,3 +301,36 @@ def test_srgan_step_on_cuda_matches_cpu(fake_cuda: Any) -> None:
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
     for a, b in zip(cpu_params, gpu_params):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-6)
+
+
+def _optimizer_classes() -> list[Any]:
+    out = []
+    for name in sorted(dir(cr.optim)):
+        cls = getattr(cr.optim, name)
+        if isinstance(cls, type) and issubclass(cls, cr.optim.Optimizer):
+            if name not in ("Optimizer", "SparseAdam"):  # SparseAdam takes sparse gradients
+                out.append(pytest.param(cls, id=name))
+    return out
+
+
+@pytest.mark.parametrize("cls", _optimizer_classes())
+def test_every_optimizer_steps_on_cuda_as_on_cpu(cls: Any, fake_cuda: Any) -> None:
+    weights = []
+    for device in ("cpu", "cuda"):
+        cr.manual_seed(0)
+        m = nn.Linear(4, 3).to(device)
+        params = [m.weight] if cls.__name__ == "Muon" else list(m.parameters())  # 2-d only
+        opt = cls(params) if cls.__name__ == "LBFGS" else cls(params, lr=0.01)
+        x = cr.randn(5, 4).to(device)
+
+        def closure() -> Any:
+            opt.zero_grad()
+            loss = (m(x) ** 2).mean()
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            opt.step(closure)
+        assert m.weight.device.type == device
+        weights.append(_host(m.weight))
+    np.testing.assert_allclose(weights[1], weights[0], rtol=1e-5, atol=1e-7)

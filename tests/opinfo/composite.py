@@ -297,7 +297,11 @@ OPS = [
         differentiable=False,
         samples=_fixed([[0.0, 1.0], [2.0, 0.0]]),
     ),
-    OpInfo("take", lambda m, x: m.take(x, m.tensor([[0, 5], [-1, 2]], device=x.device)), samples=_s((2, 3))),
+    OpInfo(
+        "take",
+        lambda m, x: m.take(x, m.tensor([[0, 5], [-1, 2]], device=x.device)),
+        samples=_s((2, 3)),
+    ),
     OpInfo(
         "isin",
         lambda m, a, b: m.isin(a, b),

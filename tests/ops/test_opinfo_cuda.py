@@ -77,9 +77,7 @@ def run_on(row: OpInfo, sample: Sample, device: str) -> tuple[list[Any], list[An
     if roots and diff:
         rng = np.random.default_rng(7)
         gs = [cr.tensor(rng.uniform(-1, 1, tuple(o.shape)), device=device) for o in roots]
-        grads = list(
-            cr.autograd.grad(roots, [args[i] for i in diff], gs, allow_unused=True)
-        )
+        grads = list(cr.autograd.grad(roots, [args[i] for i in diff], gs, allow_unused=True))
     return out, grads
 
 

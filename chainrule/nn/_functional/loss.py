@@ -443,7 +443,7 @@ def gaussian_nll_loss(
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    vd = var._data
+    vd = var._data  # type: ignore[union-attr]  (var is a Tensor by now)
     if np.any(vd < 0):
         raise ValueError("var has negative entry/entries")
     adj = np.maximum(vd, eps) - vd
