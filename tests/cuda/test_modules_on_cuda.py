@@ -334,3 +334,61 @@ def test_every_optimizer_steps_on_cuda_as_on_cpu(cls: Any, fake_cuda: Any) -> No
         assert m.weight.device.type == device
         weights.append(_host(m.weight))
     np.testing.assert_allclose(weights[1], weights[0], rtol=1e-5, atol=1e-7)
+
+
+# Functions outside the op table ---------------------------------------------------------------
+
+F = nn.functional
+_FUNCTIONS: dict[str, Callable[[Any, str], Any]] = {
+    "max_pool3d": lambda x, d: F.max_pool3d(x, 2, return_indices=True)[1],
+    "max_unpool3d": lambda x, d: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2),
+    "gumbel_softmax_hard": lambda x, d: F.gumbel_softmax(x[:, :, 0, 0, 0], hard=True),
+    "gaussian_nll_loss": lambda x, d: F.gaussian_nll_loss(x, x.detach(), cr.ones_like(x)),
+    "instance_norm": lambda x, d: F.instance_norm(x, use_input_stats=True),
+    "ctc_loss": lambda x, d: F.ctc_loss(
+        x[0].reshape(3, 4, 16).log_softmax(2)[:, :2, :5],
+        cr.tensor([[1, 2], [1, 1]], device=d),
+        cr.tensor([3, 3]),
+        cr.tensor([2, 2]),
+    ),
+    "fractional_max_pool2d": lambda x, d: F.fractional_max_pool2d(x[:, :, 0], 2, output_size=2),
+    "multi_margin_loss": lambda x, d: F.multi_margin_loss(
+        x[:, :, 0, 0, 0], cr.tensor([0, 2], device=d)
+    ),
+    "multilabel_margin_loss": lambda x, d: F.multilabel_margin_loss(
+        x[:, :, 0, 0, 0], cr.tensor([[0, -1, 1], [2, -1, 0]], device=d)
+    ),
+    "embedding_bag": lambda x, d: F.embedding_bag(
+        cr.tensor([0, 2, 1, 1], device=d), x[0, :, :, 0, 0], cr.tensor([0, 2], device=d)
+    ),
+    "dropout": lambda x, d: F.dropout(x, 0.5),
+    "normal_": lambda x, d: cr.empty(3, device=d).normal_(),
+    "bernoulli": lambda x, d: cr.bernoulli(x.detach().sigmoid()),
+    "multinomial": lambda x, d: cr.multinomial(x[0, :, 0, 0].detach().exp(), 2),
+    "Normal.log_prob": lambda x, d: cr.distributions.Normal(x, 1.0).log_prob(x.detach()),
+    "Normal.rsample": lambda x, d: cr.distributions.Normal(x, 1.0).rsample(),
+    "Categorical.sample": lambda x, d: cr.distributions.Categorical(logits=x[:, :, 0, 0, 0]).sample(
+        (4,)
+    ),
+    "Dirichlet.log_prob": lambda x, d: cr.distributions.Dirichlet(x[0, :, 0, 0, 0].exp()).log_prob(
+        cr.tensor([0.2, 0.3, 0.5], device=d)
+    ),
+    "clip_grad_norm_": lambda x, d: (
+        (x**2).sum().backward(),
+        nn.utils.clip_grad_norm_([x], 1.0),
+        x.grad,
+    )[2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FUNCTIONS))
+def test_function_on_cuda_matches_cpu(name: str, fake_cuda: Any) -> None:
+    got = []
+    for d in ("cpu", "cuda"):
+        cr.manual_seed(1)  # draws are made on the host: the same numbers on both devices
+        x = cr.tensor(np.random.default_rng(2).normal(size=(2, 3, 4, 4, 4)), device=d)
+        x.requires_grad_()
+        out = _FUNCTIONS[name](x, d)
+        assert out.device.type == d, name
+        got.append(_host(out.detach()))
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-10, atol=1e-12)
