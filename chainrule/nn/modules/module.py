@@ -15,7 +15,6 @@ attribute access, traversal, modes, conversion, repr); the state dicts are in _s
 from __future__ import annotations
 
 import functools
-import inspect
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
@@ -84,17 +83,27 @@ def _place_after_init(cls: type) -> None:
     init = cls.__dict__.get("__init__")
     if init is None or not cls.__module__.startswith("chainrule.") or hasattr(init, "_places"):
         return
-    names = list(inspect.signature(init).parameters)
+    co = getattr(init, "__code__", None)
+    if co is None:
+        return
+    # The argument names from the code object: cheaper than inspect.signature for the few
+    # hundred layer classes defined when chainrule.nn is imported.
+    names = co.co_varnames[: co.co_argcount + co.co_kwonlyargcount]
     if "device" not in names and "dtype" not in names:
         return
-    where = {n: names.index(n) for n in ("device", "dtype") if n in names}
+    # Position among the positional arguments after self (None: keyword-only).
+    where = {
+        n: (names.index(n) if names.index(n) < co.co_argcount else None)
+        for n in ("device", "dtype")
+        if n in names
+    }
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         got = {}
         for n, i in where.items():
-            v = kwargs.get(n, args[i - 1] if 0 < i <= len(args) else None)
+            v = kwargs.get(n, args[i - 1] if i is not None and 0 < i <= len(args) else None)
             if v is not None:
                 got[n] = v
         dev, dt = got.get("device"), got.get("dtype")
