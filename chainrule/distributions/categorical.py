@@ -78,7 +78,12 @@ class Categorical(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _cr.full(
+            tuple(self._extended_shape()),
+            float("nan"),
+            dtype=self.probs.dtype,
+            device=self.probs.device,
+        )
 
     @property
     def mode(self) -> Tensor:
@@ -86,7 +91,12 @@ class Categorical(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _cr.full(
+            tuple(self._extended_shape()),
+            float("nan"),
+            dtype=self.probs.dtype,
+            device=self.probs.device,
+        )
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         if not isinstance(sample_shape, Size):

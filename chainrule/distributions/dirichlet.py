@@ -12,7 +12,7 @@ from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
-from chainrule.distributions.utils import _rng, finfo
+from chainrule.distributions.utils import _host, _rng, finfo
 from chainrule.ops.special import dirichlet_reparam
 
 __all__ = ["Dirichlet"]
@@ -20,7 +20,7 @@ __all__ = ["Dirichlet"]
 
 def sample_dirichlet(concentration: Tensor) -> Tensor:
     """Dirichlet samples (normalized Gamma draws) with the reparameterization gradient."""
-    a = np.asarray(concentration._data, dtype=np.float64)
+    a = _host(concentration)
     g = np.maximum(_rng().standard_gamma(a), np.finfo(np.float64).tiny)
     x = g / g.sum(-1, keepdims=True)
     fi = finfo(concentration.dtype)

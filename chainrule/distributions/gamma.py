@@ -13,7 +13,7 @@ from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
-from chainrule.distributions.utils import _rng, broadcast_all, finfo
+from chainrule.distributions.utils import _host, _rng, broadcast_all, finfo
 from chainrule.ops.special import gamma_reparam
 
 __all__ = ["Gamma", "standard_gamma"]
@@ -23,7 +23,7 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     """Gamma(concentration, 1) samples of ``concentration``'s shape, clamped to the dtype's
     smallest normal number, carrying the implicit reparameterization gradient
     dx/dalpha = -(dP/dalpha)(alpha, x) / p(x; alpha) back to ``concentration``."""
-    a = np.asarray(concentration._data, dtype=np.float64)
+    a = _host(concentration)
     x = _rng().standard_gamma(a)
     x = np.maximum(x, finfo(concentration.dtype).tiny)
     return gamma_reparam(concentration, _cr.tensor(x.astype(np.dtype(concentration.dtype.np))))

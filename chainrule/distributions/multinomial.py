@@ -12,7 +12,7 @@ from chainrule.distributions import constraints
 from chainrule.distributions.binomial import Binomial
 from chainrule.distributions.categorical import Categorical
 from chainrule.distributions.distribution import Distribution
-from chainrule.distributions.utils import _rng, broadcast_all
+from chainrule.distributions.utils import _host, _rng, broadcast_all
 
 __all__ = ["Multinomial"]
 
@@ -75,7 +75,7 @@ class Multinomial(Distribution):
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         sample_shape = Size(sample_shape)
-        p = np.asarray(self.probs._data, dtype=np.float64)
+        p = _host(self.probs)
         p = p / p.sum(-1, keepdims=True)
         shape = tuple(sample_shape) + p.shape[:-1]
         out = _rng().multinomial(self.total_count, np.broadcast_to(p, shape + p.shape[-1:]))

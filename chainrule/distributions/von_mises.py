@@ -12,7 +12,7 @@ from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.distribution import Distribution
-from chainrule.distributions.utils import _rng, broadcast_all
+from chainrule.distributions.utils import _host, _rng, broadcast_all
 
 __all__ = ["VonMises"]
 
@@ -49,8 +49,8 @@ class VonMises(Distribution):
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         with _cr.no_grad():
-            mu = np.broadcast_to(np.asarray(self.loc._data, dtype=np.float64), shape)
-            k = np.broadcast_to(np.asarray(self.concentration._data, dtype=np.float64), shape)
+            mu = np.broadcast_to(_host(self.loc), shape)
+            k = np.broadcast_to(_host(self.concentration), shape)
             x = _rng().vonmises(mu, k)
             x = (x + np.pi) % (2 * np.pi) - np.pi
             return _cr.tensor(x.astype(np.dtype(self.loc.dtype.np)))
