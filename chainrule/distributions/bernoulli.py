@@ -90,7 +90,7 @@ class Bernoulli(ExponentialFamily):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        values = _cr.arange(2, dtype=self._param.dtype)
+        values = _cr.arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -120,7 +120,7 @@ class Binomial(Distribution):
             raise NotImplementedError(
                 "Inhomogeneous total count not supported by `enumerate_support`."
             )
-        values = _cr.arange(1 + total_count, dtype=self._param.dtype)
+        values = _cr.arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -121,7 +121,7 @@ class Categorical(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         num_events = self._num_events
-        values = _cr.arange(num_events, dtype=_cr.long)
+        values = _cr.arange(num_events, dtype=_cr.long, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -25,7 +25,7 @@ def sample_dirichlet(concentration: Tensor) -> Tensor:
     x = g / g.sum(-1, keepdims=True)
     fi = finfo(concentration.dtype)
     x = np.clip(x, fi.tiny, 1 - fi.eps).astype(np.dtype(concentration.dtype.np))
-    return dirichlet_reparam(concentration, _cr.tensor(x))
+    return dirichlet_reparam(concentration, _cr.tensor(x, device=concentration.device))
 
 
 class Dirichlet(ExponentialFamily):

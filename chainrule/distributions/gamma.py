@@ -26,7 +26,10 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     a = _host(concentration)
     x = _rng().standard_gamma(a)
     x = np.maximum(x, finfo(concentration.dtype).tiny)
-    return gamma_reparam(concentration, _cr.tensor(x.astype(np.dtype(concentration.dtype.np))))
+    return gamma_reparam(
+        concentration,
+        _cr.tensor(x.astype(np.dtype(concentration.dtype.np)), device=concentration.device),
+    )
 
 
 class Gamma(ExponentialFamily):
@@ -66,7 +69,7 @@ class Gamma(ExponentialFamily):
         return value
 
     def log_prob(self, value: Tensor) -> Tensor:
-        value = _cr.as_tensor(value, dtype=self.rate.dtype)
+        value = _cr.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
         return (

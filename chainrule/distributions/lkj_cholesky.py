@@ -37,8 +37,10 @@ class LKJCholesky(Distribution):
         event_shape = (dim, dim)
         # The squared norms of the rows below the first are Beta(i/2, eta + (dim - 2 - i)/2).
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = _cr.arange(self.dim - 1, dtype=self.concentration.dtype)
-        offset = _cr.cat([_cr.zeros(1, dtype=offset.dtype), offset])
+        offset = _cr.arange(
+            self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device
+        )
+        offset = _cr.cat([_cr.zeros(1, dtype=offset.dtype, device=offset.device), offset])
         beta_conc1 = offset + 0.5
         beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
         self._beta = Beta(beta_conc1, beta_conc0)
@@ -66,13 +68,15 @@ class LKJCholesky(Distribution):
             )
             w = y.sqrt() * u_hypersphere
             diag_elems = (1 - (w**2).sum(-1)).clamp(min=finfo(w.dtype).tiny).sqrt()
-            return w + diag_elems.unsqueeze(-1) * _cr.eye(self.dim, dtype=w.dtype)
+            return w + diag_elems.unsqueeze(-1) * _cr.eye(self.dim, dtype=w.dtype, device=w.device)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = _cr.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = _cr.arange(
+            2, self.dim + 1, dtype=self.concentration.dtype, device=self.concentration.device
+        )
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
         unnormalized_log_pdf = (order * diag_elems.log()).sum(-1)
         # the normalizer of the density above

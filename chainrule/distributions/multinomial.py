@@ -79,10 +79,10 @@ class Multinomial(Distribution):
         p = p / p.sum(-1, keepdims=True)
         shape = tuple(sample_shape) + p.shape[:-1]
         out = _rng().multinomial(self.total_count, np.broadcast_to(p, shape + p.shape[-1:]))
-        return _cr.tensor(out.astype(np.dtype(self.probs.dtype.np)))
+        return _cr.tensor(out.astype(np.dtype(self.probs.dtype.np)), device=self.probs.device)
 
     def entropy(self) -> Tensor:
-        n = _cr.tensor(float(self.total_count), dtype=self.probs.dtype)
+        n = _cr.tensor(float(self.total_count), dtype=self.probs.dtype, device=self.probs.device)
         support = self._binomial.enumerate_support()
         binomial_probs = self._binomial.log_prob(support).exp()
         weights = (support + 1).lgamma()

@@ -75,7 +75,7 @@ class ExpRelaxedCategorical(Distribution):
         t = (
             self.temperature
             if isinstance(self.temperature, Tensor)
-            else _cr.tensor(float(self.temperature), dtype=logits.dtype)
+            else _cr.tensor(float(self.temperature), dtype=logits.dtype, device=logits.device)
         )
         log_scale = _cr.full_like(t, float(K)).lgamma() - t.log() * (-(K - 1))
         score = logits - value * t

@@ -53,7 +53,7 @@ class VonMises(Distribution):
             k = np.broadcast_to(_host(self.concentration), shape)
             x = _rng().vonmises(mu, k)
             x = (x + np.pi) % (2 * np.pi) - np.pi
-            return _cr.tensor(x.astype(np.dtype(self.loc.dtype.np)))
+            return _cr.tensor(x.astype(np.dtype(self.loc.dtype.np)), device=self.loc.device)
 
     @property
     def mean(self) -> Tensor:

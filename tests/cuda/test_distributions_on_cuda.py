@@ -22,22 +22,10 @@ from tests.distributions.test_against_torch import SPECS
 NOT_ON_CUDA = frozenset(
     {
         "HalfCauchy",
-        "Gamma",
-        "Chi2",
-        "Beta",
-        "StudentT",
-        "Dirichlet",
-        "Binomial",
-        "Binomial_logits",
-        "NegativeBinomial",
-        "Multinomial",
-        "Expanded",
         "Transformed",
         "Transformed_stickbreaking",
         "MultivariateNormal_cov",
         "MultivariateNormal_prec",
-        "LowRankMultivariateNormal",
-        "VonMises",
         "LKJCholesky",
         "LKJCholesky_4",
     }
