@@ -36,7 +36,12 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
-        return _cr.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
+        return _cr.full(
+            tuple(self._extended_shape()),
+            math.inf,
+            dtype=self.scale.dtype,
+            device=self.scale.device,
+        )
 
     @property
     def mode(self) -> Tensor:

@@ -21,13 +21,8 @@ from tests.distributions.test_against_torch import SPECS
 
 NOT_ON_CUDA = frozenset(
     {
-        "HalfCauchy",
         "Transformed",
         "Transformed_stickbreaking",
-        "MultivariateNormal_cov",
-        "MultivariateNormal_prec",
-        "LKJCholesky",
-        "LKJCholesky_4",
     }
 )
 
