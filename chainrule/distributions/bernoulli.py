@@ -12,6 +12,7 @@ from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
 from chainrule.distributions.utils import (
+    _param_device,
     broadcast_all,
     lazy_property,
     logits_to_probs,
@@ -90,7 +91,8 @@ class Bernoulli(ExponentialFamily):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        values = _cr.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = _cr.arange(2, dtype=self._param.dtype)
+        values = values.to(_param_device(self))
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -9,6 +9,7 @@ from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions.distribution import Distribution
 from chainrule.distributions.utils import (
+    _param_device,
     categorical_sample,
     finfo,
     lazy_property,
@@ -121,7 +122,7 @@ class Categorical(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         num_events = self._num_events
-        values = _cr.arange(num_events, dtype=_cr.long, device=self._param.device)
+        values = _cr.arange(num_events, dtype=_cr.long).to(_param_device(self))
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

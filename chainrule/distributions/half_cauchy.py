@@ -54,9 +54,8 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        value = _cr.as_tensor(
-            value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device
-        )
+        scale: Any = self.base_dist.scale  # type: ignore[attr-defined]
+        value = _cr.as_tensor(value, dtype=scale.dtype, device=scale.device)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return _cr.where(value >= 0, log_prob, _cr.full_like(log_prob, float("-inf")))
 

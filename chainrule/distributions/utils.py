@@ -167,6 +167,11 @@ def _rng() -> np.random.Generator:
 #     numbers on every device under one seed.
 
 
+def _param_device(dist: Any) -> Any:
+    """The device of a discrete distribution's parameter (``_param``: probs or logits)."""
+    return dist._param.device
+
+
 def _host(t: Tensor) -> np.ndarray:
     return backend_of(t._data).to_host(t._data).astype(np.float64)
 
