@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["device", "set_default_device", "get_default_device"]
+__all__ = ["device", "set_default_device", "get_default_device", "parse_to"]
 
 
 class device:
@@ -16,6 +16,11 @@ class device:
     def __init__(self, type: Any, index: int | None = None) -> None:  # noqa: A002
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):  # device(1): 'cuda:1'
+            if type < 0:
+                raise RuntimeError(f"Device index must not be negative, got {type}")
+            self.type, self.index = "cuda", type
             return
         s = str(type)
         if ":" in s:
@@ -66,3 +71,68 @@ def get_default_device() -> device:
 
 
 _device_cls = device
+
+
+def _is_dtype(a: Any) -> bool:
+    from chainrule import _dtype
+
+    return isinstance(a, _dtype.dtype) or a is float or a is int or a is bool
+
+
+def _is_device(a: Any) -> bool:
+    return isinstance(a, (str, device)) or (isinstance(a, int) and not isinstance(a, bool))
+
+
+def parse_to(
+    args: tuple[Any, ...], kwargs: dict[str, Any], tensor_type: type
+) -> tuple[device | None, Any, bool, bool]:
+    """The arguments of ``Tensor.to`` / ``Module.to`` in PyTorch's overloads, as
+    ``(device, dtype, non_blocking, copy)`` (None where not given):
+
+    - ``to(dtype, non_blocking=False, copy=False, memory_format=...)``
+    - ``to(device=None, dtype=None, non_blocking=False, copy=False, memory_format=...)``
+    - ``to(other, non_blocking=False, copy=False)``: ``other``'s device and dtype.
+
+    A device is a ``device``, a string (``'cuda:1'``) or a GPU index (``to(0)`` is
+    ``'cuda:0'``). ``memory_format`` is accepted and ignored (arrays are C-ordered).
+    """
+    kw = dict(kwargs)
+    dev = kw.pop("device", None)
+    dt = kw.pop("dtype", None)
+    non_blocking = kw.pop("non_blocking", False)
+    copy = kw.pop("copy", False)
+    kw.pop("memory_format", None)
+    if kw:
+        raise TypeError(
+            "to() received an invalid combination of arguments - got an unexpected keyword "
+            f"argument '{next(iter(kw))}'"
+        )
+    rest = list(args)
+    if rest:
+        a = rest[0]
+        if isinstance(a, tensor_type):
+            dev, dt = a.device, a.dtype  # type: ignore[attr-defined]
+            rest.pop(0)
+        elif _is_dtype(a):
+            dt = rest.pop(0)
+        elif a is None or _is_device(a):
+            dev = rest.pop(0)
+            if rest and (rest[0] is None or _is_dtype(rest[0])):
+                dt = rest.pop(0)
+        else:
+            raise TypeError(
+                "to() received an invalid combination of arguments - got "
+                f"({type(a).__name__}), but expected one of: (torch.device device = None, "
+                "torch.dtype dtype = None, bool non_blocking = False, bool copy = False), "
+                "(torch.dtype dtype, bool non_blocking = False, bool copy = False), "
+                "(Tensor tensor, bool non_blocking = False, bool copy = False)"
+            )
+    if rest:
+        non_blocking = rest.pop(0)
+    if rest:
+        copy = rest.pop(0)
+    if rest:
+        raise TypeError(f"to() takes at most 4 positional arguments ({len(args)} given)")
+    if dev is not None:
+        dev = device("cuda", dev) if isinstance(dev, int) else device(dev)
+    return dev, dt, bool(non_blocking), bool(copy)

@@ -18,6 +18,7 @@ import numpy as np
 
 from chainrule import _dispatch, _dtype, _kinds
 from chainrule._tensor import Tensor, _new_tensor
+from chainrule.backends import backend_of
 
 __all__ = ["multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo", "fill_sampled"]
 
@@ -26,6 +27,26 @@ def rng(generator: Any) -> np.random.Generator:
     from chainrule._random import rng_of
 
     return rng_of(generator)
+
+
+# Note [sampling on the host]
+#     Samples are drawn from chainrule's generators on the host, from parameters read there
+#     (one copy from a GPU), and the result is copied to the device of the tensor that gave
+#     the parameters: a CUDA tensor gets the same numbers as a CPU tensor under one seed.
+
+
+def _host(t: Tensor) -> np.ndarray:
+    """``t``'s values on the host, as float64."""
+    return backend_of(t._data).to_host(t._data).astype(np.float64)
+
+
+def _like(values: np.ndarray, t: Tensor) -> Tensor:
+    """A tensor of the host array ``values`` on ``t``'s device."""
+    d = t._data
+    if type(d) is np.ndarray:
+        return _new_tensor(values)
+    be = backend_of(d)
+    return _new_tensor(be.from_host(values, be.device_index(d)))
 
 
 def _np_dtype(t: Tensor) -> np.dtype:
@@ -38,7 +59,7 @@ def multinomial(
     """``num_samples`` category indices per row of the (1-d or 2-d) non-negative weights
     ``input``, drawn with or without replacement (int64). Without replacement the draws are
     sequential (the Gumbel-top-k construction, which has that distribution)."""
-    p = np.asarray(input.detach()._data, dtype=np.float64)
+    p = _host(input)  # Note [sampling on the host]
     if p.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not _kinds.is_floating(input._data):
@@ -74,21 +95,21 @@ def multinomial(
             with np.errstate(divide="ignore"):
                 keys = np.log(w) - np.log(-np.log(gen.random(n)))
             out[r] = np.argsort(-keys, kind="stable")[:num_samples]
-    return _new_tensor(out.reshape(p.shape[:-1] + (num_samples,)))
+    return _like(out.reshape(p.shape[:-1] + (num_samples,)), input)
 
 
 def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
     """0/1 samples, 1 with probability ``input`` elementwise (or the scalar ``p``), of
     ``input``'s dtype."""
     prob = (
-        np.asarray(input.detach()._data, dtype=np.float64)
+        _host(input)  # Note [sampling on the host]
         if p is None
         else np.full(tuple(input.shape), float(p))
     )
     if ((prob < 0) | (prob > 1)).any() or np.isnan(prob).any():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     draws = rng(generator).random(prob.shape) < prob
-    return _new_tensor(draws.astype(_np_dtype(input)))
+    return _like(draws.astype(_np_dtype(input)), input)
 
 
 def normal(
@@ -113,22 +134,25 @@ def normal(
             raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std)}")
         shape = tuple(size) if not isinstance(size, int) else (size,)
         out = _new_tensor((gen.standard_normal(shape) * float(std) + float(mean)).astype(dt))
+        if device is not None:
+            out = out.to(device)
         return out.requires_grad_() if requires_grad else out
-    m = np.asarray(mean.detach()._data if mt else mean, dtype=np.float64)
-    s = np.asarray(std.detach()._data if st else std, dtype=np.float64)
+    # Note [sampling on the host]
+    m = _host(mean) if mt else np.asarray(mean, dtype=np.float64)
+    s = _host(std) if st else np.asarray(std, dtype=np.float64)
     if (s < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0")
     ref = mean if mt else std
     shape = np.broadcast_shapes(m.shape, s.shape)
-    return _new_tensor((gen.standard_normal(shape) * s + m).astype(_np_dtype(ref)))
+    return _like((gen.standard_normal(shape) * s + m).astype(_np_dtype(ref)), ref)
 
 
 def poisson(input: Tensor, generator: Any = None) -> Tensor:
     """Poisson samples with elementwise rate ``input``, of ``input``'s dtype."""
-    lam = np.asarray(input.detach()._data, dtype=np.float64)
+    lam = _host(input)  # Note [sampling on the host]
     if (lam < 0).any() or np.isnan(lam).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return _new_tensor(rng(generator).poisson(lam).astype(_np_dtype(input)))
+    return _like(rng(generator).poisson(lam).astype(_np_dtype(input)), input)
 
 
 def fill_sampled(t: Tensor, values: np.ndarray) -> Tensor:

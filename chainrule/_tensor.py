@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 import numpy as np
 
 from chainrule import _dtype, _kinds
-from chainrule._device import CPU, device
+from chainrule._device import CPU, device, parse_to
+from chainrule._device import device as _device_cls
 from chainrule._dispatch import autograd as _autograd
 from chainrule._dispatch import creation as _creation
 from chainrule._dispatch import defs as _defs
@@ -473,29 +474,22 @@ class Tensor(
         return self.to(dtype)
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``,
-        ``to(device, dtype)``. Returns self when nothing changes."""
-        dt = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dt, dev = a.dtype, a.device
-            elif isinstance(a, (_dtype.dtype, type)) or (
-                isinstance(a, str) and a in _dtype._BY_NAME
-            ):
-                dt = a
-            elif a is not None:
-                dev = a
+        """Convert device and/or dtype: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``,
+        each with ``non_blocking`` and ``copy`` (see ``_device.parse_to``). Returns ``self``
+        when nothing changes and ``copy`` is False; the copy is differentiable (the gradient
+        goes back to ``self``'s device and dtype). ``'cuda'`` with no index means the current
+        GPU. ``non_blocking`` is accepted; copies are synchronous."""
+        dev, dt, _, copy = parse_to(args, kwargs, Tensor)
         t = self
         if dev is not None:
-            target = device(dev)
-            if target.type != self.device.type:
-                be = get_backend(target)
-                t = _ops.to_device(t, backend=be)
+            d = self._data
+            src = backend_of(d)
+            be = get_backend(dev)
+            index = None
+            if be.device != "cpu":
+                index = be.check_device(dev.index)  # type: ignore[attr-defined]
+            if be is not src or (index is not None and index != src.device_index(d)):
+                t = _ops.to_device(t, backend=be, index=index)
         if dt is not None:
             dt = _dtype.to_dtype(dt)
             if dt.np != t._data.dtype:
@@ -504,11 +498,22 @@ class Tensor(
             t = _ops.clone(t)
         return t
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format: Any = None) -> Tensor:
+        """A copy on the CPU (``self`` when already there)."""
         return self.to("cpu")
 
-    def cuda(self, device: Any = None) -> Tensor:
-        return self.to("cuda" if device is None else device)
+    def cuda(
+        self, device: Any = None, non_blocking: bool = False, memory_format: Any = None
+    ) -> Tensor:
+        """A copy on GPU ``device`` (an index, ``'cuda:1'``, a device; the current GPU when
+        None); ``self`` when already there."""
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device = f"cuda:{device}"
+        elif _device_cls(device).type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device, got {device}")
+        return self.to(device, non_blocking=non_blocking)
 
     def float(self) -> Tensor:
         return self.to(_dtype.float32)
@@ -999,6 +1004,12 @@ class Tensor(
         return _ops.fill_(self, value)
 
     def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        """Copy ``src``'s values into ``self`` (broadcast, cast); ``src`` may be on another
+        device, as in PyTorch (it is moved first; the gradient goes back to it)."""
+        if isinstance(src, Tensor):
+            d, s = self._data, src._data
+            if type(s) is not type(d) or (type(d) is not np.ndarray and src.device != self.device):
+                src = src.to(self.device)
         return _ops.copy_(self, src)
 
     def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:

@@ -39,16 +39,19 @@ def test_on_the_stand_in_it_reports_every_part(tmp_path):
         "10",
         "--speed-budget",
         "4",
+        "--speed-sizes",
+        "demo",
         "--json",
         str(out),
         CHAINRULE_CUPY_MODULE="tests._fakecupy",
     )
-    assert r.returncode in (0, 1), r.stderr  # 1 until the ops run on the CUDA backend
+    # 1 only when the short op budget stops the table early (no PyTorch CUDA to compare here).
+    assert r.returncode in (0, 1), r.stderr
     assert "GPU: chainrule fake CUDA device" in r.stdout
     res = json.loads(out.read_text())
-    assert res["op_table"]["cases"] > 0
+    ops = res["op_table"]
+    assert ops["cases"] > 0 and ops["match_cpu"] == ops["cases"] and not ops["failures"]
+    assert res["seed_loop"]["matches_cpu"] is True
     assert res["seed_loop"]["seed_program"] == "ran"
-    assert set(res["srgan_step"]) == {
-        "demo (2x, 32x32, batch 8, 24 ch, 2 blocks)",
-        "4x, 96x96, batch 16, 64 ch, 16 blocks",
-    }
+    (label,) = res["srgan_step"]
+    assert label.startswith("demo") and res["srgan_step"][label]["chainrule_ms"] > 0

@@ -9,6 +9,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule._dispatch import sampling as _sampling
+from chainrule.backends import backend_of
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
@@ -45,7 +46,10 @@ class SamplingMethods:
         return _s().fill_sampled(self, _s().rng(generator).uniform(from_, to, tuple(self.shape)))
 
     def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Tensor:
-        prob = np.asarray(p._data if hasattr(p, "_data") else p, dtype=np.float64)
+        if hasattr(p, "_data"):  # read on the host (Note [sampling on the host])
+            prob = backend_of(p._data).to_host(p._data).astype(np.float64)
+        else:
+            prob = np.asarray(p, dtype=np.float64)
         if ((prob < 0) | (prob > 1)).any():
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         draws = _s().rng(generator).random(tuple(self.shape)) < prob

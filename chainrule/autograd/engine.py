@@ -427,14 +427,17 @@ def _materialize(node: Node, buf: list[Any], create_graph: bool) -> list[Any]:
     mat = getattr(op, "materialize_grads", True) if op is not None else True
     if out_meta is None or not mat or all(g is not None for g in buf):
         return buf
-    import numpy as np
 
     from chainrule._tensor import Tensor
+    from chainrule.backends import backend_of
 
+    # The zeros go on the device of the gradients that did arrive (one at least did).
+    some = next((g for g in buf if g is not None), None)
+    xp = backend_of(some._data if isinstance(some, Tensor) else some).xp
     res = []
     for g, (shape, dt) in zip(buf, out_meta):
         if g is None and dt is not None and _kinds.is_floating(dt):
-            z = np.zeros(shape, dt)
+            z = xp.zeros(shape, dt)
             g = Tensor._wrap(z) if create_graph else z
         res.append(g)
     return res

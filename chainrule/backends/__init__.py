@@ -31,6 +31,7 @@ __all__ = [
     "set_cupy_module",
     "cupy_module",
     "seed_cuda",
+    "as_array",
 ]
 
 _NUMPY = NumpyBackend()
@@ -154,7 +155,8 @@ def _is_scalar(a: Any) -> bool:
 def backend_of(*arrays: Any) -> Backend:
     """The backend owning ``arrays``; NumPy arrays, scalars and other objects map to NumPy.
 
-    Arrays on different devices raise PyTorch's error; host scalars (Python and NumPy numbers,
+    Arrays on different devices raise PyTorch's error (naming a GPU before the CPU, as
+    PyTorch's elementwise ops do); host scalars (Python and NumPy numbers,
     0-d NumPy arrays) may go with GPU arrays, as 0-d CPU tensors may in PyTorch.
     """
     if len(arrays) == 1:
@@ -174,10 +176,22 @@ def backend_of(*arrays: Any) -> Backend:
             if found is _NUMPY and _is_scalar(first):
                 found, first = b, a
                 continue
+            if found is _NUMPY:  # PyTorch names the GPU first: "cuda:0 and cpu"
+                _mixed(b.device_of(a), "cpu")
             _mixed(found.device_of(first), b.device_of(a))
         elif b is not _NUMPY and b.multi_gpu and a.device.id != first.device.id:
             _mixed(found.device_of(first), b.device_of(a))
     return found if found is not None else _NUMPY
+
+
+def as_array(value: Any) -> Any:
+    """An op's raw result as an array of its own backend: NumPy scalars (what NumPy's
+    reductions return) become 0-d NumPy arrays; device arrays are returned as they are."""
+    t = type(value)
+    if t is np.ndarray:
+        return value
+    b = _BY_TYPE.get(t) or _lookup(t)
+    return b.ensure_array(value)
 
 
 def _mixed(a: str, b: str) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, ContextManager
 
-__all__ = ["Backend", "RandomSource", "unbuffered_apply"]
+__all__ = ["Backend", "RandomSource", "doubling_scan", "unbuffered_apply"]
 
 
 class RandomSource:
@@ -78,6 +78,11 @@ class Backend:
         """A host (NumPy) array copied to device index ``device`` of this backend."""
         raise NotImplementedError
 
+    def copy_to_device(self, array: Any, device: Any = None) -> Any:
+        """A copy of ``array`` (an array of this backend) on device index ``device`` (the
+        current one when None)."""
+        raise NotImplementedError
+
     # What the libraries do differently ---------------------------------------------------
     def scatter_add(self, target: Any, index: Any, values: Any) -> None:
         """``target[index] += values``, unbuffered: repeated indices all contribute."""
@@ -86,6 +91,17 @@ class Backend:
     def scatter_reduce(self, target: Any, index: Any, values: Any, reduce: str) -> None:
         """``target[index] = target[index] (op) values``, unbuffered, for ``reduce`` in
         ``'add'``, ``'multiply'``, ``'maximum'``, ``'minimum'`` (NumPy's ``ufunc.at``)."""
+        raise NotImplementedError
+
+    def writeable(self, array: Any) -> bool:
+        """Whether ``array`` may be written: NumPy's ``flags.writeable`` (False for broadcast
+        views); always True on CuPy, which has no read-only flag."""
+        raise NotImplementedError
+
+    def accumulate(self, array: Any, axis: int, reduce: str) -> Any:
+        """The running ``reduce`` (``'maximum'`` or ``'minimum'``, NaN-propagating) of
+        ``array`` along ``axis``: NumPy's ``ufunc.accumulate``, which CuPy has only for add and
+        multiply (:func:`doubling_scan` there)."""
         raise NotImplementedError
 
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
@@ -127,10 +143,32 @@ class Backend:
         read-only: NumPy marks it so, CuPy has no read-only flag (writes would alias)."""
         raise NotImplementedError
 
+    def as_strided(self, array: Any, shape: Any, strides: Any) -> Any:
+        """A strided view of ``array`` (``as_strided``), to be read only: NumPy marks it
+        read-only; CuPy cannot (writes through overlapping windows would alias)."""
+        raise NotImplementedError
+
     def einsum(self, subscripts: str, *operands: Any, out: Any = None) -> Any:
         """``xp.einsum``; with ``out=`` the result is written into ``out`` (CuPy's einsum has no
         ``out=``) and ``out`` is returned."""
         raise NotImplementedError
+
+
+def doubling_scan(xp: Any, ufunc: Any, array: Any, axis: int) -> Any:
+    """The inclusive scan of an associative ``ufunc`` along ``axis`` in ceil(log2 n) whole-array
+    steps (Hillis and Steele): after the step with offset k, position i holds
+    ``ufunc`` over positions i - 2k + 1 .. i. Each step computes the right-hand side before
+    writing, so overlapping reads are safe."""
+    out = array.copy()
+    n = out.shape[axis]
+    k = 1
+    lead = (slice(None),) * (axis % out.ndim) if out.ndim else ()
+    while k < n:
+        hi = lead + (slice(k, None),)
+        lo = lead + (slice(None, n - k),)
+        out[hi] = ufunc(out[hi], out[lo])
+        k *= 2
+    return out
 
 
 def unbuffered_apply(xp: Any, ufunc: Any, target: Any, index: Any, values: Any) -> None:

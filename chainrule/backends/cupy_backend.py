@@ -18,7 +18,7 @@ from typing import Any, ContextManager
 
 import numpy as np
 
-from chainrule.backends.base import Backend, unbuffered_apply
+from chainrule.backends.base import Backend, doubling_scan, unbuffered_apply
 
 __all__ = ["CupyBackend", "CupyRandom"]
 
@@ -135,6 +135,14 @@ class CupyBackend(Backend):
     def from_host(self, array: Any, device: Any = None) -> Any:
         return self.asarray(array, device=device)
 
+    def copy_to_device(self, array: Any, device: Any = None) -> Any:
+        dev = self.check_device(device)
+        if dev == int(array.device.id):
+            with self._cp.cuda.Device(dev):  # ndarray.copy copies to the current device
+                return array.copy()
+        # Between two GPUs through the host: simple, and rare enough not to matter.
+        return self.from_host(self.to_host(array), dev)
+
     # What the libraries do differently ---------------------------------------------------
     def scatter_add(self, target: Any, index: Any, values: Any) -> None:
         self._cpx.scatter_add(target, index, values)
@@ -153,6 +161,13 @@ class CupyBackend(Backend):
                 "scatter_reduce: reduce must be one of ['add', 'maximum', 'minimum', "
                 f"'multiply'], got {reduce!r}"
             )
+
+    def writeable(self, array: Any) -> bool:
+        return True  # CuPy has no read-only flag
+
+    def accumulate(self, array: Any, axis: int, reduce: str) -> Any:
+        uf = self._cp.maximum if reduce == "maximum" else self._cp.minimum
+        return doubling_scan(self._cp, uf, array, axis)
 
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
         return contextlib.nullcontext()  # GPU arithmetic sets no flags and never warns
@@ -190,6 +205,9 @@ class CupyBackend(Backend):
         return self._cp.lib.stride_tricks.as_strided(
             array, shape=tuple(shape) + ws, strides=strides
         )
+
+    def as_strided(self, array: Any, shape: Any, strides: Any) -> Any:
+        return self._cp.lib.stride_tricks.as_strided(array, shape=shape, strides=strides)
 
     def einsum(self, subscripts: str, *operands: Any, out: Any = None) -> Any:
         r = self._cp.einsum(subscripts, *operands)

@@ -36,6 +36,9 @@ class NumpyBackend(Backend):
     def from_host(self, array: Any, device: Any = None) -> np.ndarray:
         return np.asarray(array)
 
+    def copy_to_device(self, array: Any, device: Any = None) -> np.ndarray:
+        return np.array(array, copy=True)
+
     def scatter_add(self, target: np.ndarray, index: Any, values: Any) -> None:
         np.add.at(target, index, values)
 
@@ -47,6 +50,12 @@ class NumpyBackend(Backend):
                 f"scatter_reduce: reduce must be one of {sorted(_UFUNCS)}, got {reduce!r}"
             ) from None
         uf.at(target, index, values)
+
+    def writeable(self, array: Any) -> bool:
+        return bool(array.flags.writeable)
+
+    def accumulate(self, array: Any, axis: int, reduce: str) -> np.ndarray:
+        return _UFUNCS[reduce].accumulate(array, axis=axis)
 
     def errstate(self, **kwargs: Any) -> ContextManager[Any]:
         return np.errstate(**kwargs)
@@ -77,6 +86,9 @@ class NumpyBackend(Backend):
 
     def sliding_window_view(self, array: Any, window_shape: Any, axis: Any = None) -> np.ndarray:
         return np.lib.stride_tricks.sliding_window_view(array, window_shape, axis=axis)
+
+    def as_strided(self, array: Any, shape: Any, strides: Any) -> np.ndarray:
+        return np.lib.stride_tricks.as_strided(array, shape=shape, strides=strides, writeable=False)
 
     def einsum(self, subscripts: str, *operands: Any, out: Any = None) -> Any:
         if out is None:

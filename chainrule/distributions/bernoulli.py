@@ -14,6 +14,7 @@ from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
 from chainrule.distributions.utils import (
+    _param_device,
     broadcast_all,
     lazy_property,
     logits_to_probs,
@@ -79,7 +80,7 @@ class Bernoulli(ExponentialFamily):
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with _grad_mode.no_grad():
-            u = uniform01(shape, self.probs.dtype)
+            u = uniform01(shape, self.probs)
             return (u < self.probs.expand(tuple(shape))).to(self.probs.dtype)
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -93,6 +94,7 @@ class Bernoulli(ExponentialFamily):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = _creation.arange(2, dtype=self._param.dtype)
+        values = values.to(_param_device(self))
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

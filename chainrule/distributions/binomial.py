@@ -11,6 +11,7 @@ from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.distribution import Distribution
 from chainrule.distributions.utils import (
+    _param_device,
     binomial_sample,
     broadcast_all,
     lazy_property,
@@ -122,6 +123,7 @@ class Binomial(Distribution):
                 "Inhomogeneous total count not supported by `enumerate_support`."
             )
         values = _creation.arange(1 + total_count, dtype=self._param.dtype)
+        values = values.to(_param_device(self))
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

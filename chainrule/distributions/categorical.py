@@ -10,6 +10,7 @@ from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions.distribution import Distribution
 from chainrule.distributions.utils import (
+    _param_device,
     broadcast_shapes,
     categorical_sample,
     finfo,
@@ -80,7 +81,12 @@ class Categorical(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return _creation.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _creation.full(
+            tuple(self._extended_shape()),
+            float("nan"),
+            dtype=self.probs.dtype,
+            device=self.probs.device,
+        )
 
     @property
     def mode(self) -> Tensor:
@@ -88,7 +94,12 @@ class Categorical(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return _creation.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _creation.full(
+            tuple(self._extended_shape()),
+            float("nan"),
+            dtype=self.probs.dtype,
+            device=self.probs.device,
+        )
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         if not isinstance(sample_shape, Size):
@@ -113,7 +124,7 @@ class Categorical(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         num_events = self._num_events
-        values = _creation.arange(num_events, dtype=_dtype.long)
+        values = _creation.arange(num_events, dtype=_dtype.long).to(_param_device(self))
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -36,7 +36,12 @@ class Cauchy(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return _creation.full(tuple(self._extended_shape()), float("nan"), dtype=self.loc.dtype)
+        return _creation.full(
+            tuple(self._extended_shape()),
+            float("nan"),
+            dtype=self.loc.dtype,
+            device=self.loc.device,
+        )
 
     @property
     def mode(self) -> Tensor:
@@ -44,11 +49,16 @@ class Cauchy(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return _creation.full(tuple(self._extended_shape()), float("inf"), dtype=self.loc.dtype)
+        return _creation.full(
+            tuple(self._extended_shape()),
+            float("inf"),
+            dtype=self.loc.dtype,
+            device=self.loc.device,
+        )
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = _as_tensor(_rng().standard_cauchy(tuple(shape)), self.loc.dtype)
+        eps = _as_tensor(_rng().standard_cauchy(tuple(shape)), self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from chainrule import _creation
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor
+from chainrule.backends import as_array
 
 __all__ = [
     "Constraint",
@@ -49,12 +49,18 @@ __all__ = [
 ]
 
 
-def _np(value: Any) -> np.ndarray:
-    return np.asarray(value._data) if isinstance(value, Tensor) else np.asarray(value)
+def _np(value: Any) -> Any:
+    """The array behind a Tensor (on its device; NumPy's functions dispatch to CuPy's for GPU
+    arrays); a number as it is; anything else as a NumPy array."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, (int, float, bool)):
+        return value
+    return np.asarray(value)
 
 
 def _bool(a: Any) -> Tensor:
-    return _creation.tensor(np.asarray(a, dtype=bool))
+    return Tensor._wrap(as_array(a).astype(bool))
 
 
 class Constraint:

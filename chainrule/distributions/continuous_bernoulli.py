@@ -128,7 +128,7 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        u = uniform01(shape, self.probs.dtype)
+        u = uniform01(shape, self.probs)
         return self.icdf(u)
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -13,7 +13,7 @@ from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
-from chainrule.distributions.utils import _rng, finfo
+from chainrule.distributions.utils import _host, _rng, finfo
 from chainrule.ops.special import dirichlet_reparam
 
 __all__ = ["Dirichlet"]
@@ -21,12 +21,12 @@ __all__ = ["Dirichlet"]
 
 def sample_dirichlet(concentration: Tensor) -> Tensor:
     """Dirichlet samples (normalized Gamma draws) with the reparameterization gradient."""
-    a = np.asarray(concentration._data, dtype=np.float64)
+    a = _host(concentration)
     g = np.maximum(_rng().standard_gamma(a), np.finfo(np.float64).tiny)
     x = g / g.sum(-1, keepdims=True)
     fi = finfo(concentration.dtype)
     x = np.clip(x, fi.tiny, 1 - fi.eps).astype(np.dtype(concentration.dtype.np))
-    return dirichlet_reparam(concentration, _creation.tensor(x))
+    return dirichlet_reparam(concentration, _creation.tensor(x, device=concentration.device))
 
 
 class Dirichlet(ExponentialFamily):

@@ -14,7 +14,7 @@ from chainrule._tensor import Size, Tensor
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.exp_family import ExponentialFamily
-from chainrule.distributions.utils import _rng, broadcast_all, finfo
+from chainrule.distributions.utils import _host, _rng, broadcast_all, finfo
 from chainrule.ops.special import gamma_reparam
 
 __all__ = ["Gamma", "standard_gamma"]
@@ -24,11 +24,12 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     """Gamma(concentration, 1) samples of ``concentration``'s shape, clamped to the dtype's
     smallest normal number, carrying the implicit reparameterization gradient
     dx/dalpha = -(dP/dalpha)(alpha, x) / p(x; alpha) back to ``concentration``."""
-    a = np.asarray(concentration._data, dtype=np.float64)
+    a = _host(concentration)
     x = _rng().standard_gamma(a)
     x = np.maximum(x, finfo(concentration.dtype).tiny)
     return gamma_reparam(
-        concentration, _creation.tensor(x.astype(np.dtype(concentration.dtype.np)))
+        concentration,
+        _creation.tensor(x.astype(np.dtype(concentration.dtype.np)), device=concentration.device),
     )
 
 
@@ -69,7 +70,7 @@ class Gamma(ExponentialFamily):
         return value
 
     def log_prob(self, value: Tensor) -> Tensor:
-        value = _creation.as_tensor(value, dtype=self.rate.dtype)
+        value = _creation.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
         return (

@@ -86,7 +86,7 @@ class Geometric(Distribution):
         shape = self._extended_shape(sample_shape)
         tiny = finfo(self.probs.dtype).tiny
         with _grad_mode.no_grad():
-            u = uniform01(shape, self.probs.dtype).clamp(min=tiny)
+            u = uniform01(shape, self.probs).clamp(min=tiny)
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -39,7 +39,12 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
-        return _creation.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
+        return _creation.full(
+            tuple(self._extended_shape()),
+            math.inf,
+            dtype=self.scale.dtype,
+            device=self.scale.device,
+        )
 
     @property
     def mode(self) -> Tensor:
@@ -52,7 +57,8 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        value = _creation.as_tensor(value, dtype=self.base_dist.scale.dtype)
+        scale: Any = self.base_dist.scale  # type: ignore[attr-defined]
+        value = _creation.as_tensor(value, dtype=scale.dtype, device=scale.device)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return _ops.where(value >= 0, log_prob, _creation.full_like(log_prob, float("-inf")))
 

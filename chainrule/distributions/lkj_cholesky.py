@@ -39,8 +39,10 @@ class LKJCholesky(Distribution):
         event_shape = (dim, dim)
         # The squared norms of the rows below the first are Beta(i/2, eta + (dim - 2 - i)/2).
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = _creation.arange(self.dim - 1, dtype=self.concentration.dtype)
-        offset = _ops.cat([_creation.zeros(1, dtype=offset.dtype), offset])
+        offset = _creation.arange(
+            self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device
+        )
+        offset = _ops.cat([_creation.zeros(1, dtype=offset.dtype, device=offset.device), offset])
         beta_conc1 = offset + 0.5
         beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
         self._beta = Beta(beta_conc1, beta_conc0)
@@ -62,19 +64,23 @@ class LKJCholesky(Distribution):
             shape = tuple(self._extended_shape(sample_shape))
             # row i: a uniform direction in its first i coordinates (row 0 is all zeros, so the
             # clamped norm leaves it zero and its diagonal becomes 1)
-            u_normal = standard_normal(shape, y.dtype).tril(-1)
+            u_normal = standard_normal(shape, y).tril(-1)
             u_hypersphere = u_normal / u_normal.norm(dim=-1, keepdim=True).clamp(
                 min=finfo(y.dtype).tiny
             )
             w = y.sqrt() * u_hypersphere
             diag_elems = (1 - (w**2).sum(-1)).clamp(min=finfo(w.dtype).tiny).sqrt()
-            return w + diag_elems.unsqueeze(-1) * _creation.eye(self.dim, dtype=w.dtype)
+            return w + diag_elems.unsqueeze(-1) * _creation.eye(
+                self.dim, dtype=w.dtype, device=w.device
+            )
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = _creation.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = _creation.arange(
+            2, self.dim + 1, dtype=self.concentration.dtype, device=self.concentration.device
+        )
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
         unnormalized_log_pdf = (order * diag_elems.log()).sum(-1)
         # the normalizer of the density above

@@ -19,14 +19,14 @@ __all__ = ["LowRankMultivariateNormal"]
 
 
 def _diag_embed(d: Tensor) -> Tensor:
-    return d.unsqueeze(-1) * _creation.eye(d.shape[-1], dtype=d.dtype)
+    return d.unsqueeze(-1) * _creation.eye(d.shape[-1], dtype=d.dtype, device=d.device)
 
 
 def _batch_capacitance_tril(W: Tensor, D: Tensor) -> Tensor:
     """Cholesky factor of I + W^T D^-1 W."""
     m = W.shape[-1]
     Wt_Dinv = W.transpose(-1, -2) / D.unsqueeze(-2)
-    K = Wt_Dinv @ W + _creation.eye(m, dtype=W.dtype)
+    K = Wt_Dinv @ W + _creation.eye(m, dtype=W.dtype, device=W.device)
     return cholesky(K)
 
 
@@ -126,7 +126,9 @@ class LowRankMultivariateNormal(Distribution):
         n = self._event_shape[0]
         d_sqrt = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         Dinvsqrt_W = self._unbroadcasted_cov_factor / d_sqrt
-        K = Dinvsqrt_W @ Dinvsqrt_W.transpose(-1, -2) + _creation.eye(n, dtype=d_sqrt.dtype)
+        K = Dinvsqrt_W @ Dinvsqrt_W.transpose(-1, -2) + _creation.eye(
+            n, dtype=d_sqrt.dtype, device=d_sqrt.device
+        )
         return (d_sqrt * cholesky(K)).expand(self._full())
 
     @lazy_property
@@ -147,8 +149,8 @@ class LowRankMultivariateNormal(Distribution):
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         W_shape = shape[:-1] + tuple(self.cov_factor.shape[-1:])
-        eps_W = standard_normal(W_shape, self.loc.dtype)
-        eps_D = standard_normal(shape, self.loc.dtype)
+        eps_W = standard_normal(W_shape, self.loc)
+        eps_D = standard_normal(shape, self.loc)
         return (
             self.loc
             + _batch_mv(self._unbroadcasted_cov_factor, eps_W)

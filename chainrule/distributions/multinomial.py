@@ -13,7 +13,7 @@ from chainrule.distributions import constraints
 from chainrule.distributions.binomial import Binomial
 from chainrule.distributions.categorical import Categorical
 from chainrule.distributions.distribution import Distribution
-from chainrule.distributions.utils import _rng, broadcast_all
+from chainrule.distributions.utils import _host, _rng, broadcast_all
 
 __all__ = ["Multinomial"]
 
@@ -76,14 +76,16 @@ class Multinomial(Distribution):
 
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         sample_shape = Size(sample_shape)
-        p = np.asarray(self.probs._data, dtype=np.float64)
+        p = _host(self.probs)
         p = p / p.sum(-1, keepdims=True)
         shape = tuple(sample_shape) + p.shape[:-1]
         out = _rng().multinomial(self.total_count, np.broadcast_to(p, shape + p.shape[-1:]))
-        return _creation.tensor(out.astype(np.dtype(self.probs.dtype.np)))
+        return _creation.tensor(out.astype(np.dtype(self.probs.dtype.np)), device=self.probs.device)
 
     def entropy(self) -> Tensor:
-        n = _creation.tensor(float(self.total_count), dtype=self.probs.dtype)
+        n = _creation.tensor(
+            float(self.total_count), dtype=self.probs.dtype, device=self.probs.device
+        )
         support = self._binomial.enumerate_support()
         binomial_probs = self._binomial.log_prob(support).exp()
         weights = (support + 1).lgamma()

@@ -36,7 +36,7 @@ def _precision_to_scale_tril(P: Tensor) -> Tensor:
     # lower triangular and U^T U = P, so L = U^-1 is lower triangular with L L^T = P^-1.
     Lf = cholesky(P.flip(-2, -1))
     L_inv = Lf.flip(-2, -1).transpose(-2, -1)
-    eye = _creation.eye(P.shape[-1], dtype=P.dtype)
+    eye = _creation.eye(P.shape[-1], dtype=P.dtype, device=P.device)
     return solve_triangular(L_inv, eye, upper=False)
 
 
@@ -125,7 +125,7 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self) -> Tensor:
         L = self._unbroadcasted_scale_tril
-        eye = _creation.eye(L.shape[-1], dtype=L.dtype)
+        eye = _creation.eye(L.shape[-1], dtype=L.dtype, device=L.device)
         Linv = solve_triangular(L, eye, upper=False)
         return (Linv.transpose(-1, -2) @ Linv).expand(self._full())
 
@@ -147,7 +147,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = standard_normal(shape, self.loc.dtype)
+        eps = standard_normal(shape, self.loc)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -63,7 +63,7 @@ class Normal(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = standard_normal(shape, self.loc.dtype)
+        eps = standard_normal(shape, self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value: Tensor) -> Tensor:

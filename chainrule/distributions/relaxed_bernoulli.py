@@ -72,7 +72,7 @@ class LogitRelaxedBernoulli(Distribution):
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         probs = clamp_probs(self.probs.expand(shape))
-        uniforms = clamp_probs(uniform01(shape, probs.dtype))
+        uniforms = clamp_probs(uniform01(shape, probs))
         return (
             uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()
         ) / self.temperature

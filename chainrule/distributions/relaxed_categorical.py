@@ -62,7 +62,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        uniforms = clamp_probs(uniform01(shape, self.logits.dtype))
+        uniforms = clamp_probs(uniform01(shape, self.logits))
         gumbels = -((-(uniforms.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
@@ -75,7 +75,7 @@ class ExpRelaxedCategorical(Distribution):
         t = (
             self.temperature
             if isinstance(self.temperature, Tensor)
-            else _creation.tensor(float(self.temperature), dtype=logits.dtype)
+            else _creation.tensor(float(self.temperature), dtype=logits.dtype, device=logits.device)
         )
         log_scale = _creation.full_like(t, float(K)).lgamma() - t.log() * (-(K - 1))
         score = logits - value * t

@@ -67,7 +67,7 @@ class StudentT(Distribution):
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         # X ~ N(0, 1), Z ~ Chi2(df): X / sqrt(Z / df) ~ StudentT(df)
         shape = self._extended_shape(sample_shape)
-        x = standard_normal(shape, self.df.dtype)
+        x = standard_normal(shape, self.df)
         z = self._chi2.rsample(sample_shape)
         y = x * (z / self.df).rsqrt()
         return self.loc + self.scale * y

@@ -58,7 +58,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        rand = uniform01(shape, self.low.dtype)
+        rand = uniform01(shape, self.low)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value: Tensor) -> Tensor:

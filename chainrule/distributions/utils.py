@@ -16,6 +16,7 @@ from chainrule import _creation, _dtype
 from chainrule import ops as _ops
 from chainrule._tensor import Size, Tensor
 from chainrule.autograd import grad_mode as _grad_mode
+from chainrule.backends import backend_of
 
 __all__ = [
     "broadcast_all",
@@ -61,9 +62,12 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
             "implementing __torch_function__."
         )
     if not all(isinstance(v, Tensor) for v in values):
-        dtype = next((v.dtype for v in values if isinstance(v, Tensor)), _dtype.get_default_dtype())
+        ref = next((v for v in values if isinstance(v, Tensor)), None)
+        dtype = ref.dtype if ref is not None else _dtype.get_default_dtype()
+        device = ref.device if ref is not None else None
         values = tuple(
-            v if isinstance(v, Tensor) else _creation.tensor(float(v), dtype=dtype) for v in values
+            v if isinstance(v, Tensor) else _creation.tensor(float(v), dtype=dtype, device=device)
+            for v in values
         )
     shape = Size(np.broadcast_shapes(*[tuple(v.shape) for v in values]))
     return tuple(v if tuple(v.shape) == tuple(shape) else v.expand(shape) for v in values)
@@ -141,7 +145,9 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     if not -n <= diag < n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
     rows, cols = np.tril_indices(n, k=diag)
-    return mat[..., _creation.tensor(rows), _creation.tensor(cols)]
+    return mat[
+        ..., _creation.tensor(rows, device=mat.device), _creation.tensor(cols, device=mat.device)
+    ]
 
 
 def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
@@ -157,8 +163,9 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
         )
     idx = np.full((n, n), len(rows), dtype=np.int64)
     idx[rows, cols] = np.arange(len(rows))
-    padded = _ops.cat([vec, _creation.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype)], -1)
-    flat = padded[..., _creation.tensor(idx.reshape(-1))]
+    pad = _creation.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype, device=vec.device)
+    padded = _ops.cat([vec, pad], -1)
+    flat = padded[..., _creation.tensor(idx.reshape(-1), device=padded.device)]
     return flat.reshape(tuple(vec.shape[:-1]) + (n, n))
 
 
@@ -171,38 +178,58 @@ def _rng() -> np.random.Generator:
     return rng_of(None)
 
 
-def _as_tensor(a: np.ndarray, dtype: Any) -> Tensor:
-    return _creation.tensor(np.asarray(a, dtype=np.dtype(dtype.np)))
+# Note [draws on the host]
+#     Draws come from the default generator on the host, from parameters read there (one copy
+#     from a GPU), and go to the device of the tensor they are drawn for (``like``): the same
+#     numbers on every device under one seed.
 
 
-def standard_normal(shape: Any, dtype: Any) -> Tensor:
-    return _as_tensor(_rng().standard_normal(tuple(shape)), dtype)
+def _param_device(dist: Any) -> Any:
+    """The device of a discrete distribution's parameter (``_param``: probs or logits)."""
+    return dist._param.device
 
 
-def uniform01(shape: Any, dtype: Any) -> Tensor:
-    """Uniform draws in [0, 1)."""
-    return _as_tensor(_rng().random(tuple(shape)), dtype)
+def _host(t: Tensor) -> np.ndarray:
+    return backend_of(t._data).to_host(t._data).astype(np.float64)
+
+
+def _as_tensor(a: np.ndarray, like: Any) -> Tensor:
+    """The host array ``a`` as a tensor of ``like``'s dtype and device (``like``: a Tensor, or
+    a dtype for the CPU)."""
+    if not isinstance(like, Tensor):
+        return _creation.tensor(np.asarray(a, dtype=np.dtype(like.np)))
+    return _creation.tensor(np.asarray(a, dtype=np.dtype(like.dtype.np)), device=like.device)
+
+
+def standard_normal(shape: Any, like: Any) -> Tensor:
+    """Standard normal draws for ``like`` (a Tensor: its dtype and device; or a dtype)."""
+    return _as_tensor(_rng().standard_normal(tuple(shape)), like)
+
+
+def uniform01(shape: Any, like: Any) -> Tensor:
+    """Uniform draws in [0, 1) for ``like`` (a Tensor: its dtype and device; or a dtype)."""
+    return _as_tensor(_rng().random(tuple(shape)), like)
 
 
 def poisson_sample(rate: Tensor) -> Tensor:
-    return _as_tensor(_rng().poisson(np.asarray(rate._data, dtype=np.float64)), rate.dtype)
+    return _as_tensor(_rng().poisson(_host(rate)), rate)
 
 
 def binomial_sample(count: Tensor, probs: Tensor) -> Tensor:
-    n = np.asarray(count._data, dtype=np.float64)
-    p = np.clip(np.asarray(probs._data, dtype=np.float64), 0, 1)
+    n = _host(count)
+    p = np.clip(_host(probs), 0, 1)
     n, p = np.broadcast_arrays(n, p)
-    return _as_tensor(_rng().binomial(n.astype(np.int64), p), probs.dtype)
+    return _as_tensor(_rng().binomial(n.astype(np.int64), p), probs)
 
 
 def categorical_sample(probs: Tensor, shape: Any) -> Tensor:
     """``shape + probs.shape[:-1]`` category indices (int64) drawn from ``probs`` (rows are
     normalized; they need not sum to one)."""
-    p = np.asarray(probs._data, dtype=np.float64)
+    p = _host(probs)  # Note [draws on the host]
     p = p / p.sum(-1, keepdims=True)
     cdf = np.cumsum(p, -1)
     cdf[..., -1] = 1.0
     u = _rng().random(tuple(shape) + p.shape[:-1] + (1,))
     idx = (u > cdf).sum(-1)
     # the last category with nonzero mass absorbs rounding at the top of the cdf
-    return _creation.tensor(np.minimum(idx, p.shape[-1] - 1).astype(np.int64))
+    return _creation.tensor(np.minimum(idx, p.shape[-1] - 1).astype(np.int64), device=probs.device)

@@ -13,7 +13,7 @@ from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.distributions import constraints
 from chainrule.distributions._params import expand_params
 from chainrule.distributions.distribution import Distribution
-from chainrule.distributions.utils import _rng, broadcast_all
+from chainrule.distributions.utils import _host, _rng, broadcast_all
 
 __all__ = ["VonMises"]
 
@@ -50,11 +50,11 @@ class VonMises(Distribution):
     def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         with _grad_mode.no_grad():
-            mu = np.broadcast_to(np.asarray(self.loc._data, dtype=np.float64), shape)
-            k = np.broadcast_to(np.asarray(self.concentration._data, dtype=np.float64), shape)
+            mu = np.broadcast_to(_host(self.loc), shape)
+            k = np.broadcast_to(_host(self.concentration), shape)
             x = _rng().vonmises(mu, k)
             x = (x + np.pi) % (2 * np.pi) - np.pi
-            return _creation.tensor(x.astype(np.dtype(self.loc.dtype.np)))
+            return _creation.tensor(x.astype(np.dtype(self.loc.dtype.np)), device=self.loc.device)
 
     @property
     def mean(self) -> Tensor:

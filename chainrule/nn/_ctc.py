@@ -16,6 +16,7 @@ import numpy as np
 
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
+from chainrule.backends import backend_of
 
 __all__ = ["ctc_loss"]
 
@@ -23,7 +24,8 @@ _NEG = -1e30  # "log 0" that stays finite (fits float32)
 
 
 def _lengths(v: Any, n: int) -> np.ndarray:
-    a = np.asarray(v._data if isinstance(v, Tensor) else v).astype(np.int64).reshape(-1)
+    a = backend_of(v._data).to_host(v._data) if isinstance(v, Tensor) else np.asarray(v)
+    a = a.astype(np.int64).reshape(-1)
     if a.shape[0] != n:
         raise RuntimeError(
             f"Expected tensor to have size {n} at dimension 0, but got size {a.shape[0]}"
@@ -49,6 +51,14 @@ def ctc_loss(
         log_probs = _ops.unsqueeze(log_probs, 1)
         targets = _ops.unsqueeze(targets, 0) if targets.ndim == 1 else targets
     t_max, n, c = log_probs.shape
+    # The alignment structure is built on the host (targets and lengths read there); the
+    # recursion runs on log_probs' device.
+    be = backend_of(log_probs._data)
+    where = be.device_index(log_probs._data)
+
+    def _dev(a: Any) -> Tensor:
+        return _new_tensor(be.from_host(np.asarray(a), where))
+
     if blank < 0 or blank >= c:
         raise RuntimeError("blank must be in label range")
     il = _lengths(input_lengths, n)
@@ -59,7 +69,7 @@ def ctc_loss(
             f"value {int(il.max())} (while checking arguments for "
             "ctc_loss_allocate_outputs)"
         )
-    tg = np.asarray(targets._data).astype(np.int64)
+    tg = backend_of(targets._data).to_host(targets._data).astype(np.int64)
     s_max = int(tl.max()) if n else 0
     lab = np.full((n, max(s_max, 1)), blank, np.int64)
     if tg.ndim == 2:
@@ -84,44 +94,44 @@ def ctc_loss(
     skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
     skip &= valid
     dt = log_probs._data.dtype
-    neg = _new_tensor(np.full((n, 1), _NEG, dt))
-    neg2 = _new_tensor(np.full((n, 2), _NEG, dt))
-    skip_t = _new_tensor(skip)
-    valid_t = _new_tensor(valid)
-    ext_t = _new_tensor(ext)
-    negs = _new_tensor(np.full((n, big_l), _NEG, dt))
+    neg = _dev(np.full((n, 1), _NEG, dt))
+    neg2 = _dev(np.full((n, 2), _NEG, dt))
+    skip_t = _dev(skip)
+    valid_t = _dev(valid)
+    ext_t = _dev(ext)
+    negs = _dev(np.full((n, big_l), _NEG, dt))
 
     init = np.zeros((n, big_l), bool)
     init[:, 0] = True
     init[:, 1] = tl > 0
     emit = _ops.gather(log_probs[0], 1, ext_t)
-    alpha = _ops.where(_new_tensor(init & valid), emit, negs)
+    alpha = _ops.where(_dev(init & valid), emit, negs)
     for t in range(1, t_max):
         emit = _ops.gather(log_probs[t], 1, ext_t)
         a1 = _ops.cat([neg, alpha[:, :-1]], 1)
         a2 = _ops.where(skip_t, _ops.cat([neg2, alpha[:, :-2]], 1), negs)
         new = _ops.logsumexp(_ops.stack([alpha, a1, a2], 0), 0) + emit
         new = _ops.where(valid_t, new, negs)
-        live = _new_tensor((t < il)[:, None])
+        live = _dev((t < il)[:, None])
         alpha = _ops.where(live, new, alpha)
     last = 2 * tl  # index of the final blank; the final label sits just before it
     rows = np.arange(n)
     end = _ops.stack(
         [
-            alpha[_new_tensor(rows), _new_tensor(last)],
+            alpha[_dev(rows), _dev(last)],
             _ops.where(
-                _new_tensor(tl > 0),
-                alpha[_new_tensor(rows), _new_tensor(np.maximum(last - 1, 0))],
-                _new_tensor(np.full(n, _NEG, dt)),
+                _dev(tl > 0),
+                alpha[_dev(rows), _dev(np.maximum(last - 1, 0))],
+                _dev(np.full(n, _NEG, dt)),
             ),
         ],
         0,
     )
     loss = -_ops.logsumexp(end, 0)
-    impossible = np.asarray(loss._data) > -_NEG / 2
+    impossible = be.to_host(loss._data) > -_NEG / 2
     if np.any(impossible):
         fill = 0.0 if zero_infinity else np.inf
-        loss = _ops.where(_new_tensor(impossible), _new_tensor(np.full(n, fill, dt)), loss)
+        loss = _ops.where(_dev(impossible), _dev(np.full(n, fill, dt)), loss)
     if unbatched:
         loss = _ops.reshape(loss, ())
     if reduction == "none":
@@ -129,6 +139,6 @@ def ctc_loss(
     if reduction == "sum":
         return _ops.sum(loss)
     if reduction == "mean":
-        denom = _new_tensor(np.maximum(tl, 1).astype(dt).reshape(loss.shape))
+        denom = _dev(np.maximum(tl, 1).astype(dt).reshape(loss.shape))
         return _ops.mean(loss / denom)
     raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -18,12 +18,18 @@ from chainrule import ops as _ops
 from chainrule._creation import full, ones_like, tensor, zeros
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import no_grad
+from chainrule.backends import backend_of
 
 __all__ = ["embedding_bag"]
 
 
+def _host(t: Tensor) -> np.ndarray:
+    """``t``'s values on the host (a copy from a GPU)."""
+    return backend_of(t._data).to_host(t._data)
+
+
 def _index_dtype_check(t: Tensor, argno: int, what: str) -> None:
-    if not _kinds.is_integral(t.detach().numpy()):
+    if not _kinds.is_integral(t._data):
         raise RuntimeError(
             f"Expected tensor for argument #{argno} '{what}' to have one of the following "
             f"scalar types: Long, Int; but got {t.type()} instead (while checking arguments "
@@ -38,7 +44,7 @@ def _renorm_rows_(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: f
     if rows.size == 0:
         return
     with no_grad():
-        r = tensor(rows)
+        r = tensor(rows, device=weight.device)
         w = weight[r]
         a = w.abs()
         if norm_type == float("inf"):
@@ -102,7 +108,10 @@ def embedding_bag(
     num = weight.shape[0]
     padding_idx = _wrap_padding_idx(padding_idx, num)
     _index_dtype_check(input, 1, "indices")
-    idx = np.asarray(input.numpy(), dtype=np.int64)
+    # The bags' structure is worked out on the host (the indices and offsets are read once);
+    # the gathers and sums run on weight's device.
+    dev = weight.device
+    idx = _host(input).astype(np.int64)
     if starts is None:
         starts, end = _offset_starts(offsets, end, include_last_offset)
     bad = np.flatnonzero((idx < 0) | (idx >= num))
@@ -122,21 +131,23 @@ def embedding_bag(
     kept = np.flatnonzero(keep)
     bag_k = bag[kept]
     idx_k = idx[kept]
-    rows = weight[tensor(idx_k)]
+    rows = weight[tensor(idx_k, device=dev)]
     if scale_grad_by_freq:
         # The value is unchanged (rd + 0); only the gradient is scaled by 1 / count.
         counts = np.bincount(idx_k, minlength=num)[idx_k].astype(np.float64)
-        s = tensor((1.0 / counts)[:, None], dtype=weight.dtype)
+        s = tensor((1.0 / counts)[:, None], dtype=weight.dtype, device=dev)
         rd = rows.detach()
         rows = rd + (rows - rd) * s
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights[tensor(kept)].unsqueeze(1)
+        rows = rows * per_sample_weights[tensor(kept, device=dev)].unsqueeze(1)
     dim = weight.shape[1]
     if mode in ("sum", "mean"):
-        out = zeros(n_bags, dim, dtype=weight.dtype).index_add(0, tensor(bag_k), rows)
+        out = zeros(n_bags, dim, dtype=weight.dtype, device=dev).index_add(
+            0, tensor(bag_k, device=dev), rows
+        )
         if mode == "mean":
             count = np.maximum(np.bincount(bag_k, minlength=n_bags), 1)
-            out = out / tensor(count[:, None].astype(np.float64), dtype=weight.dtype)
+            out = out / tensor(count[:, None].astype(np.float64), dtype=weight.dtype, device=dev)
         return out
     return _bag_max(rows, bag_k, n_bags, dim, weight)
 
@@ -147,15 +158,16 @@ def _bag_max(rows: Tensor, bag_k: np.ndarray, n_bags: int, dim: int, weight: Ten
     counts = np.bincount(bag_k, minlength=n_bags)
     longest = int(counts.max()) if counts.size else 0
     if longest == 0:
-        return zeros(n_bags, dim, dtype=weight.dtype) + rows.sum() * 0
+        return zeros(n_bags, dim, dtype=weight.dtype, device=weight.device) + rows.sum() * 0
     first = np.concatenate([[0], np.cumsum(counts)[:-1]])
     slot = np.arange(bag_k.size) - first[bag_k]
     flat = bag_k * longest + slot
-    block = full((n_bags * longest, dim), float("-inf"), dtype=weight.dtype)
-    block = block.index_put((tensor(flat),), rows).reshape(n_bags, longest, dim)
+    dev = weight.device
+    block = full((n_bags * longest, dim), float("-inf"), dtype=weight.dtype, device=dev)
+    block = block.index_put((tensor(flat, device=dev),), rows).reshape(n_bags, longest, dim)
     out = block.max(1).values
-    empty = tensor((counts == 0)[:, None])
-    return _ops.where(empty, zeros((), dtype=weight.dtype), out)
+    empty = tensor((counts == 0)[:, None], device=dev)
+    return _ops.where(empty, zeros((), dtype=weight.dtype, device=dev), out)
 
 
 def _flat_bags(
@@ -228,7 +240,7 @@ def _offset_starts(
     assert offsets is not None  # _flat_bags requires them for a 1-d input
     # torch names the offsets "indices" here too.
     _index_dtype_check(offsets, 1, "indices")
-    starts = np.asarray(offsets.numpy(), dtype=np.int64)
+    starts = _host(offsets).astype(np.int64)
     if starts.size and starts[0] != 0:
         raise RuntimeError(
             "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "

@@ -18,6 +18,7 @@ import numpy as np
 
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
+from chainrule.backends import backend_of
 from chainrule.nn._functional.adaptive_pooling import _adaptive_bounds
 from chainrule.nn._functional.pooling import _sep_apply
 from chainrule.nn._functional.vision import _interp_matrix, _interpolate_basic
@@ -145,7 +146,7 @@ def _reflect(c: Tensor, lo: float, hi: float) -> Tensor:
     if span <= 0:
         return c * 0.0
     x = _ops.abs(c - lo)
-    flips = np.floor(np.asarray(x._data) / span)
+    flips = backend_of(x._data).xp.floor(x._data / span)
     extra = x - _new_tensor(flips * span).to(x.dtype)
     even = _new_tensor(flips % 2 == 0)
     return _ops.where(even, extra + lo, (span - extra) + lo)

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from chainrule import ops as _ops
-from chainrule._creation import tensor
-from chainrule._tensor import Tensor
+from chainrule._tensor import Tensor, _new_tensor
+from chainrule.backends import backend_of
 from chainrule.nn import _functional_sample as _fs
 from chainrule.nn._functional.pooling import _sep_apply
 
@@ -37,12 +37,17 @@ GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 
-def _arr(t: Tensor) -> np.ndarray:
-    return np.asarray(t.detach().numpy())
+def _arr(t: Tensor) -> Any:
+    """The array behind ``t``, on its device: the index arithmetic below runs there (NumPy's
+    functions dispatch to CuPy's for GPU arrays)."""
+    return t._data
 
 
-def _const(a: np.ndarray, like: Tensor) -> Tensor:
-    return tensor(np.ascontiguousarray(a), dtype=like.dtype)
+def _const(a: Any, like: Tensor) -> Tensor:
+    """A constant of ``like``'s dtype on ``like``'s device (host arrays are copied there)."""
+    d = like._data
+    be = backend_of(d)
+    return _new_tensor(be.asarray(a, dtype=d.dtype, device=be.device_index(d)))
 
 
 def _gather(input: Tensor, flat_idx: np.ndarray, inside: np.ndarray, out_shape: tuple) -> Tensor:
@@ -50,7 +55,7 @@ def _gather(input: Tensor, flat_idx: np.ndarray, inside: np.ndarray, out_shape: 
     n, c = input.shape[:2]
     flat = _ops.reshape(input, (n, c, -1))
     idx = np.broadcast_to(flat_idx.reshape(n, 1, -1), (n, c, flat_idx[0].size)).copy()
-    vals = _ops.gather(flat, 2, tensor(idx))
+    vals = _ops.gather(flat, 2, _new_tensor(idx))
     vals = _ops.reshape(vals, (n, c, *out_shape))
     return vals * _const(inside[:, None].astype(_arr(input).dtype), input)
 

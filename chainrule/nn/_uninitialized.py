@@ -91,13 +91,15 @@ class UninitializedTensorMixin:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Any:
-        """Record a new dtype for ``materialize``; devices other than the CPU are refused
-        when the array is made."""
-        from chainrule._dtype import dtype as _dtype_cls
+        """Record a new device and dtype for ``materialize``."""
+        from chainrule._device import parse_to
+        from chainrule._dtype import to_dtype
 
-        for a in (*args, kwargs.get("dtype")):
-            if isinstance(a, _dtype_cls):
-                self.__dict__["_lazy_dtype"] = a
+        dev, dt, _, _ = parse_to(args, kwargs, Tensor)
+        if dt is not None:
+            self.__dict__["_lazy_dtype"] = to_dtype(dt)
+        if dev is not None:
+            self.__dict__["_lazy_device"] = dev
         return self
 
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
@@ -106,6 +108,8 @@ class UninitializedTensorMixin:
         if isinstance(shape, int):
             shape = (shape,)
         dt = self.dtype if dtype is None else dtype
+        if device is None:
+            device = self.__dict__.pop("_lazy_device", None)
         arr = empty(tuple(shape), dtype=dt, device=device)
         _DATA_SLOT.__set__(self, vars(Tensor)["_data"].__get__(arr))
         self.__dict__.pop("_lazy_dtype", None)

@@ -21,7 +21,7 @@ from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import (
     VersionCounter,
 )
-from chainrule.backends import backend_of
+from chainrule.backends import as_array, backend_of
 from chainrule.ops._ext_dtypes import ext_forward
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ __all__ = ["apply_op", "apply_unary", "apply_binary"]
 
 _state = grad_mode._state
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = as_array
 _new = object.__new__
 _np = np
 
@@ -73,7 +73,7 @@ def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
         rt = _dtype.get_default_dtype()
     target = rt.np
     for i, a in enumerate(arrays):
-        if type(a) is _ndarray and a.dtype != target:
+        if isinstance(inputs[i], Tensor) and a.dtype != target:
             arrays[i] = a.astype(target)
 
 
@@ -132,11 +132,15 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                 tb = type(b)
                 if isinstance(b, Tensor):
                     db = b._data
-                    if cat >= 0 and (
-                        promote is None
-                        or (
-                            (db.dtype is da.dtype or db.dtype == da.dtype)
-                            and (promote == "same" or cat >= 2)
+                    if (
+                        cat >= 0
+                        and type(db) is _ndarray
+                        and (
+                            promote is None
+                            or (
+                                (db.dtype is da.dtype or db.dtype == da.dtype)
+                                and (promote == "same" or cat >= 2)
+                            )
                         )
                     ):
                         out = (
@@ -289,10 +293,13 @@ def _apply_general(
     fdt = None
     mixed = False
     ext = False
+    device = False  # some Tensor's array is not a NumPy array
     scalar_cat = -1
     for x in inputs:
         if isinstance(x, Tensor):
             d = x._data
+            if type(d) is not _ndarray:
+                device = True
             arrays.append(d)
             if x._requires_grad:
                 req = True
@@ -321,11 +328,24 @@ def _apply_general(
         cat = _kinds.category(fdt)
         if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
             _promote(op, inputs, arrays)
-    xp = _np if type(first) is _ndarray else backend_of(first).xp
+    xp = _np if not device else _device_xp(inputs, arrays)
     if ext:
         return ext_forward(op, xp, arrays, params), req
     out = op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
     return out, req
+
+
+def _device_xp(inputs: tuple[Any, ...], arrays: list[Any]) -> Any:
+    """The array module of Tensor inputs not all on the CPU: PyTorch's mixed-device error
+    unless they share one device, 0-d CPU Tensors excepted (copied to the device, as PyTorch
+    lets a 0-d CPU tensor join a CUDA op as a scalar)."""
+    tensors = [a for x, a in zip(inputs, arrays) if isinstance(x, Tensor)]
+    be = backend_of(*tensors)
+    for i, a in enumerate(arrays):
+        if type(a) is _ndarray and isinstance(inputs[i], Tensor):
+            dev = next(d for d in tensors if type(d) is not _ndarray)
+            arrays[i] = be.from_host(a, be.device_index(dev))
+    return be.xp
 
 
 def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:

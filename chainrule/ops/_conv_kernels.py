@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule.backends import backend_of
 from chainrule.ops._conv_args import (
     pool_out_size,
 )
@@ -50,11 +51,10 @@ def _windows(
     """Read-only view (N, C, kh, kw, Ho, Wo) of the receptive fields of a padded input."""
     sn, sc, sh, sw = xpad.strides
     n, c = xpad.shape[:2]
-    return xp.lib.stride_tricks.as_strided(
+    return backend_of(xpad).as_strided(
         xpad,
-        shape=(n, c, kh, kw, ho, wo),
-        strides=(sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
-        writeable=False,
+        (n, c, kh, kw, ho, wo),
+        (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
     )
 
 
@@ -89,11 +89,10 @@ def _cols(
         xpad = _zero_pad(xp, x, pt, pb + extra, pl, pr)
         sn, sc = xpad.strides[:2]
         it = xpad.itemsize
-        win = xp.lib.stride_tricks.as_strided(
+        win = backend_of(xpad).as_strided(
             xpad,
-            shape=(groups, cg, kh, kw, n, ho * wp),
-            strides=(sc * cg, sc, it * wp * dilation[0], it * dilation[1], sn, it),
-            writeable=False,
+            (groups, cg, kh, kw, n, ho * wp),
+            (sc * cg, sc, it * wp * dilation[0], it * dilation[1], sn, it),
         )
         return _fill(xp, win, (groups, k, n * ho * wp)), wp
     win = _windows(xp, _pad(xp, x, padding), kh, kw, ho, wo, stride, dilation)
@@ -191,11 +190,10 @@ def _sample_cols(
     xf, wp = _shifted_input(xp, x, kw, padding, dilation)
     length = ho * wp
     sn, sc, it = xf.strides[0], xf.strides[1], xf.itemsize
-    win = xp.lib.stride_tricks.as_strided(
+    win = backend_of(xf).as_strided(
         xf,
-        shape=(n, c, kh, kw, length),
-        strides=(sn, sc, it * wp * dilation[0], it * dilation[1], it),
-        writeable=False,
+        (n, c, kh, kw, length),
+        (sn, sc, it * wp * dilation[0], it * dilation[1], it),
     )
     return _fill(xp, win, (n, c * kh * kw, length)), wp
 
@@ -257,13 +255,14 @@ def _crop_cols(xp: Any, out: Any, n: int, ho: int, wo: int, wr: int) -> Any:
 
 
 def max_pool2d_indices(
-    xa: np.ndarray,
+    xp: Any,
+    xa: Any,
     kernel: tuple[int, int],
     stride: tuple[int, int],
     padding: tuple[int, int],
     dilation: tuple[int, int],
     ceil_mode: bool,
-) -> np.ndarray:
+) -> Any:
     """Flat (h * W + w) argmax index of every window of a (N, C, H, W) array."""
     n, c, h, w = xa.shape
     kh, kw = kernel
@@ -274,24 +273,24 @@ def max_pool2d_indices(
     ph = (padding[0], max(0, need_h - h - padding[0]))
     pw = (padding[1], max(0, need_w - w - padding[1]))
     if (ph, pw) == ((0, 0), (0, 0)) and stride == kernel and dilation == (1, 1) and kh * kw < 256:
-        arg = _tiled_argmax(xa, kh, kw, ho, wo)
+        arg = _tiled_argmax(xp, xa, kh, kw, ho, wo)
         if arg is not None:
-            offsets = (np.arange(kh).reshape(kh, 1) * w + np.arange(kw)).reshape(-1)
-            idx = np.take(offsets, arg)
-            idx += (np.arange(ho).reshape(ho, 1) * kh) * w + np.arange(wo) * kw
+            offsets = (xp.arange(kh).reshape(kh, 1) * w + xp.arange(kw)).reshape(-1)
+            idx = xp.take(offsets, arg)
+            idx += (xp.arange(ho).reshape(ho, 1) * kh) * w + xp.arange(wo) * kw
             return idx
     if ph != (0, 0) or pw != (0, 0):
-        fill = -np.inf if _kinds.is_floating(xa) else np.iinfo(xa.dtype).min
-        xa = np.pad(xa, ((0, 0), (0, 0), ph, pw), constant_values=fill)
+        fill = -xp.inf if _kinds.is_floating(xa) else xp.iinfo(xa.dtype).min
+        xa = xp.pad(xa, ((0, 0), (0, 0), ph, pw), constant_values=fill)
     # One vectorized pass per kernel offset k (kh*kw passes, never per pixel). A strict '>'
     # keeps the first maximum and a NaN always takes over, as in PyTorch. Since k increases,
     # "arg = k where updated" is max(arg, upd * k), cheap in a small integer dtype.
     sh, sw = stride
-    nan_aware = _kinds.is_floating(xa) and bool(np.isnan(xa).any())
-    kt = np.uint8 if kh * kw < 256 else np.int32
+    nan_aware = _kinds.is_floating(xa) and bool(xp.isnan(xa).any())
+    kt = xp.uint8 if kh * kw < 256 else xp.int32
     best = None
-    arg = np.zeros((n, c, ho, wo), dtype=kt)
-    offsets = np.zeros(kh * kw, dtype=np.int64)
+    arg = xp.zeros((n, c, ho, wo), dtype=kt)
+    offsets = [0] * (kh * kw)
     for i in range(kh):
         r0 = i * dilation[0]
         for j in range(kw):
@@ -304,16 +303,16 @@ def max_pool2d_indices(
                 continue
             upd = v > best
             if nan_aware:
-                upd |= np.isnan(v)
-                best = np.where(upd, v, best)
+                upd |= xp.isnan(v)
+                best = xp.where(upd, v, best)
             else:
-                np.maximum(best, v, out=best)
-            np.maximum(arg, upd.view(np.uint8).astype(kt, copy=False) * kt(k), out=arg)
-    base = (np.arange(ho).reshape(ho, 1) * sh - padding[0]) * w + np.arange(wo) * sw - padding[1]
-    return offsets[arg] + base
+                xp.maximum(best, v, out=best)
+            xp.maximum(arg, upd.view(xp.uint8).astype(kt, copy=False) * kt(k), out=arg)
+    base = (xp.arange(ho).reshape(ho, 1) * sh - padding[0]) * w + xp.arange(wo) * sw - padding[1]
+    return xp.asarray(offsets, dtype=xp.int64)[arg] + base
 
 
-def _tiled_argmax(xa: np.ndarray, kh: int, kw: int, ho: int, wo: int) -> np.ndarray | None:
+def _tiled_argmax(xp: Any, xa: Any, kh: int, kw: int, ho: int, wo: int) -> Any | None:
     """First argmax (tap i*kw + j, uint8) of each window when the windows tile the image
     (kernel == stride, no padding or dilation); None if a window holds a NaN (then the general
     pass, where the last NaN wins as in PyTorch, decides). The max is taken over whole rows of
@@ -322,19 +321,19 @@ def _tiled_argmax(xa: np.ndarray, kh: int, kw: int, ho: int, wo: int) -> np.ndar
     the general pass for MaxPool2d(2) (strided float passes dominate both)."""
     n, c = xa.shape[:2]
     rows = xa[:, :, : ho * kh, : wo * kw].reshape(n, c, ho, kh, wo * kw)
-    m = rows[:, :, :, 0].copy() if kh == 1 else np.maximum(rows[:, :, :, 0], rows[:, :, :, 1])
+    m = rows[:, :, :, 0].copy() if kh == 1 else xp.maximum(rows[:, :, :, 0], rows[:, :, :, 1])
     for i in range(2, kh):
-        np.maximum(m, rows[:, :, :, i], out=m)
+        xp.maximum(m, rows[:, :, :, i], out=m)
     m = m.reshape(n, c, ho, wo, kw)
-    best = m[..., 0].copy() if kw == 1 else np.maximum(m[..., 0], m[..., 1])
+    best = m[..., 0].copy() if kw == 1 else xp.maximum(m[..., 0], m[..., 1])
     for j in range(2, kw):
-        np.maximum(best, m[..., j], out=best)
-    if _kinds.is_floating(best) and np.isnan(best).any():
+        xp.maximum(best, m[..., j], out=best)
+    if _kinds.is_floating(best) and xp.isnan(best).any():
         return None
     taps = rows.reshape(n, c, ho, kh, wo, kw)
     last = kh * kw - 1
-    arg = np.full(best.shape, last, dtype=np.uint8)
+    arg = xp.full(best.shape, last, dtype=xp.uint8)
     for k in range(last - 1, -1, -1):
-        eq = np.equal(taps[:, :, :, k // kw, :, k % kw], best).view(np.uint8)
-        arg -= eq * (arg - np.uint8(k))  # arg = k where tap k equals the max
+        eq = xp.equal(taps[:, :, :, k // kw, :, k % kw], best).view(xp.uint8)
+        arg -= eq * (arg - xp.uint8(k))  # arg = k where tap k equals the max
     return arg

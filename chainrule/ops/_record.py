@@ -24,6 +24,7 @@ from chainrule.autograd.graph import (
     pack_saved,
     user_site,
 )
+from chainrule.backends import as_array
 from chainrule.ops._apply import _mark_view
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["_record"]
 
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = as_array
 _new = object.__new__
 _new_node = object.__new__
 

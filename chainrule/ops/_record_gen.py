@@ -25,6 +25,7 @@ from chainrule.autograd.graph import (
     _record_sites,
     pack_saved,
 )
+from chainrule.backends import as_array
 from chainrule.ops._record import (
     _META,
     _NEEDS_ONE,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["_first_record", "_make_record"]
 
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = as_array
 _new = object.__new__
 
 

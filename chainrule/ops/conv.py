@@ -56,9 +56,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import numpy as np
-
 from chainrule._autocast_state import state as _ac
+from chainrule.backends import backend_of
 from chainrule.ops import _autocast
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (
@@ -618,7 +617,7 @@ def max_pool2d_with_indices(
     p = pool_pair("max_pool2d", "padding", padding, 4)
     d = pool_pair("max_pool2d", "dilation", dilation, 5)
     check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
-    idx = max_pool2d_indices(np.asarray(x._data), k, s, p, d, ceil_mode)
+    idx = max_pool2d_indices(backend_of(x._data).xp, x._data, k, s, p, d, ceil_mode)
     n, c, h, w = x.shape
     ho, wo = idx.shape[2:]
     flat = _shape.reshape(x, (n, c, h * w))

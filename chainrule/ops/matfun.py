@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, defop
 
 __all__ = ["matrix_exp"]
@@ -39,15 +40,15 @@ _B = (
 _THETA13 = 5.371920351148152
 
 
-def _expm(a: np.ndarray) -> np.ndarray:
+def _expm(xp: Any, a: Any) -> Any:
     """exp of each matrix of a float64 array (..., n, n)."""
     n = a.shape[-1]
     if n == 0:
         return a.copy()
-    norm = np.abs(a).sum(axis=-2).max() if a.size else 0.0
+    norm = xp.abs(a).sum(axis=-2).max() if a.size else 0.0
     s = max(0, int(math.ceil(math.log2(norm / _THETA13)))) if norm > _THETA13 else 0
     a = a / (2.0**s)
-    eye = np.broadcast_to(np.eye(n), a.shape)
+    eye = xp.broadcast_to(xp.eye(n), a.shape)
     a2 = a @ a
     a4 = a2 @ a2
     a6 = a4 @ a2
@@ -56,7 +57,7 @@ def _expm(a: np.ndarray) -> np.ndarray:
         a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye
     )
     v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
-    r = np.linalg.solve(v - u, v + u)
+    r = xp.linalg.solve(v - u, v + u)
     for _ in range(s):
         r = r @ r
     return r
@@ -64,9 +65,7 @@ def _expm(a: np.ndarray) -> np.ndarray:
 
 @defop(name="matrix_exp", saves=("x",), promote="float", node_name="LinalgMatrixExpBackward0")
 def _matrix_exp(xp: Any, x: Any) -> Any:
-    host = x if xp is np else xp.asnumpy(x)
-    out = _expm(np.asarray(host, dtype=np.float64)).astype(x.dtype)
-    return out if xp is np else xp.asarray(out)
+    return _expm(xp, x.astype(np.float64)).astype(x.dtype)
 
 
 @_matrix_exp.vjp
@@ -82,11 +81,12 @@ def _matrix_exp_vjp(ctx: Any, g: Any) -> Any:
         bottom = ops.cat([zeros_like(at), at], -1)
         big = ops.cat([top, bottom], -2)
         return (matrix_exp(big)[..., :n, n:],)
-    at = np.swapaxes(x, -1, -2)
-    top = np.concatenate([at, g], -1)
-    bottom = np.concatenate([np.zeros_like(at), at], -1)
-    big = np.concatenate([top, bottom], -2)
-    return (_expm(big.astype(np.float64))[..., :n, n:].astype(g.dtype),)
+    xp = backend_of(x).xp
+    at = xp.swapaxes(x, -1, -2)
+    top = xp.concatenate([at, g], -1)
+    bottom = xp.concatenate([xp.zeros_like(at), at], -1)
+    big = xp.concatenate([top, bottom], -2)
+    return (_expm(xp, big.astype(np.float64))[..., :n, n:].astype(g.dtype),)
 
 
 def matrix_exp(A: Any) -> Any:
@@ -113,10 +113,8 @@ def matrix_exp(A: Any) -> Any:
 
 
 def _qr_fwd(xp: Any, a: Any, *, complete: bool) -> Any:
-    host = a if xp is np else xp.asnumpy(a)
-    q, r = np.linalg.qr(host, mode="complete" if complete else "reduced")
-    q, r = q.astype(a.dtype), r.astype(a.dtype)
-    return (q, r) if xp is np else (xp.asarray(q), xp.asarray(r))
+    q, r = xp.linalg.qr(a, mode="complete" if complete else "reduced")
+    return q.astype(a.dtype), r.astype(a.dtype)
 
 
 _qr = OpDef(
@@ -136,12 +134,13 @@ class _Lin:
 
     def __init__(self, like: Any) -> None:
         self.t = hasattr(like, "_data")
+        self.xp: Any = None if self.t else backend_of(like).xp
 
     def mT(self, x: Any) -> Any:  # noqa: N802
-        return x.mT if self.t else np.swapaxes(x, -1, -2)
+        return x.mT if self.t else self.xp.swapaxes(x, -1, -2)
 
     def tril(self, x: Any, k: int = 0) -> Any:
-        return x.tril(k) if self.t else np.tril(x, k)
+        return x.tril(k) if self.t else self.xp.tril(x, k)
 
     def solve_upper_right(self, b: Any, r: Any) -> Any:
         """X with X R^T = B, R upper triangular: X = (R^-1 B^T)^T."""
@@ -149,21 +148,22 @@ class _Lin:
             from chainrule.ops.cholesky import solve_triangular
 
             return solve_triangular(r, b.mT, upper=True).mT
-        return np.swapaxes(np.linalg.solve(r, np.swapaxes(b, -1, -2)), -1, -2)
+        xp = self.xp
+        return xp.swapaxes(xp.linalg.solve(r, xp.swapaxes(b, -1, -2)), -1, -2)
 
     def zeros_like(self, x: Any) -> Any:
         if self.t:
             from chainrule._creation import zeros_like
 
             return zeros_like(x)
-        return np.zeros_like(x)
+        return self.xp.zeros_like(x)
 
     def cat(self, xs: list[Any], dim: int) -> Any:
         if self.t:
             from chainrule._dispatch import ops
 
             return ops.cat(xs, dim)
-        return np.concatenate(xs, dim)
+        return self.xp.concatenate(xs, dim)
 
 
 def _qr_square_vjp(L: _Lin, q: Any, r: Any, gq: Any, gr: Any) -> Any:

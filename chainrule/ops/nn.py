@@ -11,6 +11,7 @@ import warnings
 from typing import Any
 
 from chainrule import _kinds
+from chainrule.backends import backend_of
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import apply_op, defop, ns
 
@@ -135,7 +136,7 @@ def _scatter_along(xp: Any, g: Any, *, dim: int, index: Any, size: int) -> Any:
     flat = (xp.arange(rows, dtype=im.dtype).reshape(lead + (1,)) * size + im).reshape(-1)
     # ufunc.at accumulates in g's dtype (as PyTorch's scatter_add), with no float64 buffer.
     out = xp.zeros(rows * size, dtype=g.dtype)
-    xp.add.at(out, flat, gm.reshape(-1))
+    backend_of(out).scatter_add(out, flat, gm.reshape(-1))
     out = out.reshape(lead + (size,))
     return xp.ascontiguousarray(xp.moveaxis(out, -1, dim))
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule.backends import backend_of
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import apply_op, defop, ns
 
@@ -113,10 +114,10 @@ def _scatter_reduce(
         out[hit] = _identity(x.dtype, reduce)
     count = None
     if reduce in ("sum", "mean"):
-        xp.add.at(out, index, s)
+        backend_of(out).scatter_add(out, index, s)
         if reduce == "mean":
             count = xp.zeros(x.shape, dtype=np.int64)
-            xp.add.at(count, index, 1)
+            backend_of(count).scatter_add(count, index, 1)
             count = count + (1 if include_self else 0)
             count = xp.maximum(count, 1)
             if _kinds.is_floating(out):
@@ -125,11 +126,11 @@ def _scatter_reduce(
             else:
                 out = xp.floor_divide(out, count).astype(x.dtype)
     elif reduce == "prod":
-        xp.multiply.at(out, index, s)
+        backend_of(out).scatter_reduce(out, index, s, "multiply")
     elif reduce == "amax":
-        xp.maximum.at(out, index, s)
+        backend_of(out).scatter_reduce(out, index, s, "maximum")
     else:
-        xp.minimum.at(out, index, s)
+        backend_of(out).scatter_reduce(out, index, s, "minimum")
     aux = {"hit": hit}
     if reduce == "mean":
         aux["count"] = count
@@ -141,7 +142,7 @@ def _scatter_reduce(
         # include_self=False (PyTorch's rule; they then get no gradient themselves).
         self_eq = x == out
         n = self_eq.astype(x.dtype)
-        xp.add.at(n, index, src_eq.astype(x.dtype))
+        backend_of(n).scatter_add(n, index, src_eq.astype(x.dtype))
         aux.update(src_eq=src_eq, self_eq=self_eq, n=n)
     if _kinds.is_floating(x) and reduce == "prod":
         # Products of the other contributors, exact when some contributors are zero: the
@@ -149,8 +150,10 @@ def _scatter_reduce(
         nz = (x if include_self else xp.where(hit, xp.ones((), x.dtype), x)).copy()
         zeros = ((x == 0) & (~hit | include_self)).astype(np.int64)
         nz[nz == 0] = 1
-        xp.multiply.at(nz, index, xp.where(s == 0, xp.ones((), s.dtype), s))
-        xp.add.at(zeros, index, (s == 0).astype(np.int64))
+        backend_of(nz).scatter_reduce(
+            nz, index, xp.where(s == 0, xp.ones((), s.dtype), s), "multiply"
+        )
+        backend_of(zeros).scatter_add(zeros, index, (s == 0).astype(np.int64))
         aux.update(nz=nz, zeros=zeros)
     return out, aux
 

@@ -164,8 +164,8 @@ def _cum_fwd(kind: str) -> Any:
     def fwd(xp: Any, x: Any, *, dim: int) -> Any:
         if x.ndim == 0:
             return (x.copy(), xp.zeros((), dtype="int64")), {"where": (Ellipsis,), "kept": ()}
-        acc = xp.maximum if kind == "max" else xp.minimum
-        run = acc.accumulate(x, axis=dim)
+        be = backend_of(x)
+        run = be.accumulate(x, dim, "maximum" if kind == "max" else "minimum")
         n = x.shape[dim]
         shape = [1] * x.ndim
         shape[dim] = n
@@ -175,7 +175,7 @@ def _cum_fwd(kind: str) -> Any:
         hit = x == run
         if _kinds.is_floating(x):
             hit = hit | xp.isnan(x)
-        idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim)
+        idx = be.accumulate(xp.where(hit, pos, 0), dim, "maximum")
         idx = idx.astype("int64")
         return (run, idx), {"where": _where(xp, idx, dim), "kept": tuple(idx.shape)}
 

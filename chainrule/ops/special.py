@@ -113,7 +113,8 @@ def mvlgamma(input: Any, p: int) -> Any:
     offs = np.arange(p, dtype=np.float64) / 2
     from chainrule._creation import tensor
 
-    s = lgamma(x - tensor(offs, dtype=input.dtype if input.is_floating_point() else None))
+    dt = input.dtype if input.is_floating_point() else None
+    s = lgamma(x - tensor(offs, dtype=dt, device=input.device))
     return s.sum(-1) + p * (p - 1) / 4 * _LOG_PI
 
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from chainrule.backends import backend_of
 from chainrule.ops._broadcast import wrap_dim
 
 __all__ = [
@@ -375,14 +376,18 @@ def repeat_interleave(
     tensor argument, ``repeat_interleave(r)`` gives each index ``i`` repeated ``r[i]`` times."""
     from chainrule._tensor import _new_tensor
 
+    # The counts decide the output's size: they are read on the host (one copy from a GPU, a
+    # sync, as in PyTorch without output_size); the index goes back to the input's device.
+    be = backend_of(input._data)
     if repeats is None:
-        counts = np.asarray(input._data, dtype=np.int64).reshape(-1)
-        return _new_tensor(np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts))
+        counts = be.to_host(input._data).astype(np.int64).reshape(-1)
+        idx = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+        return _new_tensor(be.from_host(idx, be.device_index(input._data)))
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else wrap_dim(int(dim), x.ndim)
     size = x.shape[d] if x.ndim else 1
     if hasattr(repeats, "_data"):
-        counts = np.asarray(repeats._data, dtype=np.int64).reshape(-1)
+        counts = backend_of(repeats._data).to_host(repeats._data).astype(np.int64).reshape(-1)
         if counts.shape[0] == 1:
             counts = np.full(size, counts[0])
         elif counts.shape[0] != size:
@@ -391,7 +396,8 @@ def repeat_interleave(
         counts = np.full(size, int(repeats))
     if (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
-    idx = _new_tensor(np.repeat(np.arange(size, dtype=np.int64), counts))
+    idx = np.repeat(np.arange(size, dtype=np.int64), counts)
+    idx = _new_tensor(be.from_host(idx, be.device_index(input._data)))
     if x.ndim == 0:
         x = x.reshape(1)
     return _ops().index_select(x, d, idx)

@@ -26,6 +26,7 @@ from chainrule._grad_state import _state
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import SavedTensor
+from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, _legacy_name, _record, apply_op, ns
 
 __all__ = [
@@ -203,8 +204,6 @@ def _replay(base: Tensor, chain: tuple[Any, ...]) -> Tensor:
 
 
 def _xp_of(t: Tensor) -> Any:
-    from chainrule.backends import backend_of
-
     return backend_of(t._data).xp
 
 
@@ -411,18 +410,19 @@ def _write_into(self: Tensor, data: Any, op: Any = None) -> None:
                 f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
                 f"{list(bshape)}"
             )
-    if not dst.flags.writeable:
+    be = backend_of(dst)
+    if not be.writeable(dst):
         # A view through expand() is read-only in NumPy but may be written when its own
         # elements do not overlap (Note [writing through expand] in ops/views.py).
         base = getattr(self, "_base", None)
         if base is not None:
             dst = writable(dst, base._data)
-    if not dst.flags.writeable:
+    if not be.writeable(dst):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
-    np.copyto(dst, data, casting="unsafe")
+    be.xp.copyto(dst, data, casting="unsafe")
 
 
 def _bc_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

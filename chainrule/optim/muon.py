@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from chainrule.backends import backend_of
 from chainrule.optim._arith import lerp_
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
@@ -26,11 +27,12 @@ _ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
 
 def _round_bf16(x: Any) -> np.ndarray:
     """Round to the nearest bfloat16 value (ties to even); returned as float32."""
-    x32 = np.ascontiguousarray(x, dtype=np.float32)
+    xp = backend_of(x).xp  # the array's device (NumPy for a Python number)
+    x32 = xp.ascontiguousarray(x, dtype=np.float32)
     bits = x32.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     out = rounded.view(np.float32).reshape(x32.shape)
-    return np.where(np.isnan(x32), x32, out)
+    return xp.where(xp.isnan(x32), x32, out)
 
 
 def zeropower_via_newtonschulz(
@@ -51,7 +53,7 @@ def zeropower_via_newtonschulz(
     if transposed:
         x = x.T
     norm = _round_bf16(np.sqrt(np.sum(x * x, dtype=np.float32)))
-    x = _round_bf16(x / _round_bf16(np.maximum(norm, _round_bf16(eps))))
+    x = _round_bf16(x / _round_bf16(np.maximum(norm, _round_bf16(eps).item())))
     for _ in range(ns_steps):
         gram = _round_bf16(x @ x.T)
         gram_update = _round_bf16(np.float32(b) * gram + np.float32(c) * (gram @ gram))

@@ -402,8 +402,8 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore hyper-parameters and per-parameter state saved by ``state_dict()``.
 
-        The current parameters are kept; state tensors are cast to their parameter's dtype
-        (``step`` is not cast).
+        The current parameters are kept; state tensors are moved to their parameter's device
+        and cast to its dtype (``step`` is neither moved nor cast), as in PyTorch.
 
         A loaded group that lacks one of the settings PyTorch added over time (``maximize``,
         ``foreach``, ``amsgrad``...) takes this optimizer's default, as in PyTorch.
@@ -500,10 +500,14 @@ class Optimizer:
                     f"loaded optimizer state '{key}' for parameter {index} has shape "
                     f"{tuple(value.shape)}, but the parameter has shape {tuple(param.shape)}"
                 )
-            data = value._data
+            # On the parameter's device (and, for a floating parameter, of its dtype), as
+            # PyTorch moves a loaded state; a copy either way.
+            v = value.detach()
             if param.is_floating_point():
-                data = data.astype(param._data.dtype)
-            return Tensor._wrap(data.copy())
+                v = v.to(device=param.device, dtype=param.dtype, copy=True)
+            else:
+                v = v.to(device=param.device, copy=True)
+            return Tensor._wrap(v._data)
         if isinstance(value, dict):
             return {k: Optimizer._cast_state(param, v, index, k) for k, v in value.items()}
         return copy.deepcopy(value)

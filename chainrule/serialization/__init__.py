@@ -76,8 +76,9 @@ def load(
 
     Args:
         f: a path, or a binary file object positioned at the checkpoint.
-        map_location: a device for every tensor (callables and dicts are accepted and ignored:
-            chainrule's tensors live on one host).
+        map_location: where tensors go, as in ``torch.load``: None (where they were saved
+            from), a device or string, a dict of locations (``{'cuda:0': 'cpu'}``) or a
+            callable ``f(tensor, location)`` (serialization/_location.py).
         pickle_module: the module whose ``Unpickler`` reads pickled objects (implies
             ``weights_only=False``, as in torch).
         weights_only: as in PyTorch >= 2.6, True by default: pickled objects are loaded only

@@ -64,11 +64,13 @@ class _Decoder:
         if key not in self.arrays:
             raise self.fail(f"its structure refers to tensor '{key}', which the file does not hold")
         from chainrule.nn.parameter import Parameter
+        from chainrule.serialization._location import place
 
         t = Tensor._wrap(self.arrays[key])
-        if self.map_location is not None and not callable(self.map_location):
-            if not isinstance(self.map_location, dict):
-                t = t.to(self.map_location)
+        loc = node.get("loc", "cpu")
+        if not isinstance(loc, str):
+            raise self.fail(f"tensor node '{key}' has location {_show(loc, 40)}")
+        t = place(t, loc, self.map_location)
         if node.get("param"):
             t = Parameter(t, requires_grad=bool(node.get("rg")))
         elif node.get("rg"):

@@ -53,12 +53,15 @@ class _Encoder:
         if _BIG_ENDIAN:
             host = host.astype(host.dtype.newbyteorder("<"))
         self.arrays[key] = host
-        return {
+        node = {
             "t": "tensor",
             "k": key,
             "rg": bool(t.requires_grad),
             "param": isinstance(t, Parameter),
         }
+        if t.device.type != "cpu":
+            node["loc"] = str(t.device)  # torch.load's location (serialization/_location.py)
+        return node
 
     def _leaf(self, obj: Any, path: Callable[[], str]) -> Any:
         """The node of a non-container, or raise TypeError naming the object's place."""

@@ -524,28 +524,19 @@ def _unpickle(up: Any, name: str) -> Any:
 
 
 def _map_all(obj: Any, map_location: Any) -> Any:
-    """Move every tensor of a loaded object to ``map_location`` (a device or a dict of
-    location -> device); on a CPU-only chainrule that is the host, so nothing moves."""
-    if callable(map_location):
-        return obj
-    from chainrule import _device
+    """Every tensor of a loaded object placed by ``map_location`` (serialization/_location.py),
+    each counted as saved from the CPU."""
     from chainrule._tensor import Tensor
+    from chainrule.serialization._location import place
 
-    target = map_location
-    if isinstance(map_location, dict):
-        targets = {str(v) for v in map_location.values()}
-        if targets <= {"cpu"}:
-            return obj
-        target = next(iter(targets))
-    if str(_device.device(target)) == "cpu":
-        return obj
     memo: dict[int, Any] = {}
 
     def walk(o: Any) -> Any:
         if id(o) in memo:
             return memo[id(o)]
         if isinstance(o, Tensor):
-            r: Any = o.to(target)
+            # The storages' own locations are not kept: every tensor counts as saved on the CPU.
+            r: Any = place(o, "cpu", map_location)
         elif isinstance(o, (dict, OrderedDict)):
             r = type(o)((k, walk(v)) for k, v in o.items())
         elif isinstance(o, list):

@@ -296,10 +296,14 @@ class ndarray:
         return NotImplemented
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        import functools
+
         import tests._fakecupy as cp
 
+        # As CuPy's: numpy.linalg.cholesky resolves to cupy.linalg.cholesky, and so on.
         try:
-            mine = getattr(cp, func.__name__)
+            module = functools.reduce(getattr, func.__module__.split(".")[1:], cp)
+            mine = getattr(module, func.__name__)
         except AttributeError:
             return NotImplemented
         return mine(*args, **kwargs)

@@ -79,6 +79,10 @@ def test_numpy_functions_dispatch_to_the_device():
     for r in (np.exp(x), np.sum(x, axis=0), np.concatenate([x, x]), np.where(x > 2, x, 0)):
         assert isinstance(r, cp.ndarray)
     assert np.sum(x).get() == 15.0
+    # A function of a NumPy submodule resolves to CuPy's submodule (cupy.ndarray's
+    # __array_function__ walks func.__module__): numpy.linalg.norm runs cupy.linalg.norm.
+    n = np.linalg.norm(x)
+    assert isinstance(n, cp.ndarray) and abs(float(n) - np.sqrt(55.0)) < 1e-12
 
 
 # difference.html, "Reduction methods return zero-dimension array": NumPy returns a scalar.

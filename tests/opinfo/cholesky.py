@@ -11,7 +11,7 @@ def _spd_chol(m, x):  # type: ignore[no-untyped-def]
     # a symmetric positive-definite input built from any square x, so that finite differences
     # of x stay inside the domain
     n = x.shape[-1]
-    return m.linalg.cholesky(x @ x.transpose(-1, -2) + n * m.eye(n, dtype=x.dtype))
+    return m.linalg.cholesky(x @ x.transpose(-1, -2) + n * m.eye(n, dtype=x.dtype, device=x.device))
 
 
 def _ref_chol(x: np.ndarray) -> np.ndarray:

@@ -165,7 +165,7 @@ OPS = [
     ),
     OpInfo(
         "cov_weights",
-        lambda m, x, a: m.cov(x, fweights=m.tensor([1, 2, 1, 3, 1]), aweights=a),
+        lambda m, x, a: m.cov(x, fweights=m.tensor([1, 2, 1, 3, 1], device=x.device), aweights=a),
         covers=("cov",),
         samples=lambda rng: [Sample((_u(rng, 2, 5), _u(rng, 5, lo=0.5)), no_grad=(1,))],
     ),
@@ -229,7 +229,7 @@ OPS = [
     ),
     OpInfo(
         "copysign",
-        lambda m, a: m.copysign(a, m.tensor([1.0, -1.0, -0.0, 2.0])),
+        lambda m, a: m.copysign(a, m.tensor([1.0, -1.0, -0.0, 2.0], device=a.device)),
         samples=_fixed([1.5, 2.0, -3.0, -0.5]),
     ),
     OpInfo("logaddexp", lambda m, a, b: m.logaddexp(a, b), samples=binary_samples(scalar=None)),
@@ -297,7 +297,11 @@ OPS = [
         differentiable=False,
         samples=_fixed([[0.0, 1.0], [2.0, 0.0]]),
     ),
-    OpInfo("take", lambda m, x: m.take(x, m.tensor([[0, 5], [-1, 2]])), samples=_s((2, 3))),
+    OpInfo(
+        "take",
+        lambda m, x: m.take(x, m.tensor([[0, 5], [-1, 2]], device=x.device)),
+        samples=_s((2, 3)),
+    ),
     OpInfo(
         "isin",
         lambda m, a, b: m.isin(a, b),
@@ -319,7 +323,7 @@ OPS = [
     ),
     OpInfo(
         "bincount_weights",
-        lambda m, w: m.bincount(m.tensor([0, 1, 1, 4]), w),
+        lambda m, w: m.bincount(m.tensor([0, 1, 1, 4], device=w.device), w),
         covers=("bincount",),
         differentiable=False,
         samples=_s((4,)),

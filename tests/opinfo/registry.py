@@ -9,7 +9,8 @@ from tests.opinfo.core import OpInfo
 
 # Registered ops exercised through another row rather than a row of their own.
 INDIRECT: dict[str, str] = {
-    "to_device": "needs a GPU backend; tested in tests/test_cuda.py",
+    "to_device": "needs a GPU backend: tests/cuda/test_modules_on_cuda.py (gradcheck and "
+    "gradgradcheck through cuda and back), and every row of tests/ops/test_opinfo_cuda.py",
     # identity forwards carrying implicit reparameterization gradients (not finite differences)
     "gamma_reparam": "tests/distributions/test_sampling.py (against SciPy and PyTorch)",
     "dirichlet_reparam": "tests/distributions/test_sampling.py (against PyTorch)",

@@ -118,7 +118,7 @@ OPS = [
     ),
     OpInfo(
         "repeat_interleave_tensor",
-        lambda m, x: x.repeat_interleave(m.tensor([1, 0, 2]), dim=0),
+        lambda m, x: x.repeat_interleave(m.tensor([1, 0, 2], device=x.device), dim=0),
         covers=("repeat_interleave",),
         samples=_s((3, 2)),
     ),

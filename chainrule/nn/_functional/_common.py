@@ -12,6 +12,7 @@ from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode as _grad_mode
+from chainrule.backends import backend_of
 from chainrule.ops import conv as _conv
 from chainrule.ops._conv_args import arg_type as _arg_type
 
@@ -19,12 +20,37 @@ __all__: list[str] = []
 
 
 def _const(a: Any, like: Tensor) -> Tensor:
-    """A constant tensor (no grad) of ``like``'s dtype."""
-    return _new_tensor(np.asarray(a, dtype=like._data.dtype))
+    """A constant tensor (no grad) of ``like``'s dtype, on ``like``'s device (a host array is
+    copied there)."""
+    d = like._data
+    if type(d) is np.ndarray:
+        return _new_tensor(np.asarray(a, dtype=d.dtype))
+    be = backend_of(d)
+    return _new_tensor(be.asarray(a, dtype=d.dtype, device=be.device_index(d)))
 
 
-def _data(t: Any) -> np.ndarray:
-    return np.asarray(t._data)
+def _host(t: Any) -> np.ndarray:
+    """``t``'s values on the host (a copy from a GPU): for index structure worked out there."""
+    return backend_of(t._data).to_host(t._data)
+
+
+def _on_device(a: Any, like: Tensor) -> Tensor:
+    """The host array ``a`` (its own dtype) as a tensor on ``like``'s device."""
+    d = like._data
+    if type(d) is np.ndarray:
+        return _new_tensor(np.asarray(a))
+    be = backend_of(d)
+    return _new_tensor(be.from_host(np.asarray(a), be.device_index(d)))
+
+
+def _xp(t: Any) -> Any:
+    """The array module of Tensor ``t``'s device."""
+    return backend_of(t._data).xp
+
+
+def _data(t: Any) -> Any:
+    """The array behind ``t`` (on its device)."""
+    return t._data
 
 
 def _tensor_args(fn: str, *args: tuple[str, int, Any, bool]) -> None:

@@ -11,7 +11,8 @@ import numpy as np
 
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
-from chainrule._tensor import Tensor
+from chainrule._tensor import Tensor, _new_tensor
+from chainrule.backends import backend_of
 from chainrule.nn._functional._common import (
     _const,
     _into,
@@ -309,7 +310,8 @@ def gumbel_softmax(
     if not hard:
         return y
     d = wrap_dim(dim, max(logits.ndim, 1))
-    idx = np.expand_dims(np.argmax(np.asarray(y._data), axis=d), d)
-    y_hard = np.zeros(tuple(y.shape), y._data.dtype)
-    np.put_along_axis(y_hard, idx, 1, axis=d)
-    return _const(y_hard, y) - y.detach() + y
+    xp = backend_of(y._data).xp
+    idx = xp.expand_dims(xp.argmax(y._data, axis=d), d)
+    pos = xp.arange(y.shape[d]).reshape([-1 if i == d else 1 for i in range(y.ndim)])
+    y_hard = (pos == idx).astype(y._data.dtype)  # the one-hot argmax
+    return _new_tensor(y_hard) - y.detach() + y

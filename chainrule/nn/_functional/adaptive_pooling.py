@@ -13,6 +13,7 @@ from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
     _data,
     _tensor_args,
+    _xp,
 )
 from chainrule.nn._functional.pooling import _check_nd, _compose_depth, _sep_apply
 from chainrule.ops import nn as _nnops
@@ -106,14 +107,17 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     vc = cols < ew[:, None]
     rows = np.minimum(rows, h - 1)
     cols = np.minimum(cols, w - 1)
+    # The window geometry is shape-only, built on the host; it goes to x's device once.
+    xp = _xp(x)
+    rows, cols = xp.asarray(rows), xp.asarray(cols)
     win = xa[:, :, rows[:, :, None, None], cols[None, None, :, :]]  # (n, c, oh, kh, ow, kw)
-    valid = vr[:, :, None, None] & vc[None, None, :, :]
+    valid = xp.asarray(vr[:, :, None, None] & vc[None, None, :, :])
     fill = -np.inf if _kinds.is_floating(xa) else np.iinfo(xa.dtype).min
-    win = np.where(valid, win, fill).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, oh, ow, kh * kw)
-    am = np.argmax(win, axis=-1)
-    i, j = np.divmod(am, kw)
-    r = sh[:, None] + i
-    cc = sw[None, :] + j
+    win = xp.where(valid, win, fill).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, oh, ow, kh * kw)
+    am = xp.argmax(win, axis=-1)
+    i, j = xp.divmod(am, kw)
+    r = xp.asarray(sh)[:, None] + i
+    cc = xp.asarray(sw)[None, :] + j
     idx = (r * w + cc).astype(np.int64)
     flat = _ops.reshape(x, (n, c, h * w))
     out = _ops.reshape(_nnops.gather_along(flat, 2, idx.reshape(n, c, oh * ow)), (n, c, oh, ow))

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from chainrule import ops as _ops
-from chainrule._tensor import Tensor, _new_tensor
+from chainrule._tensor import Tensor
 from chainrule.nn._functional._common import (
     _const,
     _default_rng,
@@ -41,8 +41,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         keep = _default_rng().random(input.shape) >= p
         mask = keep.astype(input._data.dtype) * np.asarray(1.0 / (1.0 - p), input._data.dtype)
     if inplace:
-        return input.mul_(_new_tensor(mask))
-    return input * _new_tensor(mask)
+        return input.mul_(_const(mask, input))
+    return input * _const(mask, input)
 
 
 def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
@@ -58,8 +58,8 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> 
     else:
         mask = (_default_rng().random(shape) >= p).astype(dt) * np.asarray(1.0 / (1.0 - p), dt)
     if inplace:
-        return input.mul_(_new_tensor(mask))
-    return input * _new_tensor(mask)
+        return input.mul_(_const(mask, input))
+    return input * _const(mask, input)
 
 
 def _unbatched_feature_dropout(

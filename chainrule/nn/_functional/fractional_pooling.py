@@ -10,7 +10,9 @@ import numpy as np
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
+    _host,
     _ntuple,
+    _xp,
 )
 
 __all__ = [
@@ -73,7 +75,9 @@ def _fractional(
         from chainrule._creation import rand
 
         samples = rand(n, c, nd, dtype=input.dtype)
-    u = np.asarray(samples._data if isinstance(samples, Tensor) else samples)
+    # The windows' starts are worked out on the host (from the samples, read there); the
+    # gathers run on x's device.
+    u = _host(samples) if isinstance(samples, Tensor) else np.asarray(samples)
     if u.shape != (n, c, nd):
         raise RuntimeError(
             f"{fn}(): expected _random_samples of shape {[n, c, nd]}, got {list(u.shape)}"
@@ -82,7 +86,7 @@ def _fractional(
     # 3-d sample a drives axis a (T, H, W).
     which = [1, 0] if nd == 2 else list(range(nd))
     starts = [_intervals(u[..., which[a]], spatial[a], out[a], k[a]) for a in range(nd)]
-    xa = np.asarray(x._data).reshape(n, c, -1)
+    xa = x._data.reshape(n, c, -1)
     strides = [int(np.prod(spatial[a + 1 :])) for a in range(nd)]
     flat_idx = np.zeros((n, c) + out + (1,) * nd, dtype=np.int64)
     for a in range(nd):
@@ -93,7 +97,7 @@ def _fractional(
         shape[2 + nd + a] = k[a]
         term = (pos * strides[a]).reshape(shape)
         flat_idx = flat_idx + term
-    cand = flat_idx.reshape(n, c, int(np.prod(out)), -1)
+    cand = _xp(x).asarray(flat_idx.reshape(n, c, int(np.prod(out)), -1))
     vals = np.take_along_axis(xa, cand.reshape(n, c, -1), axis=2).reshape(cand.shape)
     best = np.argmax(vals, axis=-1)[..., None]
     idx = np.take_along_axis(cand, best, axis=-1)[..., 0]  # (N, C, prod(out))

@@ -29,6 +29,7 @@ from chainrule.nn._functional._common import (
     _size,
     _tensor_args,
     _weight_no_grad,
+    _xp,
 )
 from chainrule.ops import _autocast
 from chainrule.ops import nn as _nnops
@@ -115,10 +116,11 @@ def nll_loss(
             f"weight tensor should be defined either for all {c} classes or no "
             f"classes but got weight tensor of shape: {list(weight.shape)}"
         )
-    safe = np.where(keep, t, 0).astype(np.int64)
-    wt = _data(weight)[safe] if weight is not None else np.ones(t.shape, input._data.dtype)
-    wt = np.where(keep, wt, 0).astype(input._data.dtype)
-    picked = _nnops.gather_along(input, cdim, np.expand_dims(safe, cdim))
+    xp = _xp(input)
+    safe = xp.where(keep, t, 0).astype(np.int64)
+    wt = _data(weight)[safe] if weight is not None else xp.ones(t.shape, input._data.dtype)
+    wt = xp.where(keep, wt, 0).astype(input._data.dtype)
+    picked = _nnops.gather_along(input, cdim, xp.expand_dims(safe, cdim))
     picked = _ops.squeeze(picked, cdim)
     return _nll_reduce(-(picked * _new_tensor(wt)), wt, input, reduction)
 
@@ -474,7 +476,7 @@ def gaussian_nll_loss(
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    vd = np.asarray(var._data)
+    vd = var._data  # type: ignore[union-attr]  (var is a Tensor by now)
     if np.any(vd < 0):
         raise ValueError("var has negative entry/entries")
     adj = np.maximum(vd, eps) - vd

@@ -10,10 +10,12 @@ import numpy as np
 
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
-from chainrule._tensor import Tensor, _new_tensor
+from chainrule._tensor import Tensor
 from chainrule.nn._functional._common import (
     _const,
+    _host,
     _legacy_reduction,
+    _on_device,
     _reduce,
     _size,
 )
@@ -180,7 +182,7 @@ def _class_targets(input: Tensor, target: Tensor) -> tuple[Tensor, np.ndarray, i
     """(N, C) view of ``input`` and (N,) int targets, checked to lie in [0, C)."""
     x = input if input.ndim == 2 else _ops.reshape(input, (1, -1))
     c = x.shape[1]
-    t = np.asarray(target._data).reshape(-1).astype(np.int64)
+    t = _host(target).reshape(-1).astype(np.int64)
     if t.shape[0] != x.shape[0]:
         raise RuntimeError(
             f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}"
@@ -215,13 +217,13 @@ def multi_margin_loss(
     n = x.shape[0]
     onehot = np.zeros((n, c), dtype=x._data.dtype)
     onehot[np.arange(n), t] = 1
-    xy = _ops.gather(x, 1, _new_tensor(t.reshape(-1, 1)))
+    xy = _ops.gather(x, 1, _on_device(t.reshape(-1, 1), x))
     h = _ops.clamp_min(margin - xy + x, 0)
     if p == 2:
         h = h * h
     h = h * _const(1 - onehot, x)
     if weight is not None:
-        h = h * _ops.reshape(weight[_new_tensor(t)], (n, 1))
+        h = h * _ops.reshape(weight[_on_device(t, x)], (n, 1))
     loss = _ops.sum(h, 1) / c
     if input.ndim < 2:
         loss = _ops.reshape(loss, ())
@@ -242,7 +244,7 @@ def multilabel_margin_loss(
     reduction = _legacy_reduction(size_average, reduce, reduction)
     x = input if input.ndim == 2 else _ops.reshape(input, (1, -1))
     n, c = x.shape
-    t = np.asarray(target._data).reshape(n, -1).astype(np.int64)
+    t = _host(target).reshape(n, -1).astype(np.int64)
     if t.shape[1] != c:
         raise RuntimeError(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
@@ -255,7 +257,7 @@ def multilabel_margin_loss(
     is_target = np.zeros((n, c), bool)
     rows = np.repeat(np.arange(n), c).reshape(n, c)
     is_target[rows[valid], safe[valid]] = True
-    xy = _ops.gather(x, 1, _new_tensor(safe))  # (n, c): x[y_j]
+    xy = _ops.gather(x, 1, _on_device(safe, x))  # (n, c): x[y_j]
     h = _ops.clamp_min(1 - _ops.unsqueeze(xy, 2) + _ops.unsqueeze(x, 1), 0)  # (n, j, i)
     mask = valid[:, :, None] & ~is_target[:, None, :]
     loss = _ops.sum(h * _const(mask, x), (1, 2)) / c

@@ -235,7 +235,7 @@ def _compose_depth(
     t = _ops.reshape(out2, (n, c, d, m))
     out, idxd = pool_d(t)
     do = out.shape[2]
-    dsel = np.asarray(idxd._data) // m  # the chosen depth of each output
+    dsel = idxd._data // m  # the chosen depth of each output
     i2 = idx2.reshape(n, c, d, m)
     inner = np.take_along_axis(i2, dsel, axis=2)
     flat = dsel * hw + inner
@@ -271,7 +271,7 @@ def max_pool3d_with_indices(
             t, (k[0], 1), (s[0], 1), (p[0], 0), (dl[0], 1), ceil_mode
         )
 
-    out, idx = _compose_depth(out2, np.asarray(idx2._data), n, c, d, h * w, pool_d)
+    out, idx = _compose_depth(out2, idx2._data, n, c, d, h * w, pool_d)
     if input.ndim == 4:
         out, idx = _ops.squeeze(out, 0), _ops.squeeze(idx, 0)
     return out, idx
@@ -394,7 +394,7 @@ def _unpool(
                 )
     lead = tuple(input.shape[:-nd])
     total = int(np.prod(size))
-    idx = np.asarray(indices._data).reshape(lead + (-1,)).astype(np.int64)
+    idx = indices._data.reshape(lead + (-1,)).astype(np.int64)
     wrong = (idx < 0) | (idx >= total)
     if wrong.any():
         bad = int(idx.reshape(-1)[np.argmax(wrong.reshape(-1))])  # the first, as torch

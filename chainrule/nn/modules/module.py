@@ -14,10 +14,13 @@ attribute access, traversal, modes, conversion, repr); the state dicts are in _s
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
 from chainrule import _dtype
+from chainrule._device import device as _device
+from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
 from chainrule.nn.modules._state_dict import _IncompatibleKeys as _IncompatibleKeys
@@ -69,6 +72,50 @@ def _add_hook(
     return handle
 
 
+def _place_after_init(cls: type) -> None:
+    """Give the constructor of a chainrule layer with ``device=``/``dtype=`` arguments
+    PyTorch's meaning for them: the parameters and buffers it makes are placed on ``device``
+    and floating ones cast to ``dtype``, as torch's factory_kwargs do (the layers build them
+    on the CPU in the default dtype, and this moves them once, at the end of ``__init__``).
+
+    Only chainrule's own classes are wrapped: a user's subclass keeps its ``__init__`` as
+    written."""
+    init = cls.__dict__.get("__init__")
+    if init is None or not cls.__module__.startswith("chainrule.") or hasattr(init, "_places"):
+        return
+    co = getattr(init, "__code__", None)
+    if co is None:
+        return
+    # The argument names from the code object: cheaper than inspect.signature for the few
+    # hundred layer classes defined when chainrule.nn is imported.
+    names = co.co_varnames[: co.co_argcount + co.co_kwonlyargcount]
+    if "device" not in names and "dtype" not in names:
+        return
+    # Position among the positional arguments after self (None: keyword-only).
+    where = {
+        n: (names.index(n) if names.index(n) < co.co_argcount else None)
+        for n in ("device", "dtype")
+        if n in names
+    }
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        got = {}
+        for n, i in where.items():
+            v = kwargs.get(n, args[i - 1] if i is not None and 0 < i <= len(args) else None)
+            if v is not None:
+                got[n] = v
+        dev, dt = got.get("device"), got.get("dtype")
+        if dev is not None and _device(dev).type != "cpu":
+            self.to(dev)
+        if dt is not None and _dtype.to_dtype(dt).is_floating_point:
+            self.to(dt)
+
+    __init__._places = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[misc]
+
+
 class Module(_StateDictMixin):
     """Base class of all layers; subclasses set attributes in ``__init__`` and define ``forward``.
 
@@ -84,6 +131,10 @@ class Module(_StateDictMixin):
     training: bool
     _version: int = 1
     call_super_init: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _place_after_init(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -493,24 +544,7 @@ class Module(_StateDictMixin):
 
         Only floating-point parameters and buffers change dtype, as in PyTorch.
         """
-        dt = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dt, dev = a.dtype, a.device
-            elif isinstance(a, _dtype.dtype):
-                dt = a
-            elif a is not None:
-                dev = a
-        if isinstance(dev, str):
-            # Parsed now, so that a typo (or a dtype name: to("float64")) is an error before
-            # any tensor moves, not a string handed to each tensor's .to().
-            from chainrule._device import device as _parse_device
-
-            _parse_device(dev)
+        dev, dt, _, _ = parse_to(args, kwargs, Tensor)
         if dt is not None:
             dt = _dtype.to_dtype(dt)
             if not dt.is_floating_point:
@@ -545,6 +579,10 @@ class Module(_StateDictMixin):
         return self.to("cpu")
 
     def cuda(self, device: Any = None) -> Module:
+        """Move every parameter and buffer (and their ``.grad``) to GPU ``device`` (an index,
+        ``'cuda:1'``, a device; the current GPU when None), in place."""
+        if isinstance(device, int) and not isinstance(device, bool):
+            device = f"cuda:{device}"
         return self.to("cuda" if device is None else device)
 
     def type(self, dst_type: Any) -> Module:

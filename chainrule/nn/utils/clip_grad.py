@@ -12,6 +12,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from chainrule._tensor import Tensor
+from chainrule.backends import backend_of
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
 
@@ -22,19 +23,19 @@ def _grads(parameters: Any) -> list[Tensor]:
     return [p.grad for p in parameters if p.grad is not None]
 
 
-def _norm(a: Any, norm_type: float) -> Any:
+def _norm(xp: Any, a: Any, norm_type: float) -> Any:
     """The ``norm_type``-norm of array ``a`` over all elements, in a's dtype."""
-    a = np.abs(a)
+    a = xp.abs(a)
     if norm_type == math.inf:
-        return a.max() if a.size else np.zeros((), a.dtype)
+        return a.max() if a.size else xp.zeros((), a.dtype)
     if norm_type == -math.inf:
-        return a.min() if a.size else np.zeros((), a.dtype)
+        return a.min() if a.size else xp.zeros((), a.dtype)
     if norm_type == 0:
-        return np.asarray((a != 0).sum(), a.dtype)
+        return xp.asarray((a != 0).sum(), a.dtype)
     if norm_type == 1:
         return a.sum()
     if norm_type == 2:
-        return np.sqrt((a * a).sum())
+        return xp.sqrt((a * a).sum())
     return (a**norm_type).sum() ** (1.0 / norm_type)
 
 
@@ -51,16 +52,18 @@ def get_total_norm(
     norm_type = float(norm_type)
     if not tensors:
         return Tensor._wrap(np.zeros((), np.float32))
-    norms = [_norm(t._data, norm_type) for t in tensors]
+    be = backend_of(tensors[0]._data)  # the device of the gradients (one, as in PyTorch)
+    xp = be.xp
+    norms = [_norm(xp, t._data, norm_type) for t in tensors]
     dtype = np.result_type(*[n.dtype for n in norms])
-    total = _norm(np.stack([np.asarray(n, dtype) for n in norms]), norm_type)
-    if error_if_nonfinite and not np.isfinite(total):
+    total = _norm(xp, xp.stack([xp.asarray(n, dtype) for n in norms]), norm_type)
+    if error_if_nonfinite and not xp.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the "
             "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
         )
-    return Tensor._wrap(np.asarray(total, dtype))
+    return Tensor._wrap(xp.asarray(total, dtype))
 
 
 def clip_grad_norm_(
@@ -81,9 +84,10 @@ def clip_grad_norm_(
     if not grads:
         return total
     coef = float(max_norm) / (total._data + 1e-6)
-    coef = np.minimum(coef, 1.0).astype(total._data.dtype)
+    be = backend_of(total._data)
+    coef = be.xp.minimum(coef, 1.0).astype(total._data.dtype)
     # A non-finite norm gives coef 0 and inf * 0 = nan, silently, as in PyTorch.
-    with np.errstate(invalid="ignore"):
+    with be.errstate(invalid="ignore"):
         for g in grads:
             g._data *= coef.astype(g._data.dtype)
             g._bump_version()
@@ -96,5 +100,5 @@ def clip_grad_value_(
     """Clamp every gradient element into [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
-        np.clip(g._data, -clip_value, clip_value, out=g._data)
+        backend_of(g._data).xp.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()

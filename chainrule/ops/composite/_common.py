@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from chainrule.backends import as_array, backend_of
 
 __all__ = []
 
@@ -20,7 +20,12 @@ def _ops() -> Any:
 def _t(data: Any) -> Any:
     from chainrule._tensor import _new_tensor
 
-    return _new_tensor(np.asarray(data))
+    return _new_tensor(as_array(data))
+
+
+def _xp(t: Any) -> Any:
+    """The array module of Tensor ``t``'s device (NumPy for anything else)."""
+    return backend_of(t._data if hasattr(t, "_data") else t).xp
 
 
 def _is_t(x: Any) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from chainrule.ops._broadcast import wrap_dim
-from chainrule.ops.composite._common import _is_t, _ops, _t
+from chainrule.ops.composite._common import _is_t, _ops, _t, _xp
 from chainrule.ops.composite.statistics import _bool_dtype
 
 __all__ = [
@@ -77,7 +77,7 @@ def copysign(input: Any, other: Any) -> Any:
             )
         )
     )
-    neg = _t(np.signbit(np.asarray(o._data)))
+    neg = _t(_xp(o).signbit(o._data))
     x = input if input.is_floating_point() else input.float()
     a = x.abs()
     return ops.where(neg, -a, a)
@@ -143,7 +143,7 @@ def sgn(input: Any) -> Any:
 
 def signbit(input: Any) -> Any:
     """True where the sign bit is set (negative numbers and ``-0.0``)."""
-    return _t(np.signbit(np.asarray(input._data)))
+    return _t(_xp(input).signbit(input._data))
 
 
 def isposinf(input: Any) -> Any:
@@ -158,4 +158,4 @@ def isneginf(input: Any) -> Any:
 
 def isreal(input: Any) -> Any:
     """True everywhere: chainrule's tensors are real."""
-    return _t(np.ones(tuple(input.shape), dtype=bool))
+    return _t(_xp(input).ones(tuple(input.shape), dtype=bool))

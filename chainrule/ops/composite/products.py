@@ -170,7 +170,9 @@ def matrix_power(input: Any, n: int) -> Any:
         from chainrule._creation import eye
 
         # The identity, still connected to input (a zero gradient, as PyTorch gives).
-        return eye(input.shape[-1], dtype=input.dtype) + (input * 0).nan_to_num(0.0, 0.0, 0.0)
+        return eye(input.shape[-1], dtype=input.dtype, device=input.device) + (
+            input * 0
+        ).nan_to_num(0.0, 0.0, 0.0)
     base = input if n > 0 else _ops().inverse(input)
     n = builtins.abs(n)
     result = None

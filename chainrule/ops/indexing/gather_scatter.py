@@ -196,7 +196,7 @@ def _scatter_reduce_legacy(
     if reduce == "add":
         scatter_add_into(out, index, s)
     else:
-        backend_of(out).xp.multiply.at(out, index, s)
+        backend_of(out).scatter_reduce(out, index, s, "multiply")
     return out
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
-from chainrule.ops._registry import apply_op, defop
+from chainrule.backends import backend_of
+from chainrule.ops._registry import apply_op, defop, ns
 
 __all__ = ["clone", "to_dtype", "to_device", "one_hot"]
 
@@ -41,9 +42,33 @@ def to_dtype(input: Any, dtype: Any) -> Any:
     return apply_op(_to_dtype, (input,), {"dtype": np.dtype(dtype)})
 
 
-def to_device(input: Any, backend: Any) -> Any:
-    """``input`` copied to another backend's device."""
-    raise RuntimeError(f"cannot move a tensor to {backend.device}: no such backend is available")
+@defop(name="to_device", node_name="ToCopyBackward0")
+def _to_device(xp: Any, x: Any, *, backend: Any, index: Any, src: Any, src_index: Any) -> Any:
+    """x copied from device ``src_index`` of backend ``src`` to device ``index`` of
+    ``backend`` (through the host: ``src.to_host``, then ``backend.from_host``; a GPU-to-GPU
+    copy on one backend is ``backend.copy_to_device``). VJP: g copied back the other way."""
+    if src is backend:
+        return backend.copy_to_device(x, index)
+    return backend.from_host(src.to_host(x), index)
+
+
+_to_device.vjp(
+    lambda ctx, g: (
+        ns.to_device(g, backend=ctx.src, index=ctx.src_index, src=ctx.backend, src_index=ctx.index),
+    )
+)
+
+
+def to_device(input: Any, backend: Any, index: Any = None) -> Any:
+    """``input`` copied to device ``index`` of ``backend`` (the current device when None);
+    differentiable: the gradient is copied back to ``input``'s device."""
+    d = input._data
+    src = backend_of(d)
+    return apply_op(
+        _to_device,
+        (input,),
+        {"backend": backend, "index": index, "src": src, "src_index": src.device_index(d)},
+    )
 
 
 @defop(name="one_hot", differentiable=False, promote=None)

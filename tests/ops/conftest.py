@@ -1,0 +1,1 @@
+from tests._fakecupy.plugin import fake_cuda  # noqa: F401
