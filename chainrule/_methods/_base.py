@@ -54,6 +54,8 @@ _TYPE_NAMES = {
     "int8": "CharTensor",
     "uint8": "ByteTensor",
     "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
 }
 
 

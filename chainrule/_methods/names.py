@@ -406,9 +406,11 @@ class NamesMethods:
         return _ops.conj_physical(self)
 
     def conj_physical_(self) -> Any:
-        """In-place conjugation: nothing to change in a real tensor."""
+        """In-place conjugation (nothing to change in a real tensor)."""
         _ops.check_inplace(self)
-        return self
+        if self._data.dtype.kind != "c":
+            return self
+        return self.copy_(_ops.conj_physical(self))
 
     def adjoint(self) -> Any:
         return _ops.adjoint(self)
@@ -573,16 +575,32 @@ class NamesMethods:
         """``self.resize_(the_template.shape)``."""
         return self.resize_(tuple(the_template.shape))
 
-    # Real tensors' complex parts, devices chainrule lacks, and older API -------------------
+    # Complex parts, devices chainrule lacks, and older API ---------------------------------
     @property
     def real(self) -> Any:
-        """The real part: a real tensor itself."""
-        return self
+        """The real parts, a view (a real tensor itself)."""
+        return _ops.real(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        _ops.real(self).copy_(value)
 
     @property
     def imag(self) -> Any:
-        """The imaginary part (PyTorch's error for real tensors)."""
+        """The imaginary parts, a view (PyTorch's error for real tensors)."""
         return _ops.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        _ops.imag(self).copy_(value)
+
+    def cfloat(self, memory_format: Any = None) -> Any:
+        """``self.to(chainrule.complex64)``."""
+        return self.to(_dtype.complex64)
+
+    def cdouble(self, memory_format: Any = None) -> Any:
+        """``self.to(chainrule.complex128)``."""
+        return self.to(_dtype.complex128)
 
     def angle(self) -> Any:
         return _ops.angle(self)

@@ -11,6 +11,7 @@ from chainrule.ops import (
     aliases,
     binary,
     cholesky,
+    complex_numbers,
     composite,
     conv,
     indexing,
@@ -52,6 +53,7 @@ FAMILIES = (
     order_stats,
     aliases,
     matfun,
+    complex_numbers,
 )
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
@@ -118,6 +120,7 @@ if TYPE_CHECKING:
     from chainrule.ops.aliases import *  # noqa: F403
     from chainrule.ops.binary import *  # noqa: F403
     from chainrule.ops.cholesky import *  # noqa: F403
+    from chainrule.ops.complex_numbers import *  # noqa: F403
     from chainrule.ops.composite import *  # noqa: F403
     from chainrule.ops.conv import *  # noqa: F403
     from chainrule.ops.indexing import *  # noqa: F403

@@ -137,8 +137,13 @@ def positive(input: Any) -> Any:
 
 
 def sgn(input: Any) -> Any:
-    """``sign`` for real tensors (PyTorch's complex extension ``x / |x|`` needs complex)."""
-    return input.sign()
+    """``sign`` for real tensors; z / |z| for complex ones (0 at 0), composed from abs,
+    where and div."""
+    if input._data.dtype.kind != "c":
+        return input.sign()
+    a = input.abs()
+    zero = a == 0
+    return (input / (a + zero)) * ~zero
 
 
 def signbit(input: Any) -> Any:
@@ -157,5 +162,7 @@ def isneginf(input: Any) -> Any:
 
 
 def isreal(input: Any) -> Any:
-    """True everywhere: chainrule's tensors are real."""
-    return _t(np.ones(tuple(input.shape), dtype=bool))
+    """True where the element is real: everywhere for a real tensor, where the imaginary part
+    is 0 for a complex one."""
+    d = np.asarray(input._data)
+    return _t(d.imag == 0 if d.dtype.kind == "c" else np.ones(d.shape, dtype=bool))

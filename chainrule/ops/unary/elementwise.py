@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule.ops._registry import OpDef, ns, unary
+from chainrule.ops.complex_numbers import cj
 from chainrule.ops.unary._common import _LN2, _LN10, _cast
 
 __all__ = [
@@ -55,8 +56,8 @@ exp = unary(
     "exp",
     "exp",
     saves="out",
-    vjp=lambda ctx, g: g * ctx.out,
-    doc="e**x elementwise. VJP: g * e**x, read back from the saved output.",
+    vjp=lambda ctx, g: g * cj(ctx.out),
+    doc="e**x elementwise. VJP: g * conj(e**x), read back from the saved output.",
 )
 expm1 = unary(
     "expm1",
@@ -66,7 +67,11 @@ expm1 = unary(
     doc="e**x - 1, accurate near 0. VJP: g e**x.",
 )
 log = unary(
-    "log", "log", saves="x", vjp=lambda ctx, g: g / ctx.x, doc="Natural logarithm. VJP: g / x."
+    "log",
+    "log",
+    saves="x",
+    vjp=lambda ctx, g: g / cj(ctx.x),
+    doc="Natural logarithm. VJP: g / conj(x).",
 )
 log1p = unary(
     "log1p",
@@ -94,8 +99,8 @@ sqrt = unary(
     "sqrt",
     "sqrt",
     saves="out",
-    vjp=lambda ctx, g: g / (2 * ctx.out),
-    doc="Square root. VJP: g / (2 sqrt(x)).",
+    vjp=lambda ctx, g: g / (2 * cj(ctx.out)),
+    doc="Square root. VJP: g / (2 conj(sqrt(x))).",
 )
 rsqrt = unary(
     "rsqrt",
@@ -108,14 +113,22 @@ reciprocal = unary(
     "reciprocal",
     lambda xp, x: 1 / x,
     saves="out",
-    vjp=lambda ctx, g: -g * ctx.out * ctx.out,
-    doc="1 / x. VJP: -g / x**2.",
+    vjp=lambda ctx, g: -g * cj(ctx.out * ctx.out),
+    doc="1 / x. VJP: -g conj(1 / x**2).",
 )
 sin = unary(
-    "sin", "sin", saves="x", vjp=lambda ctx, g: g * ns.cos(ctx.x), doc="Sine. VJP: g cos(x)."
+    "sin",
+    "sin",
+    saves="x",
+    vjp=lambda ctx, g: g * cj(ns.cos(ctx.x)),
+    doc="Sine. VJP: g conj(cos(x)).",
 )
 cos = unary(
-    "cos", "cos", saves="x", vjp=lambda ctx, g: -g * ns.sin(ctx.x), doc="Cosine. VJP: -g sin(x)."
+    "cos",
+    "cos",
+    saves="x",
+    vjp=lambda ctx, g: -g * cj(ns.sin(ctx.x)),
+    doc="Cosine. VJP: -g conj(sin(x)).",
 )
 tan = unary(
     "tan",
@@ -164,8 +177,8 @@ tanh = unary(
     "tanh",
     "tanh",
     saves="out",
-    vjp=lambda ctx, g: g * (1 - ctx.out * ctx.out),
-    doc="Hyperbolic tangent. VJP: g (1 - tanh(x)**2).",
+    vjp=lambda ctx, g: g * cj(1 - ctx.out * ctx.out),
+    doc="Hyperbolic tangent. VJP: g conj(1 - tanh(x)**2).",
 )
 
 
@@ -275,18 +288,34 @@ def _abs_fwd(xp: Any, x: Any) -> Any:
     return xp.abs(x)
 
 
+def _abs_vjp(ctx: Any, g: Any) -> Any:
+    x = ctx.x
+    if getattr(x, "_data", x).dtype.kind == "c":
+        # |z| of z = x + iy: d|z|/dx + i d|z|/dy = z / |z| (0 at 0, as PyTorch's sgn).
+        a = ns.abs(x)
+        zero = a == 0
+        return g * ns.where(zero, x * 0, x / ns.where(zero, a * 0 + 1, a))
+    return g * ns.sign(x)
+
+
 abs = unary(
     "abs",
     _abs_fwd,
     saves="x",
-    vjp=lambda ctx, g: g * ns.sign(ctx.x),
+    vjp=_abs_vjp,
     promote=None,
-    doc="|x|. VJP: g sign(x) (0 at x == 0).",
+    doc="|x| (the modulus, a real tensor, for complex x). VJP: g sign(x) (0 at x == 0); "
+    "g z / |z| for complex z.",
 )
 absolute = abs
 
 
 def _sign_fwd(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "c":
+        raise RuntimeError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+            "torch.sgn instead."
+        )
     return x.copy() if x.dtype.kind == "b" else xp.sign(x)
 
 
