@@ -26,6 +26,7 @@ from chainrule.ops import (
     shape,
     sorting,
     special,
+    spectral,
     stacking,
     unary,
     views,
@@ -54,6 +55,7 @@ FAMILIES = (
     aliases,
     matfun,
     complex_numbers,
+    spectral,
 )
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
@@ -135,6 +137,7 @@ if TYPE_CHECKING:
     from chainrule.ops.shape import *  # noqa: F403
     from chainrule.ops.sorting import *  # noqa: F403
     from chainrule.ops.special import *  # noqa: F403
+    from chainrule.ops.spectral import *  # noqa: F403
     from chainrule.ops.stacking import *  # noqa: F403
     from chainrule.ops.unary import *  # noqa: F403
 
