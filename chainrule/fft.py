@@ -65,7 +65,7 @@ def _norm(norm: str | None) -> str:
     if norm is None:
         return "backward"
     if norm not in _NORMS:
-        raise ValueError(f'Invalid normalization mode: "{norm}"')
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return norm
 
 
@@ -157,8 +157,17 @@ def _one(x: Any, n: int | None, dim: int) -> tuple[tuple[int, ...], list[int | N
 
 
 def _c2c(name: str, x: Any, dims: tuple[int, ...], sizes: Any, norm: Any, forward: bool) -> Any:
+    """The complex transform. A real input of the one-dimensional ``fft``/``ifft`` takes the
+    full (two-sided) r2c, as in PyTorch, conjugated for the inverse direction (conj of the
+    forward transform, for real x); the n-dimensional ones take it as complex."""
+    norm = _norm(norm)
+    if x._data.dtype.kind != "c" and name in ("fft", "ifft"):
+        x = _resize(_as_float(name, x), dims, sizes)
+        if forward:
+            return _sp.r2c(x, dims, norm, onesided=False)
+        return _cx.conj(_sp.r2c(x, dims, _swap(norm), onesided=False))
     x = _resize(_as_complex(name, x), dims, sizes)
-    return _sp.c2c(x, dims, _norm(norm), forward)
+    return _sp.c2c(x, dims, norm, forward)
 
 
 def _r2c(name: str, x: Any, dims: tuple[int, ...], sizes: Any, norm: str) -> Any:

@@ -12,8 +12,9 @@ VJPs (Note [Wirtinger gradients] in ops/complex_numbers.py): the DFT is linear, 
 grad_x = c F^H g, the transform of the other direction with the same scale (the "swapped"
 norm):
 - c2c: c2c(g) in the other direction;
-- r2c (the onesided half spectrum of a real x): g zero-padded back to the full length, then
-  c2c in the inverse direction; the engine keeps its real part for the real input;
+- r2c (the spectrum of a real x, or its onesided half): g (zero-padded back to the full length
+  when onesided), then c2c in the inverse direction; the engine keeps its real part for the
+  real input;
 - c2r (a real signal of length n from a half spectrum): the forward r2c of g with the same
   scale, its entries 1 .. n - n_half doubled (each stands for itself and its conjugate mirror),
   as PyTorch's ``fft_c2r_backward``.
@@ -56,19 +57,22 @@ def _fft_c2c_vjp(ctx: Any, g: Any) -> Any:
 
 
 @defop(name="fft_r2c", node_name="FftR2CBackward0")
-def _fft_r2c(xp: Any, x: Any, *, dim: tuple[int, ...], norm: str) -> Any:
-    """The forward DFT of real x over ``dim``, keeping the non-negative frequencies of the last
-    of them (n // 2 + 1 entries)."""
-    out = xp.fft.rfftn(x, axes=dim, norm=norm)
+def _fft_r2c(xp: Any, x: Any, *, dim: tuple[int, ...], norm: str, onesided: bool = True) -> Any:
+    """The forward DFT of real x over ``dim``; ``onesided`` keeps only the non-negative
+    frequencies of the last of them (n // 2 + 1 entries)."""
+    if onesided:
+        out = xp.fft.rfftn(x, axes=dim, norm=norm)
+    else:
+        out = xp.fft.fftn(x, axes=dim, norm=norm)
     return out.astype(_complex_dtype(x.dtype), copy=False)
 
 
 @_fft_r2c.vjp
 def _fft_r2c_vjp(ctx: Any, g: Any) -> Any:
     dim = ctx.dim
-    n = ctx.input_shapes[0][dim[-1]]
-    full = resize_signal(g, {dim[-1]: n})
-    return (ns.fft_c2c(full, dim=dim, norm=_SWAP[ctx.norm], forward=False),)
+    if ctx.onesided:
+        g = resize_signal(g, {dim[-1]: ctx.input_shapes[0][dim[-1]]})
+    return (ns.fft_c2c(g, dim=dim, norm=_SWAP[ctx.norm], forward=False),)
 
 
 @defop(name="fft_c2r", node_name="FftC2RBackward0")
@@ -83,7 +87,7 @@ def _fft_c2r(xp: Any, x: Any, *, dim: tuple[int, ...], norm: str, last_dim_size:
 @_fft_c2r.vjp
 def _fft_c2r_vjp(ctx: Any, g: Any) -> Any:
     dim = ctx.dim
-    gi = ns.fft_r2c(g, dim=dim, norm=_SWAP[ctx.norm])
+    gi = ns.fft_r2c(g, dim=dim, norm=_SWAP[ctx.norm], onesided=True)
     m = ctx.input_shapes[0][dim[-1]]
     double = ctx.last_dim_size - m
     if double > 0:
@@ -129,9 +133,9 @@ def c2c(x: Any, dim: tuple[int, ...], norm: str, forward: bool) -> Any:
     return apply_op(_fft_c2c, (x,), {"dim": dim, "norm": norm, "forward": forward})
 
 
-def r2c(x: Any, dim: tuple[int, ...], norm: str) -> Any:
+def r2c(x: Any, dim: tuple[int, ...], norm: str, onesided: bool = True) -> Any:
     """``fft_r2c`` of a real Tensor (see the module docstring)."""
-    return apply_op(_fft_r2c, (x,), {"dim": dim, "norm": norm})
+    return apply_op(_fft_r2c, (x,), {"dim": dim, "norm": norm, "onesided": onesided})
 
 
 def c2r(x: Any, dim: tuple[int, ...], norm: str, last_dim_size: int) -> Any:
