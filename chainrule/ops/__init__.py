@@ -24,6 +24,7 @@ from chainrule.ops import (
     reduction,
     scattering,
     shape,
+    short_time,
     sorting,
     special,
     spectral,
@@ -56,6 +57,7 @@ FAMILIES = (
     matfun,
     complex_numbers,
     spectral,
+    short_time,
 )
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
@@ -135,6 +137,7 @@ if TYPE_CHECKING:
     from chainrule.ops.reduction import *  # noqa: F403
     from chainrule.ops.scattering import *  # noqa: F403
     from chainrule.ops.shape import *  # noqa: F403
+    from chainrule.ops.short_time import *  # noqa: F403
     from chainrule.ops.sorting import *  # noqa: F403
     from chainrule.ops.special import *  # noqa: F403
     from chainrule.ops.spectral import *  # noqa: F403

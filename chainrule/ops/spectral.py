@@ -1,7 +1,7 @@
 """Discrete Fourier transforms: the three primitives PyTorch's ``torch.fft`` is built on
 (``fft_c2c``, ``fft_r2c``, ``fft_c2r``, registered ops with PyTorch's node names), and
 ``resize_signal``, the zero-padding or trimming that ``n=``/``s=`` ask for. The public face
-is chainrule/fft.py; ``stft``/``istft`` (chainrule/_spectral.py) are built on these.
+is chainrule/fft.py; ``stft``/``istft`` (chainrule/ops/short_time.py) are built on these.
 
 Each primitive transforms over ``dim`` (a tuple of dims) with a scale c set by ``norm``:
 ``"backward"`` gives c = 1 for the forward transform (sign -1 in the exponent) and 1/N for the
