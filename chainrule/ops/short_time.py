@@ -189,7 +189,6 @@ def istft(
         RuntimeError: with PyTorch's messages, for real input, mismatched sizes, or a window
             whose overlap-added square falls below 1e-11 somewhere in the kept signal.
     """
-    ops = _ops()
     n_fft = builtins.int(n_fft)
     hop = n_fft // 4 if hop_length is None else builtins.int(hop_length)
     win = n_fft if win_length is None else builtins.int(win_length)
