@@ -66,3 +66,18 @@ class SpectralMethods:
             length,
             return_complex,
         )
+
+    def lu(self, pivot: bool = True, get_infos: bool = False) -> Any:
+        return _ops.lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data: Any, LU_pivots: Any) -> Tensor:  # noqa: N803 - PyTorch's names
+        return _ops.lu_solve(self, LU_data, LU_pivots)
+
+    def geqrf(self) -> Any:
+        return _ops.geqrf(self)
+
+    def orgqr(self, input2: Any) -> Tensor:
+        return _ops.orgqr(self, input2)
+
+    def ormqr(self, input2: Any, input3: Any, left: bool = True, transpose: bool = False) -> Tensor:
+        return _ops.ormqr(self, input2, input3, left, transpose)

@@ -14,9 +14,11 @@ from chainrule.ops import (
     complex_numbers,
     composite,
     conv,
+    factorizations,
     indexing,
     inplace,
     linalg,
+    lowrank,
     matfun,
     nn,
     numeric,
@@ -58,6 +60,8 @@ FAMILIES = (
     complex_numbers,
     spectral,
     short_time,
+    factorizations,
+    lowrank,
 )
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
@@ -101,6 +105,7 @@ NOT_TOP_LEVEL = frozenset(
         "mul_",
         "div_",
         "pow_",
+        "linalg_qr",
     }
 )
 
@@ -127,9 +132,11 @@ if TYPE_CHECKING:
     from chainrule.ops.complex_numbers import *  # noqa: F403
     from chainrule.ops.composite import *  # noqa: F403
     from chainrule.ops.conv import *  # noqa: F403
+    from chainrule.ops.factorizations import *  # noqa: F403
     from chainrule.ops.indexing import *  # noqa: F403
     from chainrule.ops.inplace import *  # noqa: F403
     from chainrule.ops.linalg import *  # noqa: F403
+    from chainrule.ops.lowrank import *  # noqa: F403
     from chainrule.ops.matfun import *  # noqa: F403
     from chainrule.ops.nn import *  # noqa: F403
     from chainrule.ops.numeric import *  # noqa: F403
