@@ -57,7 +57,7 @@ __all__ = [
 def lu(A: Any, *, pivot: bool = True) -> Any:
     """``(P, L, U)`` with A = P L U (partial pivoting): ``lu_factor`` then ``lu_unpack``;
     gradients (square A, real dtypes) flow through both. Singular matrices are accepted."""
-    LU, piv, _ = lu_factor_ex(A, pivot=pivot)
+    LU, piv, _ = lu_factor_ex(A, pivot=pivot, _name="linalg.lu")
     P, L, U = _lu_unpack(LU, piv)
     return LinalgLu(P, L, U)
 

@@ -57,20 +57,30 @@ LinalgLu = _named("linalg_lu", ("P", "L", "U"))
 Geqrf = _named("geqrf", ("a", "tau"))
 
 
-def _check_matrix(name: str, A: Any, square: bool = False) -> None:
+def _check_matrix(name: str, A: Any) -> None:
+    """PyTorch's checks of the LU functions: 2 or more dims, a floating or complex dtype."""
     if A.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(
+            f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead"
+        )
     if A._data.dtype.kind not in "fc":
         from chainrule._tensor import _type_name
 
-        raise RuntimeError(
-            f"{name}: Expected a floating point or complex tensor as input. Got "
-            f"{_type_name(A._data.dtype).replace('Tensor', '')}"
+        raise NotImplementedError(
+            f"\"lu_cpu\" not implemented for '{_type_name(A._data.dtype).replace('Tensor', '')}'"
         )
-    if square and A.shape[-1] != A.shape[-2]:
+
+
+def _check_info(name: str, A: Any, info: Any) -> None:
+    """PyTorch's error for a zero on U's diagonal (a singular matrix)."""
+    bad = np.asarray(info._data).reshape(-1)
+    if (bad != 0).any():
+        i = builtins.int(np.flatnonzero(bad != 0)[0])
+        where = f"(Batch element {i}): " if A.ndim > 2 else ""
         raise RuntimeError(
-            f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by "
-            f"{A.shape[-1]} matrices"
+            f"{name}: {where}U[{bad[i]},{bad[i]}] is zero and using it on lu_solve would result "
+            "in a division by zero. If you still want to perform the factorization, consider "
+            "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
         )
 
 
@@ -172,19 +182,18 @@ def _gather_rows(x: Any, perm: np.ndarray) -> Any:
     return np.take_along_axis(x, idx, axis=-2)
 
 
-def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False) -> Any:
+def lu_factor_ex(
+    A: Any, *, pivot: bool = True, check_errors: bool = False, _name: str = "torch.lu_factor"
+) -> Any:
     """``(LU, pivots, info)``: the packed LU factorization with partial pivoting of each
     matrix of A (..., m, n); ``info`` is 0, or i + 1 for the first zero diagonal U[i, i].
     VJP (square A, real dtypes): see the module docstring."""
-    _check_matrix("linalg.lu_factor_ex", A)
+    _check_matrix(_name, A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, piv, info = apply_op(_lu, (A,))
-    if check_errors and bool((info._data != 0).any()):
-        raise RuntimeError(
-            "linalg.lu_factor_ex: The factorization could not be completed because the input is "
-            "not full rank."
-        )
+    if check_errors:
+        _check_info("torch.linalg.lu_factor_ex", A, info)
     return LuFactorEx(lu, piv, info)
 
 
@@ -193,27 +202,15 @@ def lu_factor(A: Any, *, pivot: bool = True) -> Any:
 
     Raises:
         RuntimeError: when U has a zero on its diagonal (a singular matrix), as PyTorch."""
-    _check_matrix("linalg.lu_factor", A)
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    lu, piv, info = apply_op(_lu, (A,))
-    bad = info._data.reshape(-1)
-    if (bad != 0).any():
-        i = builtins.int(np.flatnonzero(bad != 0)[0])
-        where = f"(Batch element {i}): " if A.ndim > 2 else ""
-        raise RuntimeError(
-            f"torch.linalg.lu_factor: {where}U[{bad[i]},{bad[i]}] is zero and using it on "
-            "lu_solve would result in a division by zero. If you still want to perform the "
-            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
-            "pivot)"
-        )
+    lu, piv, info = lu_factor_ex(A, pivot=pivot)
+    _check_info("torch.linalg.lu_factor", A, info)
     return LuFactor(lu, piv)
 
 
 def _check_pivots(LU_data: Any, LU_pivots: Any, name: str) -> None:
     if LU_pivots._data.dtype != np.int32:
         raise RuntimeError(
-            f"{name}: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+            f"torch.{name}: LU_pivots is expected to be a contiguous tensor of torch.int32 "
             "dtype.\nNote: this function is intended to be used with the output "
             "produced by torch.linalg.lu_factor"
         )
