@@ -32,6 +32,8 @@ __all__ = [
     "imag",
     "view_as_real",
     "view_as_complex",
+    "view_as_real_copy",
+    "view_as_complex_copy",
     "complex",
     "polar",
     "conj",
@@ -170,6 +172,16 @@ def view_as_complex(input: Any) -> Any:
     if any((s // input._data.itemsize) % 2 for s in st[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     return apply_op(_view_as_complex, (input,))
+
+
+def view_as_real_copy(input: Any) -> Any:
+    """``view_as_real(input)`` as a new tensor (not a view). VJP: view_as_complex(g)."""
+    return ns.clone(view_as_real(input))
+
+
+def view_as_complex_copy(input: Any) -> Any:
+    """``view_as_complex(input)`` as a new tensor (not a view). VJP: view_as_real(g)."""
+    return ns.clone(view_as_complex(input))
 
 
 # Building complex tensors -----------------------------------------------------------------

@@ -59,6 +59,12 @@ OPS = [
         samples=cplx((2, 3)),
     ),
     OpInfo(
+        "view_as_copies",
+        lambda m, x: m.view_as_real_copy(m.view_as_complex_copy(x) * (1 + 1j)),
+        covers=(),
+        samples=cplx((3,)),
+    ),
+    OpInfo(
         "complex",
         lambda m, a, b: r(m, m.complex(a, b)),
         samples=lambda rng: [
