@@ -10,6 +10,8 @@ tensor gives that tensor's complex type.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = [
@@ -58,7 +60,7 @@ class dtype:
         "_category",
     )
 
-    def __init__(self, name: str, np_dtype: np.dtype, category: builtins.int) -> None:
+    def __init__(self, name: str, np_dtype: Any, category: builtins.int) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex

@@ -95,8 +95,8 @@ class _ComplexFormatter:
     their own, and an element prints as ``real+imagj`` (``real-imagj`` for a negative part)."""
 
     def __init__(self, a: np.ndarray) -> None:
-        self.re = _Formatter(np.ascontiguousarray(a.real))
-        self.im = _Formatter(np.ascontiguousarray(a.imag))
+        self.re = _Formatter(np.ascontiguousarray(np.real(a)))
+        self.im = _Formatter(np.ascontiguousarray(np.imag(a)))
         self.max_width = self.re.max_width + self.im.max_width + 1
 
     def format(self, v: Any) -> str:

@@ -410,7 +410,7 @@ class NamesMethods:
         _ops.check_inplace(self)
         if self._data.dtype.kind != "c":
             return self
-        return self.copy_(_ops.conj_physical(self))
+        return _ops.copy_(self, _ops.conj_physical(self))  # type: ignore[arg-type]
 
     def adjoint(self) -> Any:
         return _ops.adjoint(self)
@@ -596,11 +596,13 @@ class NamesMethods:
 
     def cfloat(self, memory_format: Any = None) -> Any:
         """``self.to(chainrule.complex64)``."""
-        return self.to(_dtype.complex64)
+        d = self._data.dtype
+        return self if d == np.complex64 else _ops.to_dtype(self, _dtype.complex64.np)
 
     def cdouble(self, memory_format: Any = None) -> Any:
         """``self.to(chainrule.complex128)``."""
-        return self.to(_dtype.complex128)
+        d = self._data.dtype
+        return self if d == np.complex128 else _ops.to_dtype(self, _dtype.complex128.np)
 
     def angle(self) -> Any:
         return _ops.angle(self)

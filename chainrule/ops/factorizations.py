@@ -299,7 +299,7 @@ def geqrf(input: Any) -> Any:
     _check_matrix("geqrf", input)
     a = _host(input)
     m, n = a.shape[-2:]
-    fn = lapack.get_lapack_funcs("geqrf", (a,))
+    fn: Any = lapack.get_lapack_funcs("geqrf", (a,))
     flat = a.reshape((-1, m, n))
     outs, taus = [], []
     for mat in flat:

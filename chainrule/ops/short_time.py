@@ -280,7 +280,7 @@ def istft(
     stop = min(end, expected_len)
     y = y[:, start:stop]
     env = env[start:stop]
-    if env.numel() and float(env.abs().min()) < 1e-11:
+    if env.numel() and float(abs(env._data).min()) < 1e-11:
         raise RuntimeError(prefix + "window overlap add min: 1")
     y = y / env
     if input.ndim == 2:

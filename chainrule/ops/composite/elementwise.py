@@ -165,4 +165,4 @@ def isreal(input: Any) -> Any:
     """True where the element is real: everywhere for a real tensor, where the imaginary part
     is 0 for a complex one."""
     d = np.asarray(input._data)
-    return _t(d.imag == 0 if d.dtype.kind == "c" else np.ones(d.shape, dtype=bool))
+    return _t(np.imag(d) == 0 if d.dtype.kind == "c" else np.ones(d.shape, dtype=bool))
