@@ -188,7 +188,9 @@ def view_as_real_copy(input: Any) -> Any:
 
 
 def view_as_complex_copy(input: Any) -> Any:
-    """``view_as_complex(input)`` as a new tensor (not a view). VJP: view_as_real(g)."""
+    """``view_as_complex(input)`` as a new tensor (not a view). VJP: view_as_real(g).
+
+    Differs from torch: differentiable (PyTorch's refuses inputs that require grad)."""
     return ns.clone(view_as_complex(input))
 
 

@@ -136,6 +136,16 @@ def test_view_as_real_shares_memory() -> None:
     assert x._version == v._version == 2
 
 
+def test_view_copies_do_not_share_memory() -> None:
+    for m in (cr, torch):
+        x = m.tensor([1 + 2j])
+        r = m.view_as_real_copy(x)
+        c = m.view_as_complex_copy(r)
+        r[0, 0] = 9.0
+        c[0] = 0j
+        assert x.tolist() == [1 + 2j] and r.tolist() == [[9.0, 2.0]]
+
+
 def test_write_through_real_view_in_graph() -> None:
     # Writing into x.real of a non-leaf rewrites its history, as PyTorch's CopySlices.
     a = _c(3)
