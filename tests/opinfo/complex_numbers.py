@@ -121,6 +121,25 @@ OPS = [
         samples=cplx((3,), low=-1, high=1),
     ),
     OpInfo(
+        "complex_more_unary",
+        lambda m, a: r(
+            m,
+            m.expm1(c(m, a))
+            + m.log1p(c(m, a))
+            + m.log2(c(m, a))
+            + m.log10(c(m, a))
+            + m.rsqrt(c(m, a))
+            + m.tan(c(m, a))
+            + m.sinh(c(m, a))
+            + m.cosh(c(m, a))
+            + m.asin(c(m, a) * 0.5)
+            + m.acos(c(m, a) * 0.5)
+            + m.atan(c(m, a) * 0.5),
+        ),
+        covers=(),
+        samples=nonzero((3,)),
+    ),
+    OpInfo(
         "complex_pow",
         lambda m, a, b: r(m, c(m, a) ** 3 + c(m, a) ** (0.5 + 1j) + c(m, a) ** c(m, b)),
         covers=(),

@@ -63,8 +63,8 @@ expm1 = unary(
     "expm1",
     "expm1",
     saves="out",
-    vjp=lambda ctx, g: g * (ctx.out + 1),
-    doc="e**x - 1, accurate near 0. VJP: g e**x.",
+    vjp=lambda ctx, g: g * cj(ctx.out + 1),
+    doc="e**x - 1, accurate near 0. VJP: g conj(e**x).",
 )
 log = unary(
     "log",
@@ -77,7 +77,7 @@ log1p = unary(
     "log1p",
     "log1p",
     saves="x",
-    vjp=lambda ctx, g: g / (ctx.x + 1),
+    vjp=lambda ctx, g: g / cj(ctx.x + 1),
     node_name="Log1PBackward0",
     doc="log(1 + x), accurate near 0. VJP: g / (1 + x).",
 )
@@ -85,14 +85,14 @@ log2 = unary(
     "log2",
     "log2",
     saves="x",
-    vjp=lambda ctx, g: g / (ctx.x * _LN2),
+    vjp=lambda ctx, g: g / cj(ctx.x * _LN2),
     doc="Base-2 logarithm. VJP: g / (x ln 2).",
 )
 log10 = unary(
     "log10",
     "log10",
     saves="x",
-    vjp=lambda ctx, g: g / (ctx.x * _LN10),
+    vjp=lambda ctx, g: g / cj(ctx.x * _LN10),
     doc="Base-10 logarithm. VJP: g / (x ln 10).",
 )
 sqrt = unary(
@@ -106,7 +106,7 @@ rsqrt = unary(
     "rsqrt",
     lambda xp, x: 1 / xp.sqrt(x),
     saves="out",
-    vjp=lambda ctx, g: -0.5 * g * ctx.out * ctx.out * ctx.out,
+    vjp=lambda ctx, g: -0.5 * g * cj(ctx.out * ctx.out * ctx.out),
     doc="1 / sqrt(x). VJP: -g / (2 x**1.5) = -g out**3 / 2.",
 )
 reciprocal = unary(
@@ -134,28 +134,28 @@ tan = unary(
     "tan",
     "tan",
     saves="out",
-    vjp=lambda ctx, g: g * (1 + ctx.out * ctx.out),
-    doc="Tangent. VJP: g (1 + tan(x)**2).",
+    vjp=lambda ctx, g: g * cj(1 + ctx.out * ctx.out),
+    doc="Tangent. VJP: g conj(1 + tan(x)**2).",
 )
 asin = unary(
     "asin",
     "arcsin",
     saves="x",
-    vjp=lambda ctx, g: g / ns.sqrt(1 - ctx.x * ctx.x),
+    vjp=lambda ctx, g: g / cj(ns.sqrt(1 - ctx.x * ctx.x)),
     doc="Inverse sine. VJP: g / sqrt(1 - x**2).",
 )
 acos = unary(
     "acos",
     "arccos",
     saves="x",
-    vjp=lambda ctx, g: -g / ns.sqrt(1 - ctx.x * ctx.x),
+    vjp=lambda ctx, g: -g / cj(ns.sqrt(1 - ctx.x * ctx.x)),
     doc="Inverse cosine. VJP: -g / sqrt(1 - x**2).",
 )
 atan = unary(
     "atan",
     "arctan",
     saves="x",
-    vjp=lambda ctx, g: g / (1 + ctx.x * ctx.x),
+    vjp=lambda ctx, g: g / cj(1 + ctx.x * ctx.x),
     doc="Inverse tangent. VJP: g / (1 + x**2).",
 )
 arcsin, arccos, arctan = asin, acos, atan
@@ -163,14 +163,14 @@ sinh = unary(
     "sinh",
     "sinh",
     saves="x",
-    vjp=lambda ctx, g: g * ns.cosh(ctx.x),
+    vjp=lambda ctx, g: g * cj(ns.cosh(ctx.x)),
     doc="Hyperbolic sine. VJP: g cosh(x).",
 )
 cosh = unary(
     "cosh",
     "cosh",
     saves="x",
-    vjp=lambda ctx, g: g * ns.sinh(ctx.x),
+    vjp=lambda ctx, g: g * cj(ns.sinh(ctx.x)),
     doc="Hyperbolic cosine. VJP: g sinh(x).",
 )
 tanh = unary(
