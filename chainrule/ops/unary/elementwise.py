@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from chainrule.ops._registry import OpDef, ns, unary
 from chainrule.ops.complex_numbers import cj
 from chainrule.ops.unary._common import _LN2, _LN10, _cast
+
+_ndarray = np.ndarray
 
 __all__ = [
     "neg",
@@ -56,7 +60,7 @@ exp = unary(
     "exp",
     "exp",
     saves="out",
-    vjp=lambda ctx, g: g * cj(ctx.out),
+    vjp=lambda ctx, g: g * (o if type(o := ctx.out) is _ndarray and o.dtype.kind != "c" else cj(o)),
     doc="e**x elementwise. VJP: g * conj(e**x), read back from the saved output.",
 )
 expm1 = unary(
@@ -177,7 +181,9 @@ tanh = unary(
     "tanh",
     "tanh",
     saves="out",
-    vjp=lambda ctx, g: g * cj(1 - ctx.out * ctx.out),
+    vjp=lambda ctx, g: (
+        g * (d if type(d := 1 - ctx.out * ctx.out) is _ndarray and d.dtype.kind != "c" else cj(d))
+    ),
     doc="Hyperbolic tangent. VJP: g conj(1 - tanh(x)**2).",
 )
 
