@@ -56,10 +56,11 @@ _CODES = {
     "I32": np.dtype(np.int32),
     "I64": np.dtype(np.int64),
     "BOOL": np.dtype(np.bool_),
+    "C64": np.dtype(np.complex64),
 }
 _CODE_OF = {d: c for c, d in _CODES.items()}
 # Codes safetensors knows but chainrule has no dtype for (named as such in the error).
-_FOREIGN_CODES = ("BF16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "C64")
+_FOREIGN_CODES = ("BF16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2")
 _BIG_ENDIAN = sys.byteorder == "big"
 
 

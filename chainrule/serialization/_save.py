@@ -255,6 +255,11 @@ def save(
     offset = 0
     for key in order:
         arr = enc.arrays[key]
+        if arr.dtype.newbyteorder("=") not in _CODE_OF:
+            raise TypeError(
+                f"chainrule.save: tensor {key!r} is {arr.dtype}, which the safetensors format "
+                "has no code for; save it as complex64 (.cfloat()), or as its view_as_real()"
+            )
         entries[key] = {
             "dtype": _CODE_OF[arr.dtype.newbyteorder("=")],
             "shape": [int(s) for s in arr.shape],

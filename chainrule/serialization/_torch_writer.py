@@ -34,6 +34,8 @@ _STORAGE_OF = {
     "int8": "CharStorage",
     "uint8": "ByteStorage",
     "bool": "BoolStorage",
+    "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
 }
 _ALIGN = 64
 

@@ -292,3 +292,30 @@ def test_randn_complex_variance() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cr.rand(3, dtype=cr.cdouble).dtype is cr.complex128
+
+
+def test_make_tensor_complex() -> None:
+    from chainrule.testing import assert_close, make_tensor
+
+    t = make_tensor(2, 3, dtype=cr.cfloat, low=-1, high=1)
+    assert t.dtype is cr.complex64
+    d = np.asarray(t._data)
+    assert np.all(np.abs(d.real) <= 1) and np.all(np.abs(d.imag) <= 1) and np.any(d.imag != 0)
+    assert_close(t, t.clone())
+    with pytest.raises(AssertionError):
+        assert_close(t, t + 0.1j)
+
+
+def test_save_and_load_complex(tmp_path: object) -> None:
+    import pathlib
+
+    p = pathlib.Path(str(tmp_path))
+    t = cr.tensor([1 + 2j, 3 - 1j])
+    cr.save({"a": t}, p / "c.pt")
+    assert cr.load(p / "c.pt")["a"].tolist() == [1 + 2j, 3 - 1j]
+    with pytest.raises(TypeError, match="no code for"):
+        cr.save({"a": t.cdouble()}, p / "d.pt")
+    for dt in (torch.cfloat, torch.cdouble):
+        torch.save({"a": torch.tensor([1 + 2j], dtype=dt)}, p / "t.pt")
+        got = cr.load(p / "t.pt")["a"]
+        assert got.dtype.name == str(dt).split(".")[-1] and got.tolist() == [1 + 2j]
