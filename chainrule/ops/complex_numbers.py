@@ -48,7 +48,8 @@ def cj(x: Any) -> Any:
     first test is the ordinary backward's case (a NumPy array), kept short: every VJP of a
     product calls this."""
     if type(x) is _ndarray:
-        return _np_conj(x) if x.dtype.kind == "c" else x
+        t = x.dtype
+        return _np_conj(x) if t is _C64 or t is _C128 else x
     d = getattr(x, "_data", x)
     dt = getattr(d, "dtype", None)
     if dt is None:
@@ -60,6 +61,7 @@ def cj(x: Any) -> Any:
 
 _ndarray = np.ndarray
 _np_conj = np.conjugate
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 
 def _is_complex(t: Any) -> bool:

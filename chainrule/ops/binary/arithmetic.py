@@ -32,6 +32,7 @@ from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_
 from chainrule.ops.complex_numbers import cj
 
 _ndarray = np.ndarray
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 __all__ = [
     "add",
@@ -162,8 +163,22 @@ mul = binary(
     saves={"a": "b", "b": "a"},
     # The real-array test is written inline (no call to cj): mul is the commonest VJP.
     vjp=(
-        lambda ctx, g: g * (b if type(b := ctx.b) is _ndarray and b.dtype.kind != "c" else cj(b)),
-        lambda ctx, g: g * (a if type(a := ctx.a) is _ndarray and a.dtype.kind != "c" else cj(a)),
+        lambda ctx, g: (
+            g
+            * (
+                b
+                if type(b := ctx.b) is _ndarray and (t := b.dtype) is not _C64 and t is not _C128
+                else cj(b)
+            )
+        ),
+        lambda ctx, g: (
+            g
+            * (
+                a
+                if type(a := ctx.a) is _ndarray and (t := a.dtype) is not _C64 and t is not _C128
+                else cj(a)
+            )
+        ),
     ),
     doc="a * b. VJP: g conj(b), g conj(a) (Note [Wirtinger gradients]).",
 )

@@ -13,6 +13,7 @@ from chainrule.ops.complex_numbers import cj
 from chainrule.ops.unary._common import _LN2, _LN10, _cast
 
 _ndarray = np.ndarray
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 __all__ = [
     "neg",
@@ -60,7 +61,14 @@ exp = unary(
     "exp",
     "exp",
     saves="out",
-    vjp=lambda ctx, g: g * (o if type(o := ctx.out) is _ndarray and o.dtype.kind != "c" else cj(o)),
+    vjp=lambda ctx, g: (
+        g
+        * (
+            o
+            if type(o := ctx.out) is _ndarray and (t := o.dtype) is not _C64 and t is not _C128
+            else cj(o)
+        )
+    ),
     doc="e**x elementwise. VJP: g * conj(e**x), read back from the saved output.",
 )
 expm1 = unary(
@@ -182,7 +190,14 @@ tanh = unary(
     "tanh",
     saves="out",
     vjp=lambda ctx, g: (
-        g * (d if type(d := 1 - ctx.out * ctx.out) is _ndarray and d.dtype.kind != "c" else cj(d))
+        g
+        * (
+            d
+            if type(d := 1 - ctx.out * ctx.out) is _ndarray
+            and (t := d.dtype) is not _C64
+            and t is not _C128
+            else cj(d)
+        )
     ),
     doc="Hyperbolic tangent. VJP: g conj(1 - tanh(x)**2).",
 )
