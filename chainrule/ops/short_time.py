@@ -125,6 +125,12 @@ def stft(
             prefix + f"expected a 1D window tensor of size equal to win_length={win}, but got "
             f"window with size {_shape(window)}"
         )
+    if align_to_window and win < n_fft:
+        # PyTorch then frames the signal from the window's start rather than the padded
+        # frame's (more frames); not implemented here.
+        raise NotImplementedError(
+            "stft: align_to_window=True with win_length < n_fft is not implemented in chainrule"
+        )
     if window is None:
         warnings.warn(
             "A window was not provided. A rectangular window will be applied,which is known to "
