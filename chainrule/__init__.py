@@ -241,7 +241,8 @@ _LAZY = {
     "distributions",
 }
 _LAZY.add("func")
-_LAZY |= {"serialization"}  # torch.serialization.add_safe_globals and friends
+_LAZY |= {"serialization"}
+_LAZY |= {"fft"}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
 
 from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
@@ -258,6 +259,10 @@ from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of n
 from chainrule.ops.reduction import return_types  # noqa: E402,F401  (torch.return_types)
 
 __all__ += _nn_aliases_all
+
+from chainrule._dtype import cdouble, cfloat, complex64, complex128  # noqa: E402
+
+__all__ += ["complex64", "complex128", "cfloat", "cdouble"]
 
 
 # Names whose modules load on first use (numpy.random alone is a sixth of the import time).

@@ -125,6 +125,8 @@ def _infer(arr: np.ndarray, from_python: bool) -> np.dtype:
             return np.dtype(np.int64)
         if _kinds.is_bool(arr):
             return np.dtype(np.bool_)
+        if _kinds.is_complex(arr) and from_python:
+            return _dtype.complex_of(_dtype.get_default_dtype()).np
     _dtype.from_np(arr.dtype)
     return arr.dtype
 
@@ -380,11 +382,14 @@ def rand(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Uniform samples in [0, 1). Differs from torch: NumPy's generator, so other values."""
+    """Uniform samples in [0, 1) (both parts, for a complex dtype). Differs from torch:
+    NumPy's generator, so other values."""
     dt = _dt(dtype)
-    return _finish(
-        rng_of(generator).random(_size(size), dtype=np.float64).astype(dt), device, requires_grad
-    )
+    g = rng_of(generator)
+    a = g.random(_size(size), dtype=np.float64)
+    if dt.kind == "c":
+        a = a + 1j * g.random(_size(size), dtype=np.float64)
+    return _finish(a.astype(dt), device, requires_grad)
 
 
 def randn(
@@ -394,9 +399,14 @@ def randn(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Standard normal samples. Differs from torch: NumPy's generator, so other values."""
+    """Standard normal samples; for a complex dtype, real and imaginary parts each of variance
+    1/2 (E|z|**2 = 1, as PyTorch). Differs from torch: NumPy's generator, so other values."""
     dt = _dt(dtype)
-    return _finish(rng_of(generator).standard_normal(_size(size)).astype(dt), device, requires_grad)
+    g = rng_of(generator)
+    a = g.standard_normal(_size(size))
+    if dt.kind == "c":
+        a = (a + 1j * g.standard_normal(_size(size))) * np.sqrt(0.5)
+    return _finish(a.astype(dt), device, requires_grad)
 
 
 def randint(

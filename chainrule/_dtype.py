@@ -2,10 +2,15 @@
 
 Promotion follows PyTorch, not NumPy: a Python scalar or a 0-dim tensor does not widen the
 dtype of a dimensioned tensor of the same category (bool < integer < floating), and integer with
-floating gives the floating type (NumPy would widen int64 + float32 to float64).
+floating gives the floating type (NumPy would widen int64 + float32 to float64). Complex
+(``complex64``, ``complex128``) is the fourth category: complex with floating keeps the wider
+precision (complex64 with float64 gives complex128), and a complex Python scalar with a floating
+tensor gives that tensor's complex type.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +36,10 @@ __all__ = [
     "float8_e5m2fnuz",
     "float8_e8m0fnu",
     "bool",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
     "half",
     "float",
     "double",
@@ -52,14 +61,21 @@ class dtype:
     mirror ``torch.dtype``.
     """
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category")
+    __slots__ = (
+        "name",
+        "np",
+        "is_floating_point",
+        "is_signed",
+        "itemsize",
+        "_category",
+    )
 
-    def __init__(self, name: str, np_dtype: np.dtype, category: builtins.int) -> None:
+    def __init__(self, name: str, np_dtype: Any, category: builtins.int) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
-        self._category = category  # 0 bool, 1 integer, 2 floating
+        self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = category == 2
-        self.is_signed = self.np.kind in "if"
+        self.is_signed = self.np.kind in "ifc"
         self.itemsize = self.np.itemsize
 
     @builtins.property
@@ -114,10 +130,28 @@ float8_e4m3fnuz = _ExtDtype("float8_e4m3fnuz", 1)
 float8_e5m2fnuz = _ExtDtype("float8_e5m2fnuz", 1)
 float8_e8m0fnu = _ExtDtype("float8_e8m0fnu", 1, signed=False)
 bool = dtype("bool", np.bool_, 0)  # noqa: A001 - torch.bool is the public name
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+cfloat, cdouble = complex64, complex128
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 
-_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool, uint16, uint32, uint64)
+_ALL = (
+    float16,
+    float32,
+    float64,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    bool,
+    uint16,
+    uint32,
+    uint64,
+    complex64,
+    complex128,
+)
 _EXTS = (bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 _FLOAT8 = _EXTS[1:]
 _BIG_UINTS = (uint16, uint32, uint64)
@@ -198,7 +232,8 @@ def from_np(np_dtype: np.dtype) -> dtype:
                 return _BY_NP[d]
         raise TypeError(
             f"can't convert np.ndarray of type {d}. The only supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, "
+            "and bool."
         ) from None
 
 
@@ -239,8 +274,26 @@ def promote_types(a: dtype, b: dtype) -> dtype:
                 f"promote {_TORCH_C_NAMES[a.name]} and {_TORCH_C_NAMES[b.name]}"
             )
     if a._category != b._category:
-        return a if a._category > b._category else b
+        hi, lo = (a, b) if a._category > b._category else (b, a)
+        if hi._category == 3 and lo._category == 2:
+            return complex_of(lo) if lo.itemsize * 2 > hi.itemsize else hi
+        return hi
     return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def complex_of(d: dtype) -> dtype:
+    """The complex dtype holding ``d``'s precision: float64 -> complex128, other floats (and
+    complex64) -> complex64; complex128 stays."""
+    return complex128 if d is float64 or d is complex128 else complex64
+
+
+def real_of(d: dtype) -> dtype:
+    """The real dtype of a complex one's parts (complex64 -> float32); other dtypes stay."""
+    if d is complex64:
+        return float32
+    if d is complex128:
+        return float64
+    return d
 
 
 def _scalar_dtype(v: object) -> dtype:
@@ -248,6 +301,8 @@ def _scalar_dtype(v: object) -> dtype:
         return bool
     if isinstance(v, builtins.int):
         return int64
+    if isinstance(v, builtins.complex):
+        return complex_of(get_default_dtype())
     return get_default_dtype()
 
 
@@ -256,11 +311,13 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     # category is higher than the higher-priority one's.
     if higher is None:
         return lower
-    if lower is None or higher.is_floating_point:
+    if lower is None or higher._category >= lower._category:
+        if higher is bool and lower is not None:
+            return promote_types(higher, lower)
         return higher
-    if higher is bool or lower._category > higher._category:
-        return promote_types(higher, lower)
-    return higher
+    if higher.is_floating_point:  # a complex lower tier: the complex type of that precision
+        return complex_of(higher)
+    return promote_types(higher, lower)
 
 
 def result_type(*operands: object) -> dtype:

@@ -92,6 +92,27 @@ class _Formatter:
         return (self.max_width - len(r)) * " " + r
 
 
+class _ComplexFormatter:
+    """PyTorch's complex layout: the real parts and the imaginary parts each get a formatter of
+    their own, and an element prints as ``real+imagj`` (``real-imagj`` for a negative part)."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.re = _Formatter(np.ascontiguousarray(np.real(a)))
+        self.im = _Formatter(np.ascontiguousarray(np.imag(a)))
+        self.max_width = self.re.max_width + self.im.max_width + 1
+
+    def format(self, v: Any) -> str:
+        real_str = self.re.format(v.real)
+        imag_str = (self.im.format(v.imag) + "j").lstrip()
+        if imag_str[0] in "+-":
+            return real_str + imag_str
+        return real_str + "+" + imag_str
+
+
+def _formatter(a: np.ndarray) -> Any:
+    return _ComplexFormatter(a) if a.dtype.kind == "c" else _Formatter(a)
+
+
 def _plain(v: Any) -> str:
     return str(v)
 
@@ -111,7 +132,7 @@ def _summarized(a: np.ndarray) -> np.ndarray:
     return np.stack(rows)
 
 
-def _vector(a: np.ndarray, indent: int, summarize: bool, f: _Formatter) -> str:
+def _vector(a: np.ndarray, indent: int, summarize: bool, f: Any) -> str:
     e = PRINT_OPTS.edgeitems
     per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (f.max_width + 2))))
     if summarize and a.shape[0] > 2 * e:
@@ -123,7 +144,7 @@ def _vector(a: np.ndarray, indent: int, summarize: bool, f: _Formatter) -> str:
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested(a: np.ndarray, indent: int, summarize: bool, f: _Formatter) -> str:
+def _nested(a: np.ndarray, indent: int, summarize: bool, f: Any) -> str:
     if a.ndim == 0:
         return f.format(a.item())
     if a.ndim == 1:
@@ -169,10 +190,10 @@ def tensor_repr(t: Any, prefix: str = "tensor(") -> str:
             suffixes.append("dtype=" + repr(dt))
         body = "[]"
     else:
-        if dt not in (default, _dtype.int64, _dtype.bool):
+        if dt not in (default, _dtype.complex_of(default), _dtype.int64, _dtype.bool):
             suffixes.append("dtype=" + repr(dt))
         summarize = a.size > PRINT_OPTS.threshold
-        f = _Formatter(_summarized(a) if summarize else a)
+        f = _formatter(_summarized(a) if summarize else a)
         body = _nested(a, indent, summarize, f)
     if t.device.type != "cpu":
         suffixes.insert(0, f"device='{t.device}'")

@@ -44,6 +44,7 @@ from chainrule._methods.sampling import SamplingMethods
 from chainrule._methods.shape import ShapeMethods
 from chainrule._methods.sorting import SortingMethods
 from chainrule._methods.special import SpecialMethods
+from chainrule._methods.spectral import SpectralMethods
 from chainrule._methods.stochastic import StochasticMethods
 from chainrule._methods.surface import SurfaceMethods
 from chainrule.backends import backend_of, get_backend
@@ -97,6 +98,7 @@ class Tensor(
     SortingMethods,
     CompositeMethods,
     SpecialMethods,
+    SpectralMethods,
     StochasticMethods,
     SamplingMethods,
     SurfaceMethods,

@@ -12,6 +12,9 @@ from typing import Any
 from chainrule._autocast_state import state as _ac
 from chainrule.ops import _autocast
 from chainrule.ops.cholesky import cholesky, solve_triangular
+from chainrule.ops.factorizations import LinalgLu, householder_product, lu_factor, lu_factor_ex
+from chainrule.ops.factorizations import lu_solve_packed as _lu_solve
+from chainrule.ops.factorizations import lu_unpack as _lu_unpack
 from chainrule.ops.linalg import (
     LinAlgError,
     linalg_det,
@@ -22,6 +25,8 @@ from chainrule.ops.linalg import (
     linalg_svdvals,
     matmul,
 )
+from chainrule.ops.matfun import linalg_qr as qr
+from chainrule.ops.matfun import matrix_exp
 from chainrule.ops.reduction import vector_norm_impl
 from chainrule.ops.reduction.norms import matrix_norm
 
@@ -41,7 +46,28 @@ __all__ = [
     "LinAlgError",
     "cholesky",
     "solve_triangular",
+    "qr",
+    "matrix_exp",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu",
+    "lu_solve",
+    "householder_product",
 ]
+
+
+def lu(A: Any, *, pivot: bool = True) -> Any:
+    """``(P, L, U)`` with A = P L U (partial pivoting): ``lu_factor`` then ``lu_unpack``;
+    gradients (square A, real dtypes) flow through both. Singular matrices are accepted."""
+    LU, piv, _ = lu_factor_ex(A, pivot=pivot, _name="linalg.lu")
+    P, L, U = _lu_unpack(LU, piv)
+    return LinalgLu(P, L, U)
+
+
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Any:
+    """The solution X of A X = B (``adjoint``: A^H X = B; ``left=False``: X A = B) for A given
+    by ``lu_factor``'s ``(LU, pivots)``; differentiable in LU and B."""
+    return _lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
 
 
 def vector_norm(

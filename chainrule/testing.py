@@ -65,7 +65,8 @@ def make_tensor(
     requires_grad: bool = False,
     seed: int = 0,
 ) -> Tensor:
-    """A tensor of uniform values in [low, high) (integers for integer dtypes), seeded."""
+    """A tensor of uniform values in [low, high) (integers for integer dtypes; real and
+    imaginary parts each for complex ones), seeded."""
     from chainrule import _dtype
     from chainrule._creation import tensor
 
@@ -75,6 +76,8 @@ def make_tensor(
     rng = np.random.default_rng(seed)
     if dt.is_floating_point:
         a = rng.uniform(low, high, shape)
+    elif dt.is_complex:  # both parts uniform in [low, high)
+        a = rng.uniform(low, high, shape) + 1j * rng.uniform(low, high, shape)
     elif dt is _dtype.bool:
         a = rng.random(shape) < 0.5
     else:

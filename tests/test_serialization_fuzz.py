@@ -127,7 +127,7 @@ HEADER_CASES = {
     "dtype null": ({"0": {**ENTRY, "dtype": None}}, "dtype null"),
     "dtype number": ({"0": {**ENTRY, "dtype": 5}}, "dtype 5"),
     "dtype list": ({"0": {**ENTRY, "dtype": ["F32"]}}, "dtype"),
-    "dtype c64": ({"0": {**ENTRY, "dtype": "C64", "shape": [2]}}, "C64, which chainrule"),
+    "dtype f4": ({"0": {**ENTRY, "dtype": "F4", "shape": [2]}}, "F4, which chainrule"),
     "entry a list": ({"0": [1, 2]}, "must be an object with 'dtype'"),
     "entry missing field": ({"0": {"dtype": "F32", "shape": [4]}}, "'data_offsets'"),
     # overlaps, gaps and trailing bytes

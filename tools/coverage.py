@@ -44,6 +44,8 @@ EXCLUDED_PREFIXES = {
     "_": "private",
 }
 REASONS = {
+    "chalf": "NumPy has no 32-bit complex type",
+    "complex32": "NumPy has no 32-bit complex type",
     "names": "named tensors",
     "is_mkldnn": "oneDNN layouts",
     "to_mkldnn": "oneDNN layouts",

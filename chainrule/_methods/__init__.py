@@ -19,6 +19,7 @@ from chainrule._methods import (
     shape,
     sorting,
     special,
+    spectral,
     stochastic,
     surface,
 )
@@ -34,6 +35,7 @@ FAMILIES = (
     sorting,
     composite,
     special,
+    spectral,
     stochastic,
     surface,
     names,

@@ -103,6 +103,8 @@ _TYPE_NAMES = {
     "float8_e4m3fnuz": "Float8_e4m3fnuzTensor",
     "float8_e5m2fnuz": "Float8_e5m2fnuzTensor",
     "float8_e8m0fnu": "Float8_e8m0fnuTensor",
+    "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
 }
 
 

@@ -409,9 +409,11 @@ class NamesMethods(TensorAttrs):
         return _ops.conj_physical(self)
 
     def conj_physical_(self) -> Any:
-        """In-place conjugation: nothing to change in a real tensor."""
+        """In-place conjugation (nothing to change in a real tensor)."""
         _ops.check_inplace(self)
-        return self
+        if self._data.dtype.kind != "c":
+            return self
+        return _ops.copy_(self, _ops.conj_physical(self))  # type: ignore[arg-type]
 
     def adjoint(self) -> Tensor:
         return _ops.adjoint(self)
@@ -576,16 +578,34 @@ class NamesMethods(TensorAttrs):
         """``self.resize_(the_template.shape)``."""
         return self.resize_(tuple(the_template.shape))
 
-    # Real tensors' complex parts, devices chainrule lacks, and older API -------------------
+    # Complex parts, devices chainrule lacks, and older API ---------------------------------
     @property
     def real(self) -> Any:
-        """The real part: a real tensor itself."""
-        return self
+        """The real parts, a view (a real tensor itself)."""
+        return _ops.real(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        _ops.real(self).copy_(value)
 
     @property
     def imag(self) -> Tensor:
-        """The imaginary part (PyTorch's error for real tensors)."""
+        """The imaginary parts, a view (PyTorch's error for real tensors)."""
         return _ops.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        _ops.imag(self).copy_(value)
+
+    def cfloat(self, memory_format: Any = None) -> Tensor:
+        """``self.to(chainrule.complex64)``."""
+        d = self._data.dtype
+        return self if d == np.complex64 else _ops.to_dtype(self, _dtype.complex64.np)
+
+    def cdouble(self, memory_format: Any = None) -> Tensor:
+        """``self.to(chainrule.complex128)``."""
+        d = self._data.dtype
+        return self if d == np.complex128 else _ops.to_dtype(self, _dtype.complex128.np)
 
     def angle(self) -> Tensor:
         return _ops.angle(self)

@@ -497,12 +497,16 @@ def _fix_grad(
             g = _sum_to_array(g, shape)
     gdt = g._data.dtype if create_graph else g.dtype
     if gdt != dt:
+        # A complex gradient reaching a real input keeps its real part (Note [Wirtinger
+        # gradients] in ops/complex_numbers.py).
         if create_graph:
             from chainrule._dtype import from_np
 
+            if gdt.kind == "c" and dt.kind != "c":
+                g = _ops.real(g)
             g = g.to(from_np(dt))
         else:
-            g = g.astype(dt)
+            g = (g.real if gdt.kind == "c" and dt.kind != "c" else g).astype(dt)
     return g
 
 

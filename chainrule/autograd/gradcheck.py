@@ -4,6 +4,12 @@ differences, as ``torch.autograd.gradcheck`` does.
 The numerical Jacobian column for input element j is (f(x + eps e_j) - f(x - eps e_j)) / 2 eps.
 The analytical Jacobian row for output element k is one backward with a one-hot gradient. In
 ``fast_mode`` only v^T J u is compared, for random unit u and v: two evaluations and one backward.
+
+Complex inputs and outputs are checked as PyTorch checks them: as pairs of real numbers. A
+complex input element contributes two columns (its real part moved by eps, then its imaginary
+part), a complex output element two rows; the analytical rows of output element k come from
+two backward passes, with gradient 1 (d Re(out_k)) and 1j (d Im(out_k)), each read as
+dL/dx + i dL/dy (Note [Wirtinger gradients] in ops/complex_numbers.py).
 """
 
 from __future__ import annotations
@@ -38,7 +44,20 @@ def _outputs(func: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Any, ...]
 
 
 def _float_outputs(outs: tuple[Any, ...]) -> list[int]:
-    return [k for k, o in enumerate(outs) if _kinds.is_floating(o._data)]
+    return [k for k, o in enumerate(outs) if _kinds.is_inexact(o._data)]
+
+
+def _as_real(a: Any) -> np.ndarray:
+    """A float64 vector (a copy) of ``a``'s values; a complex element becomes (real, imag)."""
+    a = np.asarray(a)
+    if _kinds.is_complex(a):
+        return np.stack([a.real, a.imag], -1).astype(np.float64).reshape(-1)
+    return np.array(a, dtype=np.float64).reshape(-1)
+
+
+def _rsize(a: Any) -> int:
+    """The number of real coordinates of array ``a``."""
+    return a.size * (2 if _kinds.is_complex(a) else 1)
 
 
 def _numerical(
@@ -47,19 +66,23 @@ def _numerical(
     """J[o][i] of shape (numel(input i), numel(output o)) by central differences."""
     # Not under no_grad: func may itself call autograd (gradgradcheck's does).
     base = _outputs(func, inputs)
-    jac = [[np.zeros((inputs[i]._data.size, base[o]._data.size)) for i in diff] for o in out_idx]
+    jac = [
+        [np.zeros((_rsize(inputs[i]._data), _rsize(base[o]._data))) for i in diff] for o in out_idx
+    ]
     for ci, i in enumerate(diff):
         x = inputs[i]._data
+        steps = (eps, eps * 1j) if x.dtype.kind == "c" else (eps,)
         for j in range(x.size):
             idx = np.unravel_index(j, x.shape)
             orig = x[idx].item()
-            x[idx] = orig + eps
-            plus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
-            x[idx] = orig - eps
-            minus = [np.array(o._data, dtype=np.float64) for o in _outputs(func, inputs)]
-            x[idx] = orig
-            for co, o in enumerate(out_idx):
-                jac[co][ci][j] = ((plus[o] - minus[o]) / (2 * eps)).reshape(-1)
+            for si, step in enumerate(steps):
+                x[idx] = orig + step
+                plus = [_as_real(o._data) for o in _outputs(func, inputs)]
+                x[idx] = orig - step
+                minus = [_as_real(o._data) for o in _outputs(func, inputs)]
+                x[idx] = orig
+                for co, o in enumerate(out_idx):
+                    jac[co][ci][j * len(steps) + si] = (plus[o] - minus[o]) / (2 * eps)
     return jac
 
 
@@ -69,24 +92,30 @@ def _analytical(
     from chainrule._tensor import _new_tensor
     from chainrule.autograd import _backward as autograd
 
-    jac = [[np.zeros((inputs[i]._data.size, outs[o]._data.size)) for i in diff] for o in out_idx]
+    jac = [
+        [np.zeros((_rsize(inputs[i]._data), _rsize(outs[o]._data))) for i in diff] for o in out_idx
+    ]
     dins = [inputs[i] for i in diff]
     for co, o in enumerate(out_idx):
         out = outs[o]
         if not out._requires_grad:
             continue
+        seeds = (1, 1j) if out._data.dtype.kind == "c" else (1,)
         for k in range(out._data.size):
-            g = np.zeros(out._data.shape, out._data.dtype)
-            g.reshape(-1)[k] = 1
-            grads = autograd.grad(out, dins, _new_tensor(g), retain_graph=True, allow_unused=True)
-            for ci, gr in enumerate(grads):
-                if gr is not None:
-                    if tuple(gr.shape) != tuple(dins[ci].shape):
-                        raise GradcheckError(
-                            f"Gradient has wrong shape: got {list(gr.shape)}, expected "
-                            f"{list(dins[ci].shape)} for input {diff[ci]}"
-                        )
-                    jac[co][ci][:, k] = np.asarray(gr._data, dtype=np.float64).reshape(-1)
+            for si, seed in enumerate(seeds):
+                g = np.zeros(out._data.shape, out._data.dtype)
+                g.reshape(-1)[k] = seed
+                grads = autograd.grad(
+                    out, dins, _new_tensor(g), retain_graph=True, allow_unused=True
+                )
+                for ci, gr in enumerate(grads):
+                    if gr is not None:
+                        if tuple(gr.shape) != tuple(dins[ci].shape):
+                            raise GradcheckError(
+                                f"Gradient has wrong shape: got {list(gr.shape)}, expected "
+                                f"{list(dins[ci].shape)} for input {diff[ci]}"
+                            )
+                        jac[co][ci][:, k * len(seeds) + si] = _as_real(gr._data)
     return jac
 
 
@@ -179,24 +208,26 @@ def _fast_check(
     rng = np.random.default_rng(0)
     us = []
     for i in diff:
-        u = rng.standard_normal(inputs[i]._data.shape)
+        u = _random_like(rng, inputs[i]._data)
         us.append(u / max(np.linalg.norm(u), 1e-12))
     vs = []
     for o in out_idx:
-        v = rng.standard_normal(outs[o]._data.shape)
+        v = _random_like(rng, outs[o]._data)
         vs.append(v / max(np.linalg.norm(v), 1e-12))
     # Numerical J u for all differentiable inputs moved together.
     saved = [inputs[i]._data.copy() for i in diff]
     for ci, i in enumerate(diff):
         inputs[i]._data[...] = saved[ci] + eps * us[ci]
-    plus = [np.array(x._data, np.float64) for x in _outputs(func, inputs)]
+    plus = [_as_real(x._data) for x in _outputs(func, inputs)]
     for ci, i in enumerate(diff):
         inputs[i]._data[...] = saved[ci] - eps * us[ci]
-    minus = [np.array(x._data, np.float64) for x in _outputs(func, inputs)]
+    minus = [_as_real(x._data) for x in _outputs(func, inputs)]
     for ci, i in enumerate(diff):
         inputs[i]._data[...] = saved[ci]
+    # Real inner products: <v, w> = Re(conj(v) w) for complex values.
     num = sum(
-        float(np.sum(vs[co] * (plus[o] - minus[o]) / (2 * eps))) for co, o in enumerate(out_idx)
+        float(np.sum(_as_real(vs[co]) * (plus[o] - minus[o]) / (2 * eps)))
+        for co, o in enumerate(out_idx)
     )
     roots = [outs[o] for o in out_idx if outs[o]._requires_grad]
     gos = [
@@ -210,7 +241,7 @@ def _fast_check(
             roots, [inputs[i] for i in diff], gos, retain_graph=True, allow_unused=True
         )
         ana = sum(
-            float(np.sum(np.asarray(g._data, np.float64) * us[ci]))
+            float(np.sum(_as_real(g._data) * _as_real(us[ci])))
             for ci, g in enumerate(grads)
             if g is not None
         )
@@ -218,6 +249,14 @@ def _fast_check(
         raise GradcheckError(
             f"Jacobian mismatch (fast mode): v^T J u numerical {num!r}, analytical {ana!r}"
         )
+
+
+def _random_like(rng: np.random.Generator, a: Any) -> np.ndarray:
+    """Standard normal values of ``a``'s shape; complex (both parts drawn) for complex ``a``."""
+    u = rng.standard_normal(a.shape)
+    if a.dtype.kind == "c":
+        u = u + 1j * rng.standard_normal(a.shape)
+    return u
 
 
 def gradgradcheck(
@@ -251,7 +290,7 @@ def gradgradcheck(
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
             _new_tensor(
-                rng.standard_normal(outs[k]._data.shape).astype(outs[k]._data.dtype)
+                _random_like(rng, outs[k]._data).astype(outs[k]._data.dtype)
             ).requires_grad_(True)
             for k in out_idx
         )

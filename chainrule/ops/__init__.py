@@ -11,11 +11,14 @@ from chainrule.ops import (
     aliases,
     binary,
     cholesky,
+    complex_numbers,
     composite,
     conv,
+    factorizations,
     indexing,
     inplace,
     linalg,
+    lowrank,
     matfun,
     nn,
     numeric,
@@ -23,8 +26,10 @@ from chainrule.ops import (
     reduction,
     scattering,
     shape,
+    short_time,
     sorting,
     special,
+    spectral,
     stacking,
     unary,
     views,
@@ -52,6 +57,11 @@ FAMILIES = (
     order_stats,
     aliases,
     matfun,
+    complex_numbers,
+    spectral,
+    short_time,
+    factorizations,
+    lowrank,
 )
 
 __all__ = ["REGISTRY", "OpDef", "apply_op", "ns"]
@@ -95,6 +105,7 @@ NOT_TOP_LEVEL = frozenset(
         "mul_",
         "div_",
         "pow_",
+        "linalg_qr",
     }
 )
 
@@ -118,11 +129,14 @@ if TYPE_CHECKING:
     from chainrule.ops.aliases import *  # noqa: F403
     from chainrule.ops.binary import *  # noqa: F403
     from chainrule.ops.cholesky import *  # noqa: F403
+    from chainrule.ops.complex_numbers import *  # noqa: F403
     from chainrule.ops.composite import *  # noqa: F403
     from chainrule.ops.conv import *  # noqa: F403
+    from chainrule.ops.factorizations import *  # noqa: F403
     from chainrule.ops.indexing import *  # noqa: F403
     from chainrule.ops.inplace import *  # noqa: F403
     from chainrule.ops.linalg import *  # noqa: F403
+    from chainrule.ops.lowrank import *  # noqa: F403
     from chainrule.ops.matfun import *  # noqa: F403
     from chainrule.ops.nn import *  # noqa: F403
     from chainrule.ops.numeric import *  # noqa: F403
@@ -130,8 +144,10 @@ if TYPE_CHECKING:
     from chainrule.ops.reduction import *  # noqa: F403
     from chainrule.ops.scattering import *  # noqa: F403
     from chainrule.ops.shape import *  # noqa: F403
+    from chainrule.ops.short_time import *  # noqa: F403
     from chainrule.ops.sorting import *  # noqa: F403
     from chainrule.ops.special import *  # noqa: F403
+    from chainrule.ops.spectral import *  # noqa: F403
     from chainrule.ops.stacking import *  # noqa: F403
     from chainrule.ops.unary import *  # noqa: F403
 

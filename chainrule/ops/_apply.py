@@ -69,7 +69,7 @@ def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
     Python scalars stay Python scalars: NumPy treats them as weakly typed, as PyTorch does.
     """
     rt = _dtype.result_type(*inputs)
-    if op.promote == "float" and not rt.is_floating_point:
+    if op.promote == "float" and rt._category < 2:
         rt = _dtype.get_default_dtype()
     target = rt.np
     for i, a in enumerate(arrays):
@@ -314,7 +314,7 @@ def _apply_general(
             if x is not None and type(x) is not bool:
                 if isinstance(x, np.generic):
                     x = x.item()  # a NumPy scalar would be strongly typed; make it weak
-                c = 2 if isinstance(x, float) else 1
+                c = 3 if isinstance(x, complex) else 2 if isinstance(x, float) else 1
                 if c > scalar_cat:
                     scalar_cat = c
             arrays.append(x)

@@ -204,7 +204,7 @@ def _save_users(
 
 def unary(
     name: str,
-    forward: Callable[..., Any],
+    forward: Callable[..., Any] | str,
     *,
     saves: str | Sequence[str] | Mapping[str, str | Sequence[str]] = (),
     vjp: Callable[..., Any] | None = None,

@@ -1,16 +1,14 @@
 """Functions of torch's namespace that are other names or plain forms of existing ops: axis
 swaps (``swapaxes``, ``swapdims``), ``ravel``, the split variants (``split_with_sizes`` and
 the ``unsafe_*`` forms, which differ from ``split``/``chunk`` only in skipping PyTorch's
-view checks), the ``*_copy`` forms of the view ops (a view followed by a copy), the
-conjugation family on real tensors (``conj``, ``resolve_conj``, ``resolve_neg`` return their
-input; ``conj_physical`` copies it; ``adjoint`` is the transpose of the last two dims), the
-predicates ``is_complex``/``is_conj``/``is_neg``/``is_nonzero``/``is_same_size``/
+view checks), the ``*_copy`` forms of the view ops (a view followed by a copy), ``resolve_neg`` (its
+input), ``adjoint`` (the conjugate transpose of the last two dims), the
+predicates ``is_complex``/``is_neg``/``is_nonzero``/``is_same_size``/
 ``is_signed``/``is_inference``, ``unravel_index``, and the torch-level forms of Tensor
 methods (``torch.detach(x)``, ``torch.as_strided(x, ...)``, the in-place ``torch.acos_(x)``
 ...).
 
-Differs from torch: complex dtypes are not modelled here, so the conjugation functions are
-the identities they are on PyTorch's real tensors.
+The conjugation family and the parts of complex tensors are in ops/complex_numbers.py.
 Gradients come from the ops they call; the recorded nodes are those ops'.
 """
 
@@ -48,13 +46,9 @@ __all__ = [
     "view_copy",
     "as_strided_copy",
     "narrow_copy",
-    "conj",
-    "resolve_conj",
     "resolve_neg",
-    "conj_physical",
     "adjoint",
     "is_complex",
-    "is_conj",
     "is_neg",
     "is_nonzero",
     "is_same_size",
@@ -258,27 +252,12 @@ def unfold(input: Any, dimension: int, size: int, step: int) -> Any:
     return input.as_strided(new_shape, new_strides, input.storage_offset())
 
 
-# Conjugation on real tensors, and predicates -------------------------------------------------
-
-
-def conj(input: Any) -> Any:
-    """The complex conjugate; for real tensors, ``input`` itself (as PyTorch returns)."""
-    return input
-
-
-def resolve_conj(input: Any) -> Any:
-    """``input`` with a pending conjugation applied; real tensors have none: ``input``."""
-    return input
+# Negation, the adjoint, and predicates ---------------------------------------------------------
 
 
 def resolve_neg(input: Any) -> Any:
     """``input`` with a pending negation applied; chainrule has none: ``input``."""
     return input
-
-
-def conj_physical(input: Any) -> Any:
-    """A conjugated copy; for real tensors, a copy of ``input``."""
-    return _ops().clone(input)
 
 
 def adjoint(input: Any) -> Any:
@@ -297,17 +276,12 @@ def adjoint(input: Any) -> Any:
             "tensor.adjoint() is only supported on matrices or batches of "
             f"matrices. Got {input.ndim}-D tensor."
         )
-    return _ops().transpose(input, -2, -1)
+    return _ops().conj(_ops().transpose(input, -2, -1))
 
 
 def is_complex(input: Any) -> bool:
     """Whether ``input`` has a complex dtype."""
     return _kinds.is_complex(input._data)
-
-
-def is_conj(input: Any) -> bool:
-    """Whether ``input`` carries a pending conjugation (never in chainrule)."""
-    return False
 
 
 def is_neg(input: Any) -> bool:
@@ -451,17 +425,7 @@ for _n in _INPLACE_FUNCTIONS:
 del _n
 
 
-# Real and imaginary parts of real tensors, and other small forms ----------------------------
-
-
-def real(input: Any) -> Any:
-    """The real part: for real tensors, ``input`` itself (as PyTorch returns)."""
-    return input
-
-
-def imag(input: Any) -> Any:
-    """The imaginary part: PyTorch's error for real tensors (chainrule has no complex dtype)."""
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+# Other small forms ----------------------------------------------------------------------------
 
 
 def nonzero_static(input: Any, *, size: int, fill_value: int = -1) -> Any:
@@ -502,4 +466,4 @@ def constant_pad_nd(input: Any, pad: Sequence[int], value: float = 0) -> Any:
     return _ops().pad(input, tuple(int(p) for p in pad), "constant", value)
 
 
-__all__ += ["real", "imag", "nonzero_static", "fill", "constant_pad_nd"]
+__all__ += ["nonzero_static", "fill", "constant_pad_nd"]

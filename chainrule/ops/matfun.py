@@ -112,9 +112,12 @@ def matrix_exp(A: Any) -> Any:
 # QR ------------------------------------------------------------------------------------------
 
 
-def _qr_fwd(xp: Any, a: Any, *, complete: bool) -> Any:
+def _qr_fwd(xp: Any, a: Any, *, complete: bool, r_only: bool = False) -> Any:
     q, r = xp.linalg.qr(a, mode="complete" if complete else "reduced")
-    return q.astype(a.dtype), r.astype(a.dtype)
+    q, r = q.astype(a.dtype), r.astype(a.dtype)
+    if r_only:
+        q = xp.zeros((0,), dtype=a.dtype)
+    return q, r
 
 
 _qr = OpDef(
@@ -176,6 +179,12 @@ def _qr_square_vjp(L: _Lin, q: Any, r: Any, gq: Any, gr: Any) -> Any:
 
 @_qr.vjp
 def _qr_vjp(ctx: Any, grads: Any) -> Any:
+    if ctx.r_only:
+        raise RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+            "linalg.qr."
+        )
     gq, gr = grads
     q, r = ctx.out0, ctx.out1
     m, n = q.shape[-2], r.shape[-1]
@@ -213,6 +222,42 @@ class _QR(tuple):
 _QR.__name__ = _QR.__qualname__ = "qr"
 
 
+class _LinalgQR(_QR):
+    """``(Q, R)`` like ``torch.return_types.linalg_qr``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.return_types.linalg_qr(\nQ={self[0]!r},\nR={self[1]!r})"
+
+
+_LinalgQR.__name__ = _LinalgQR.__qualname__ = "linalg_qr"
+
+
+def linalg_qr(A: Any, mode: str = "reduced") -> Any:
+    """``(Q, R)`` with A = Q R (``torch.linalg.qr``): ``mode="reduced"`` (Q m x k, R k x n,
+    k = min(m, n)), ``"complete"`` (Q m x m, R m x n) or ``"r"`` (R only; Q is empty, and a
+    backward through it raises, as PyTorch). VJP: see ``qr``."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            "qr received unrecognized mode '" + str(mode) + "' but expected one of "
+            "'reduced' (default), 'r', or 'complete'"
+        )
+    if A.ndim < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if not A.is_floating_point():
+        names = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
+        raise RuntimeError(
+            "linalg.qr: Expected a floating point or complex tensor as input. "
+            f"Got {names.get(str(A.dtype).split('.')[-1], A.dtype)}"
+        )
+    q, r = apply_op(_qr, (A,), {"complete": mode == "complete", "r_only": mode == "r"})
+    return _LinalgQR(q, r)
+
+
+__all__.append("linalg_qr")
+
+
 def qr(input: Any, some: bool = True) -> Any:
     """``(Q, R)`` with input = Q R, Q with orthonormal columns and R upper triangular (reduced;
     ``some=False``: Q square). Deprecated in PyTorch for ``linalg.qr`` (warns).
@@ -237,7 +282,7 @@ def qr(input: Any, some: bool = True) -> Any:
             "linalg.qr: Expected a floating point or complex tensor as input. "
             f"Got {names.get(str(input.dtype).split('.')[-1], input.dtype)}"
         )
-    q, r = apply_op(_qr, (input,), {"complete": not some})
+    q, r = apply_op(_qr, (input,), {"complete": not some, "r_only": False})
     return _QR(q, r)
 
 

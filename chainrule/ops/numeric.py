@@ -362,16 +362,30 @@ def cross(input: Any, other: Any, dim: int | None = None) -> Any:
 
 
 def _angle_fwd(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "c":
+        return xp.angle(x)
     # arg(x) of a real x: pi for x < 0, 0 otherwise; nan stays nan.
     out = xp.where(x < 0, xp.asarray(math.pi, dtype=x.dtype), xp.zeros((), dtype=x.dtype))
     return xp.where(xp.isnan(x), x, out)
 
 
+def _angle_vjp(ctx: Any, g: Any) -> Any:
+    z = ctx.x
+    if getattr(z, "_data", z).dtype.kind != "c":
+        return g * 0.0
+    # atan2(y, x): d/dx + i d/dy = (-y + i x) / |z|**2 = i z / |z|**2; 0 at z == 0 (PyTorch).
+    a2 = ns.real(z * ns.conj(z))
+    zero = a2 == 0
+    return ns.where(zero, z * 0, g * (z * 1j) / ns.where(zero, a2 * 0 + 1, a2))
+
+
 angle = unary(
     "angle",
     _angle_fwd,
-    vjp=lambda ctx, g: g * 0.0,
-    doc="The argument of each element: pi for negative reals, 0 otherwise (nan kept); "
-    "integers give the default float dtype. VJP: 0 (it is piecewise constant).",
+    saves="x",
+    vjp=_angle_vjp,
+    doc="The argument of each element: atan2(imag, real) for complex tensors; for real ones "
+    "pi for negatives, 0 otherwise (nan kept); integers give the default float dtype. VJP: "
+    "g i z / |z|**2 for complex z (0 at 0); 0 for real x (piecewise constant).",
 )
 __all__.append("angle")

@@ -59,13 +59,14 @@ _CODES = {
     "U16": np.dtype(np.uint16),
     "U32": np.dtype(np.uint32),
     "U64": np.dtype(np.uint64),
+    "C64": np.dtype(np.complex64),
 }
 _CODE_OF = {d: c for c, d in _CODES.items()}
 # The codes of the ml_dtypes formats: added to _CODES by load_ext_codes() when first met, so
 # that ml_dtypes is imported only by a file (or a tensor) that has one.
 _EXT_CODES = {"BF16": "bfloat16", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
 # Codes safetensors knows but chainrule has no dtype for (named as such in the error).
-_FOREIGN_CODES = ("C64",)
+_FOREIGN_CODES = ("F8_E8M0", "F4", "F6_E2M3", "F6_E3M2")
 
 
 def load_ext_codes() -> None:

@@ -241,6 +241,11 @@ def save(
         arr = enc.arrays[key]
         if arr.dtype.num >= 256:
             load_ext_codes()
+        if arr.dtype.newbyteorder("=") not in _CODE_OF:
+            raise TypeError(
+                f"chainrule.save: tensor {key!r} is {arr.dtype}, which the safetensors format "
+                "has no code for; save it as complex64 (.cfloat()), or as its view_as_real()"
+            )
         entries[key] = {
             "dtype": _CODE_OF[arr.dtype.newbyteorder("=")],
             "shape": [int(s) for s in arr.shape],

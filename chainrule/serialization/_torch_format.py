@@ -51,11 +51,14 @@ _STORAGES = {
     "CharStorage": np.int8,
     "ByteStorage": np.uint8,
     "BoolStorage": np.bool_,
+    "ComplexFloatStorage": np.complex64,
+    "ComplexDoubleStorage": np.complex128,
 }
 # PyTorch storages chainrule has no dtype for (named in the error).
 _FOREIGN_STORAGES = (
     "ComplexFloatStorage",
     "ComplexDoubleStorage",
+    "BFloat16Storage",
     "QInt8Storage",
     "QUInt8Storage",
     "QInt32Storage",
@@ -183,6 +186,8 @@ def _torch_globals() -> dict[str, Any]:
         "long": "int64",
         "int": "int32",
         "short": "int16",
+        "cfloat": "complex64",
+        "cdouble": "complex128",
     }
     for name in (*_dtype._BY_NAME, *torch_dtype_names):
         out[f"torch.{name}"] = _dtype.to_dtype(torch_dtype_names.get(name, name))

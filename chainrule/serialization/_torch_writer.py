@@ -35,6 +35,8 @@ _STORAGE_OF = {
     "uint8": "ByteStorage",
     "bool": "BoolStorage",
     "bfloat16": "BFloat16Storage",
+    "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
 }
 _ALIGN = 64
 

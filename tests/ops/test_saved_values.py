@@ -34,6 +34,9 @@ VERSION_MSG = "modified by an inplace operation"
 FALSE_ERRORS = {
     "rdiv": "PyTorch computes number / x as reciprocal(x) * number and saves the reciprocal, "
     "an intermediate no one can change; chainrule's one DivBackward0 saves x",
+    "complex_rdiv": "as rdiv",
+    "polar": "a composite (complex of abs cos(angle) and abs sin(angle)): its cos, sin and mul "
+    "save the inputs; PyTorch's PolarBackward0 saves only the result",
     "linalg_multi_dot": "multiplied left to right (documented), so the saved operands differ "
     "from PyTorch's cheapest-order products",
     "linalg_svd": "the factors of a multi-output node are kept as constants and the input is "

@@ -20,6 +20,7 @@ pow_scalar, remainder_scalar ...), each with PyTorch's node name, declared besid
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 from typing import Any
@@ -29,6 +30,10 @@ import numpy as np
 from chainrule import _kinds
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
+from chainrule.ops.complex_numbers import cj
+
+_ndarray = np.ndarray
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 __all__ = [
     "add",
@@ -157,8 +162,26 @@ mul = binary(
     _operator("mul", operator.mul),
     np_forward=np.multiply,
     saves={"a": "b", "b": "a"},
-    vjp=(lambda ctx, g: g * ctx.b, lambda ctx, g: g * ctx.a),
-    doc="a * b. VJP: g b, g a.",
+    # The real-array test is written inline (no call to cj): mul is the commonest VJP.
+    vjp=(
+        lambda ctx, g: (
+            g
+            * (
+                b
+                if type(b := ctx.b) is _ndarray and (t := b.dtype) is not _C64 and t is not _C128
+                else cj(b)
+            )
+        ),
+        lambda ctx, g: (
+            g
+            * (
+                a
+                if type(a := ctx.a) is _ndarray and (t := a.dtype) is not _C64 and t is not _C128
+                else cj(a)
+            )
+        ),
+    ),
+    doc="a * b. VJP: g conj(b), g conj(a) (Note [Wirtinger gradients]).",
 )
 
 
@@ -172,15 +195,15 @@ _div = binary(
     np_forward=np.true_divide,
     saves={"a": "b", "b": ("a", "b")},
     promote="float",
-    vjp=(lambda ctx, g: g / ctx.b, lambda ctx, g: -g * ((ctx.a / ctx.b) / ctx.b)),
-    doc="a / b (true division). VJP: g / b, -g a / b**2.",
+    vjp=(lambda ctx, g: g / cj(ctx.b), lambda ctx, g: -g * cj((ctx.a / ctx.b) / ctx.b)),
+    doc="a / b (true division). VJP: g / conj(b), -g conj(a / b**2).",
 )
 _rdiv = binary(
     "rdiv",
     _operator("rdiv", operator.truediv, reflected=True),
     saves={"a": ("a", "b")},
     promote="float",
-    vjp=(lambda ctx, g: -g * ((ctx.b / ctx.a) / ctx.a), None),
+    vjp=(lambda ctx, g: -g * cj((ctx.b / ctx.a) / ctx.a), None),
     node_name="DivBackward0",
     doc="b / a (for ``scalar / tensor``). VJP: -g b / a**2.",
 )
@@ -260,10 +283,12 @@ def _pow_base_vjp(ctx: Any, g: Any) -> Any:
         if b == 0:
             return g * 0
         # Grouped as PyTorch does (g * (b a**(b-1))); a**1 is a itself (the common x**2).
-        return g * (b * (ctx.a if b == 2 else ns.pow(ctx.a, b - 1)))
+        return g * cj(b * (ctx.a if b == 2 else ns.pow(ctx.a, b - 1)))
+    if isinstance(b, builtins.complex):
+        return g * cj(b * ns.pow(ctx.a, b - 1))
     zero = b == 0
     # The masked entries use exponent 1, so that 0 ** -1 is never evaluated.
-    return ns.where(zero, g * 0, g * b * ns.pow(ctx.a, ns.where(zero, b * 0 + 1, b) - 1))
+    return ns.where(zero, g * 0, g * cj(b * ns.pow(ctx.a, ns.where(zero, b * 0 + 1, b) - 1)))
 
 
 def _pow_exp_vjp(ctx: Any, g: Any) -> Any:
@@ -271,9 +296,17 @@ def _pow_exp_vjp(ctx: Any, g: Any) -> Any:
     a = ctx.a
     if isinstance(a, (int, float)):
         return g * ctx.out * (math.log(a) if a > 0 else float("nan") if a < 0 else 0.0)
+    if _complex_kind(a) or _complex_kind(ctx.b):
+        # Complex: 0 where a == 0 (PyTorch's mask), else g conj(a**b log(a)).
+        mask = a == 0
+        return ns.where(mask, g * 0, g * cj(ctx.out * ns.log(ns.where(mask, a * 0 + 1, a))))
     mask = (a == 0) & (ctx.b >= 0)
     # log is taken of 1 where masked, so that log(0) is never evaluated.
     return ns.where(mask, g * 0, g * ctx.out * ns.log(ns.where(mask, a * 0 + 1, a)))
+
+
+def _complex_kind(x: Any) -> bool:
+    return getattr(getattr(x, "_data", x), "dtype", np.dtype(float)).kind == "c"
 
 
 def _pow_fwd(xp: Any, a: Any, b: Any) -> Any:

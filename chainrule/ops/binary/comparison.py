@@ -45,10 +45,26 @@ def _cmp(name: str, f: Any) -> Any:
 
 eq = _cmp("eq", lambda xp, a, b: xp.equal(a, b))
 ne = _cmp("ne", lambda xp, a, b: xp.not_equal(a, b))
-lt = _cmp("lt", lambda xp, a, b: xp.less(a, b))
-le = _cmp("le", lambda xp, a, b: xp.less_equal(a, b))
-gt = _cmp("gt", lambda xp, a, b: xp.greater(a, b))
-ge = _cmp("ge", lambda xp, a, b: xp.greater_equal(a, b))
+
+
+def _ordered(name: str, f: Any) -> Any:
+    """An ordering comparison: complex numbers have no order (PyTorch's kernel error)."""
+
+    def fwd(xp: Any, a: Any, b: Any) -> Any:
+        for x in (a, b):
+            k = getattr(x, "dtype", None)
+            if (k is not None and k.kind == "c") or type(x) is complex:
+                ct = "ComplexDouble" if k is not None and k.itemsize == 16 else "ComplexFloat"
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{ct}'")
+        return f(xp, a, b)
+
+    return fwd
+
+
+lt = _cmp("lt", _ordered("lt", lambda xp, a, b: xp.less(a, b)))
+le = _cmp("le", _ordered("le", lambda xp, a, b: xp.less_equal(a, b)))
+gt = _cmp("gt", _ordered("gt", lambda xp, a, b: xp.greater(a, b)))
+ge = _cmp("ge", _ordered("ge", lambda xp, a, b: xp.greater_equal(a, b)))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops, _t, _xp
 from chainrule.ops.composite.statistics import _bool_dtype
@@ -137,8 +138,13 @@ def positive(input: Any) -> Any:
 
 
 def sgn(input: Any) -> Any:
-    """``sign`` for real tensors (PyTorch's complex extension ``x / |x|`` needs complex)."""
-    return input.sign()
+    """``sign`` for real tensors; z / |z| for complex ones (0 at 0), composed from abs,
+    where and div."""
+    if input._data.dtype.kind != "c":
+        return input.sign()
+    a = input.abs()
+    zero = a == 0
+    return (input / (a + zero)) * ~zero
 
 
 def signbit(input: Any) -> Any:
@@ -157,5 +163,7 @@ def isneginf(input: Any) -> Any:
 
 
 def isreal(input: Any) -> Any:
-    """True everywhere: chainrule's tensors are real."""
-    return _t(_xp(input).ones(tuple(input.shape), dtype=bool))
+    """True where the element is real: everywhere for a real tensor, where the imaginary part
+    is 0 for a complex one."""
+    xp, d = _xp(input), input._data
+    return _t(xp.imag(d) == 0 if _kinds.is_complex(d) else xp.ones(d.shape, dtype=bool))

@@ -43,6 +43,8 @@ _C_NAMES = {
     "int8": "signed char",
     "uint8": "unsigned char",
     "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
 }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from chainrule._autocast_state import state as _ac
 from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
+from chainrule.ops.complex_numbers import cj
 from chainrule.ops.linalg._common import (
     _c_name,
     _check_matmul_dtype,
@@ -28,7 +29,8 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "addmv", "baddb
 @defop(name="matmul", saves={"a": "b", "b": "a"}, promote="same")
 def _matmul(xp: Any, a: Any, b: Any) -> Any:
     """a @ b with NumPy's batch broadcasting and 1-D promotion rules (as torch.matmul).
-    VJP: g @ b^T and a^T @ g, with 1-D operands unsqueezed first and squeezed after."""
+    VJP: g @ b^H and a^H @ g (conjugate transposes; Note [Wirtinger gradients]), with 1-D
+    operands unsqueezed first and squeezed after."""
     return xp.matmul(a, b)
 
 
@@ -45,7 +47,7 @@ def _matmul_vjp(ctx: Any, g: Any) -> Any:
     a_nd = a.ndim if a is not None else len(shapes[0])
     b_nd = b.ndim if b is not None else len(shapes[1])
     if a_nd == 1 and b_nd == 1:
-        return (g * b if need_a else None, g * a if need_b else None)
+        return (g * cj(b) if need_a else None, g * cj(a) if need_b else None)
     g2 = g
     if a_nd == 1:
         g2 = ns.unsqueeze(g2, dim=g2.ndim - 1)
@@ -54,7 +56,7 @@ def _matmul_vjp(ctx: Any, g: Any) -> Any:
     ga = gb = None
     if need_a:
         b2 = ns.unsqueeze(b, dim=b_nd) if b_nd == 1 else b
-        ga = ns.matmul(g2, _mT(b2))
+        ga = ns.matmul(g2, cj(_mT(b2)))
         if a_nd == 1:
             ga = ns.squeeze(ga, dim=(ga.ndim - 2,))
     if need_b:
@@ -62,9 +64,9 @@ def _matmul_vjp(ctx: Any, g: Any) -> Any:
         if a2.ndim == 2 and b_nd == 2 and _b_transposed(ctx, b):
             # b is a transposed weight (linear's W.t()): (g^T a)^T gives the gradient in the
             # weight's own memory order, so accumulating it needs no copy.
-            gb = _mT(ns.matmul(_mT(g2), a2))
+            gb = _mT(ns.matmul(_mT(g2), cj(a2)))
         else:
-            gb = ns.matmul(_mT(a2), g2)
+            gb = ns.matmul(cj(_mT(a2)), g2)
         if b_nd == 1:
             gb = ns.squeeze(gb, dim=(gb.ndim - 1,))
     return ga, gb

@@ -30,7 +30,10 @@ def clone(input: Any) -> Any:
 
 @defop(name="to_dtype", node_name="ToCopyBackward0")
 def _to_dtype(xp: Any, x: Any, *, dtype: Any) -> Any:
-    """x cast to ``dtype``. VJP: g (the engine casts it back to the input's dtype)."""
+    """x cast to ``dtype`` (the real part, for complex x and a real dtype). VJP: g (the engine
+    casts it back to the input's dtype)."""
+    if _kinds.is_complex(x) and not _kinds.is_complex(dtype):
+        x = x.real
     return _kinds.astype(x, dtype)
 
 
@@ -38,8 +41,16 @@ _to_dtype.vjp(lambda ctx, g: (g,))
 
 
 def to_dtype(input: Any, dtype: Any) -> Any:
-    """``input`` cast to NumPy dtype ``dtype``."""
-    return apply_op(_to_dtype, (input,), {"dtype": np.dtype(dtype)})
+    """``input`` cast to NumPy dtype ``dtype``; complex to real keeps the real part and warns,
+    as PyTorch."""
+    dtype = np.dtype(dtype)
+    if input._data.dtype.kind == "c" and dtype.kind != "c":
+        import warnings
+
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3
+        )
+    return apply_op(_to_dtype, (input,), {"dtype": dtype})
 
 
 @defop(name="to_device", node_name="ToCopyBackward0")

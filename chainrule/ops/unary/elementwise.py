@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from chainrule import _kinds
 from chainrule.ops._registry import OpDef, ns, unary
+from chainrule.ops.complex_numbers import cj
 from chainrule.ops.unary._common import _LN2, _LN10, _cast
+
+_ndarray = np.ndarray
+_C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 __all__ = [
     "neg",
@@ -56,24 +62,35 @@ exp = unary(
     "exp",
     "exp",
     saves="out",
-    vjp=lambda ctx, g: g * ctx.out,
-    doc="e**x elementwise. VJP: g * e**x, read back from the saved output.",
+    vjp=lambda ctx, g: (
+        g
+        * (
+            o
+            if type(o := ctx.out) is _ndarray and (t := o.dtype) is not _C64 and t is not _C128
+            else cj(o)
+        )
+    ),
+    doc="e**x elementwise. VJP: g * conj(e**x), read back from the saved output.",
 )
 expm1 = unary(
     "expm1",
     "expm1",
     saves="out",
-    vjp=lambda ctx, g: g * (ctx.out + 1),
-    doc="e**x - 1, accurate near 0. VJP: g e**x.",
+    vjp=lambda ctx, g: g * cj(ctx.out + 1),
+    doc="e**x - 1, accurate near 0. VJP: g conj(e**x).",
 )
 log = unary(
-    "log", "log", saves="x", vjp=lambda ctx, g: g / ctx.x, doc="Natural logarithm. VJP: g / x."
+    "log",
+    "log",
+    saves="x",
+    vjp=lambda ctx, g: g / cj(ctx.x),
+    doc="Natural logarithm. VJP: g / conj(x).",
 )
 log1p = unary(
     "log1p",
     "log1p",
     saves="x",
-    vjp=lambda ctx, g: g / (ctx.x + 1),
+    vjp=lambda ctx, g: g / cj(ctx.x + 1),
     node_name="Log1PBackward0",
     doc="log(1 + x), accurate near 0. VJP: g / (1 + x).",
 )
@@ -81,69 +98,77 @@ log2 = unary(
     "log2",
     "log2",
     saves="x",
-    vjp=lambda ctx, g: g / (ctx.x * _LN2),
+    vjp=lambda ctx, g: g / cj(ctx.x * _LN2),
     doc="Base-2 logarithm. VJP: g / (x ln 2).",
 )
 log10 = unary(
     "log10",
     "log10",
     saves="x",
-    vjp=lambda ctx, g: g / (ctx.x * _LN10),
+    vjp=lambda ctx, g: g / cj(ctx.x * _LN10),
     doc="Base-10 logarithm. VJP: g / (x ln 10).",
 )
 sqrt = unary(
     "sqrt",
     "sqrt",
     saves="out",
-    vjp=lambda ctx, g: g / (2 * ctx.out),
-    doc="Square root. VJP: g / (2 sqrt(x)).",
+    vjp=lambda ctx, g: g / (2 * cj(ctx.out)),
+    doc="Square root. VJP: g / (2 conj(sqrt(x))).",
 )
 rsqrt = unary(
     "rsqrt",
     lambda xp, x: 1 / xp.sqrt(x),
     saves="out",
-    vjp=lambda ctx, g: -0.5 * g * ctx.out * ctx.out * ctx.out,
+    vjp=lambda ctx, g: -0.5 * g * cj(ctx.out * ctx.out * ctx.out),
     doc="1 / sqrt(x). VJP: -g / (2 x**1.5) = -g out**3 / 2.",
 )
 reciprocal = unary(
     "reciprocal",
     lambda xp, x: 1 / x,
     saves="out",
-    vjp=lambda ctx, g: -g * ctx.out * ctx.out,
-    doc="1 / x. VJP: -g / x**2.",
+    vjp=lambda ctx, g: -g * cj(ctx.out * ctx.out),
+    doc="1 / x. VJP: -g conj(1 / x**2).",
 )
 sin = unary(
-    "sin", "sin", saves="x", vjp=lambda ctx, g: g * ns.cos(ctx.x), doc="Sine. VJP: g cos(x)."
+    "sin",
+    "sin",
+    saves="x",
+    vjp=lambda ctx, g: g * cj(ns.cos(ctx.x)),
+    doc="Sine. VJP: g conj(cos(x)).",
 )
 cos = unary(
-    "cos", "cos", saves="x", vjp=lambda ctx, g: -g * ns.sin(ctx.x), doc="Cosine. VJP: -g sin(x)."
+    "cos",
+    "cos",
+    saves="x",
+    vjp=lambda ctx, g: -g * cj(ns.sin(ctx.x)),
+    doc="Cosine. VJP: -g conj(sin(x)).",
 )
 tan = unary(
     "tan",
     "tan",
     saves="out",
-    vjp=lambda ctx, g: g * (1 + ctx.out * ctx.out),
-    doc="Tangent. VJP: g (1 + tan(x)**2).",
+    vjp=lambda ctx, g: g * cj(1 + ctx.out * ctx.out),
+    doc="Tangent. VJP: g conj(1 + tan(x)**2).",
 )
 asin = unary(
     "asin",
     "arcsin",
     saves="x",
-    vjp=lambda ctx, g: g / ns.sqrt(1 - ctx.x * ctx.x),
+    vjp=lambda ctx, g: g / cj(ns.sqrt(1 - ctx.x * ctx.x)),
     doc="Inverse sine. VJP: g / sqrt(1 - x**2).",
 )
 acos = unary(
     "acos",
     "arccos",
     saves="x",
-    vjp=lambda ctx, g: -g / ns.sqrt(1 - ctx.x * ctx.x),
+    vjp=lambda ctx, g: -g / cj(ns.sqrt(1 - ctx.x * ctx.x)),
     doc="Inverse cosine. VJP: -g / sqrt(1 - x**2).",
 )
 atan = unary(
     "atan",
     "arctan",
     saves="x",
-    vjp=lambda ctx, g: g / (1 + ctx.x * ctx.x),
+    vjp=lambda ctx, g: g / cj(1 + ctx.x * ctx.x),
     doc="Inverse tangent. VJP: g / (1 + x**2).",
 )
 arcsin, arccos, arctan = asin, acos, atan
@@ -151,22 +176,31 @@ sinh = unary(
     "sinh",
     "sinh",
     saves="x",
-    vjp=lambda ctx, g: g * ns.cosh(ctx.x),
+    vjp=lambda ctx, g: g * cj(ns.cosh(ctx.x)),
     doc="Hyperbolic sine. VJP: g cosh(x).",
 )
 cosh = unary(
     "cosh",
     "cosh",
     saves="x",
-    vjp=lambda ctx, g: g * ns.sinh(ctx.x),
+    vjp=lambda ctx, g: g * cj(ns.sinh(ctx.x)),
     doc="Hyperbolic cosine. VJP: g sinh(x).",
 )
 tanh = unary(
     "tanh",
     "tanh",
     saves="out",
-    vjp=lambda ctx, g: g * (1 - ctx.out * ctx.out),
-    doc="Hyperbolic tangent. VJP: g (1 - tanh(x)**2).",
+    vjp=lambda ctx, g: (
+        g
+        * (
+            d
+            if type(d := 1 - ctx.out * ctx.out) is _ndarray
+            and (t := d.dtype) is not _C64
+            and t is not _C128
+            else cj(d)
+        )
+    ),
+    doc="Hyperbolic tangent. VJP: g conj(1 - tanh(x)**2).",
 )
 
 
@@ -276,18 +310,34 @@ def _abs_fwd(xp: Any, x: Any) -> Any:
     return xp.abs(x)
 
 
+def _abs_vjp(ctx: Any, g: Any) -> Any:
+    x = ctx.x
+    if getattr(x, "_data", x).dtype.kind == "c":
+        # |z| of z = x + iy: d|z|/dx + i d|z|/dy = z / |z| (0 at 0, as PyTorch's sgn).
+        a = ns.abs(x)
+        zero = a == 0
+        return g * ns.where(zero, x * 0, x / ns.where(zero, a * 0 + 1, a))
+    return g * ns.sign(x)
+
+
 abs = unary(
     "abs",
     _abs_fwd,
     saves="x",
-    vjp=lambda ctx, g: g * ns.sign(ctx.x),
+    vjp=_abs_vjp,
     promote=None,
-    doc="|x|. VJP: g sign(x) (0 at x == 0).",
+    doc="|x| (the modulus, a real tensor, for complex x). VJP: g sign(x) (0 at x == 0); "
+    "g z / |z| for complex z.",
 )
 absolute = abs
 
 
 def _sign_fwd(xp: Any, x: Any) -> Any:
+    if _kinds.is_complex(x):
+        raise RuntimeError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+            "torch.sgn instead."
+        )
     return x.copy() if _kinds.is_bool(x) else xp.sign(x)
 
 

@@ -1,0 +1,389 @@
+"""LU and Householder factorizations: ``lu_factor_ex`` (a registered op, LAPACK's getrf through
+SciPy), the unpacking and solving built on it (``lu_unpack``, ``lu_solve``), and the
+Householder forms ``geqrf`` (not differentiable, as in PyTorch), ``householder_product``
+(``orgqr``) and ``ormqr``, composed from differentiable ops.
+
+LU: A = P L U with P a permutation, L unit lower triangular (m x k) and U upper triangular
+(k x n), k = min(m, n); LU packs L below the diagonal and U on and above it, and ``pivots``
+(int32, 1-based, LAPACK's) lists the row swapped with each row i in turn.
+
+VJP of the packed LU (square A; Note [Wirtinger gradients] is not followed here: real dtypes
+only): with gL = tril(G, -1), gU = triu(G),
+    gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T,
+the formula of PyTorch's ``linalg_lu_backward``. ``lu_solve`` and ``lu_unpack`` are
+compositions (triangular solves reading the packed LU's triangles, a row gather, ``tril``/
+``triu``), so their gradients to LU and B come from those ops.
+
+SciPy is imported on first use (an optional dependency).
+"""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+from typing import Any
+
+import numpy as np
+
+from chainrule._creation import tensor
+from chainrule.ops._registry import OpDef, apply_op, ns
+
+# The torch-level names; torch.linalg's (lu_factor, lu_factor_ex, lu_solve_packed as
+# linalg.lu_solve, householder_product) are reached from chainrule/linalg.py.
+__all__ = ["lu_unpack", "geqrf", "orgqr", "ormqr"]
+
+
+def _named(name: str, fields: tuple[str, ...]) -> type:
+    """A tuple type with named fields and PyTorch's ``torch.return_types`` repr."""
+
+    def new(cls: type, *values: Any) -> Any:
+        return tuple.__new__(cls, values)
+
+    def rep(self: Any) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    ns_: dict[str, Any] = {"__slots__": (), "__new__": new, "__repr__": rep}
+    for i, f in enumerate(fields):
+        ns_[f] = property(lambda self, i=i: self[i])
+    ns_["__reduce__"] = lambda self: (type(self), tuple(self))
+    return type(name, (tuple,), ns_)
+
+
+LuFactorEx = _named("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+LuFactor = _named("linalg_lu_factor", ("LU", "pivots"))
+LuUnpack = _named("lu_unpack", ("P", "L", "U"))
+LinalgLu = _named("linalg_lu", ("P", "L", "U"))
+Geqrf = _named("geqrf", ("a", "tau"))
+
+
+def _check_matrix(name: str, A: Any) -> None:
+    """PyTorch's checks of the LU functions: 2 or more dims, a floating or complex dtype."""
+    if A.ndim < 2:
+        raise RuntimeError(
+            f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead"
+        )
+    if A._data.dtype.kind not in "fc":
+        from chainrule._tensor import _type_name
+
+        raise NotImplementedError(
+            f"\"lu_cpu\" not implemented for '{_type_name(A._data.dtype).replace('Tensor', '')}'"
+        )
+
+
+def _check_info(name: str, A: Any, info: Any) -> None:
+    """PyTorch's error for a zero on U's diagonal (a singular matrix)."""
+    bad = np.asarray(info._data).reshape(-1)
+    if (bad != 0).any():
+        i = builtins.int(np.flatnonzero(bad != 0)[0])
+        where = f"(Batch element {i}): " if A.ndim > 2 else ""
+        raise RuntimeError(
+            f"{name}: {where}U[{bad[i]},{bad[i]}] is zero and using it on lu_solve would result "
+            "in a division by zero. If you still want to perform the factorization, consider "
+            "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
+        )
+
+
+# LU factorization ---------------------------------------------------------------------------
+
+
+def _lu_fwd(xp: Any, a: Any) -> Any:
+    import scipy.linalg
+
+    host = np.asarray(a) if xp is np else xp.asnumpy(a)
+    m, n = host.shape[-2:]
+    k = min(m, n)
+    if host.size == 0:
+        lu = host.copy()
+        piv = np.broadcast_to(np.arange(1, k + 1, dtype=np.int32), host.shape[:-2] + (k,))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SciPy warns on an exactly singular matrix
+            lu, piv = scipy.linalg.lu_factor(host, check_finite=False)
+        piv = (piv + 1).astype(np.int32)
+    diag = np.diagonal(lu, axis1=-2, axis2=-1)[..., :k]
+    zero = diag == 0
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    out = (lu.astype(host.dtype), np.ascontiguousarray(piv), info)
+    return out if xp is np else tuple(xp.asarray(o) for o in out)
+
+
+_lu = OpDef(
+    "linalg_lu_factor_ex",
+    _lu_fwd,
+    ("a",),
+    saves=("out0", "out1"),
+    promote=None,
+    num_outputs=3,
+    node_name="LinalgLuFactorExBackward0",
+)
+
+
+def _perm(piv: np.ndarray, m: int) -> np.ndarray:
+    """The row order of P^T A for LAPACK's 1-based sequential swaps ``piv`` (..., k)."""
+    batch = piv.shape[:-1]
+    perm = np.broadcast_to(np.arange(m), batch + (m,)).copy()
+    idx = np.indices(batch) if batch else ()
+    for i in range(piv.shape[-1]):
+        j = piv[..., i].astype(np.int64) - 1
+        a = perm[(*idx, np.full(batch, i, dtype=np.int64))] if batch else perm[i]
+        b = perm[(*idx, j)] if batch else perm[j]
+        if batch:
+            perm[(*idx, np.full(batch, i, dtype=np.int64))] = b
+            perm[(*idx, j)] = a
+        else:
+            perm[i], perm[j] = b, a
+    return perm
+
+
+def _host(x: Any) -> np.ndarray:
+    d = getattr(x, "_data", x)
+    return d if type(d) is np.ndarray else np.asarray(d.get())
+
+
+@_lu.vjp
+def _lu_vjp(ctx: Any, grads: Any) -> Any:
+    g = grads[0]
+    lu, piv = ctx.out0, ctx.out1
+    m, n = lu.shape[-2], lu.shape[-1]
+    if m != n:
+        raise NotImplementedError(
+            "linalg.lu_factor: the gradient is implemented for square matrices only "
+            f"(got {m} by {n})"
+        )
+    if getattr(lu, "_data", lu).dtype.kind == "c":
+        raise NotImplementedError("linalg.lu_factor: the gradient of complex LU is not implemented")
+    gl = ns.tril(g, diagonal=-1)
+    gu = ns.triu(g, diagonal=0)
+    lo = ns.tril(lu, diagonal=-1)
+    up = ns.triu(lu, diagonal=0)
+    # L^T gL with L = lo + I (unit diagonal).
+    phi = ns.tril(ns.matmul(_mT(lo), gl) + gl, diagonal=-1) + ns.triu(
+        ns.matmul(gu, _mT(up)), diagonal=0
+    )
+    # L^-T phi: solve L^T X = phi (L^T unit upper, read from the packed LU's lower part).
+    x = ns.linalg_solve_triangular(_mT(lu), phi, upper=True, left=True, unitriangular=True)
+    # X U^-T: solve Y U^T = X (U^T lower).
+    y = ns.linalg_solve_triangular(_mT(lu), x, upper=False, left=False, unitriangular=False)
+    inv = np.argsort(_perm(_host(piv), m), axis=-1)  # rows of P Y from those of Y
+    return (_gather_rows(y, inv),)
+
+
+def _mT(x: Any) -> Any:
+    return ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2)
+
+
+def _gather_rows(x: Any, perm: np.ndarray) -> Any:
+    """x with its rows (dim -2) reordered: out[..., i, :] = x[..., perm[..., i], :]."""
+    idx = np.broadcast_to(perm[..., None], perm.shape + (x.shape[-1],))
+    idx = np.broadcast_to(idx, tuple(x.shape[:-2]) + idx.shape[-2:])
+    if hasattr(x, "_data"):
+        return x.gather(-2, tensor(np.ascontiguousarray(idx)))
+    return np.take_along_axis(x, idx, axis=-2)
+
+
+def lu_factor_ex(
+    A: Any, *, pivot: bool = True, check_errors: bool = False, _name: str = "torch.lu_factor"
+) -> Any:
+    """``(LU, pivots, info)``: the packed LU factorization with partial pivoting of each
+    matrix of A (..., m, n); ``info`` is 0, or i + 1 for the first zero diagonal U[i, i].
+    VJP (square A, real dtypes): see the module docstring."""
+    _check_matrix(_name, A)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    lu, piv, info = apply_op(_lu, (A,))
+    if check_errors:
+        _check_info("torch.linalg.lu_factor_ex", A, info)
+    return LuFactorEx(lu, piv, info)
+
+
+def lu_factor(A: Any, *, pivot: bool = True) -> Any:
+    """``(LU, pivots)`` of ``lu_factor_ex``.
+
+    Raises:
+        RuntimeError: when U has a zero on its diagonal (a singular matrix), as PyTorch."""
+    lu, piv, info = lu_factor_ex(A, pivot=pivot)
+    _check_info("torch.linalg.lu_factor", A, info)
+    return LuFactor(lu, piv)
+
+
+def _check_pivots(LU_data: Any, LU_pivots: Any, name: str) -> None:
+    if LU_pivots._data.dtype != np.int32:
+        raise RuntimeError(
+            f"torch.{name}: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+            "dtype.\nNote: this function is intended to be used with the output "
+            "produced by torch.linalg.lu_factor"
+        )
+
+
+def lu_unpack(
+    LU_data: Any, LU_pivots: Any, unpack_data: bool = True, unpack_pivots: bool = True
+) -> Any:
+    """``(P, L, U)`` from a packed LU and its pivots: L = tril(LU, -1) + I (m x k), U =
+    triu(LU) (k x n), P the permutation matrix with A = P L U. Differentiable in LU (through
+    tril/triu); empty tensors for the parts not asked for, as PyTorch."""
+    from chainrule._creation import eye, zeros
+
+    _check_pivots(LU_data, LU_pivots, "lu_unpack")
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    dt = LU_data.dtype
+    if unpack_data:
+        low = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=dt)
+        up = LU_data[..., :k, :].triu()
+    else:
+        low = zeros(0, dtype=dt)
+        up = zeros(0, dtype=dt)
+    if unpack_pivots:
+        perm = _perm(_host(LU_pivots), m)
+        eye_m = np.eye(m, dtype=dt.np)
+        # P^T = I[perm], so P = I[perm]^T.
+        p = np.swapaxes(eye_m[perm], -1, -2)
+        pt = tensor(np.ascontiguousarray(p))
+    else:
+        pt = zeros(0, dtype=dt)
+    return LuUnpack(pt, low, up)
+
+
+def lu_solve_packed(
+    LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False
+) -> Any:
+    """The solution X of A X = B (``adjoint``: A^H X = B; ``left=False``: X A = B, or X A^H =
+    B) for A = P L U given packed: two triangular solves reading LU's triangles and a row
+    permutation. Differentiable in LU and B through those ops."""
+    _check_pivots(LU, pivots, "linalg.lu_solve")
+    if LU.ndim < 2 or LU.shape[-1] != LU.shape[-2]:
+        raise RuntimeError(
+            "linalg.lu_solve: A must be batches of square matrices, but they are "
+            f"{LU.shape[-2]} by {LU.shape[-1]} matrices"
+            if LU.ndim >= 2
+            else "linalg.lu_solve: The input tensor LU must have at least 2 dimensions."
+        )
+    if not left:
+        # X A = B  <=>  A^H X^H = B^H (and X A^H = B <=> A X^H = B^H).
+        return lu_solve_packed(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH
+    n = LU.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(
+            "linalg.lu_solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    batch = np.broadcast_shapes(tuple(LU.shape[:-2]), tuple(B.shape[:-2]))
+    LU = LU.expand(*batch, n, n) if tuple(LU.shape[:-2]) != batch else LU
+    B = B.expand(*batch, *B.shape[-2:]) if tuple(B.shape[:-2]) != batch else B
+    perm = _perm(np.broadcast_to(_host(pivots), batch + (n,)), n)
+    if not adjoint:
+        # A X = B:  L U X = P^T B.
+        pb = _gather_rows(B, perm)
+        y = ns.linalg_solve_triangular(LU, pb, upper=False, left=True, unitriangular=True)
+        return ns.linalg_solve_triangular(LU, y, upper=True, left=True, unitriangular=False)
+    # A^H X = B:  U^H L^H P^T X = B, so X = P L^-H U^-H B.
+    luh = LU.mH
+    z = ns.linalg_solve_triangular(luh, B, upper=False, left=True, unitriangular=False)
+    w = ns.linalg_solve_triangular(luh, z, upper=True, left=True, unitriangular=True)
+    return _gather_rows(w, np.argsort(perm, axis=-1))
+
+
+# Householder products -----------------------------------------------------------------------
+
+
+def geqrf(input: Any) -> Any:
+    """``(a, tau)``: LAPACK's geqrf QR factorization, R on and above the diagonal of ``a``
+    and the Householder vectors below it (unit leading entries implied), with scales ``tau``.
+    Not differentiable (PyTorch's is not either).
+
+    Raises:
+        RuntimeError: for fewer than 2 dims or a non-floating dtype."""
+    import scipy.linalg.lapack as lapack
+
+    _check_matrix("geqrf", input)
+    a = _host(input)
+    m, n = a.shape[-2:]
+    fn: Any = lapack.get_lapack_funcs("geqrf", (a,))
+    flat = a.reshape((-1, m, n))
+    outs, taus = [], []
+    for mat in flat:
+        qr, tau, _, info = fn(np.asfortranarray(mat))
+        outs.append(np.asarray(qr))
+        taus.append(np.asarray(tau)[: min(m, n)])
+    res = np.stack(outs).reshape(a.shape) if flat.shape[0] else a.copy()
+    tau = (np.stack(taus) if taus else np.zeros((0, min(m, n)), a.dtype)).reshape(
+        a.shape[:-2] + (min(m, n),)
+    )
+    return Geqrf(tensor(res.astype(a.dtype)), tensor(tau.astype(a.dtype)))
+
+
+def householder_product(A: Any, tau: Any) -> Any:
+    """Q = H_1 H_2 ... H_k (the first n columns), H_i = I - tau_i v_i v_i^H with v_i the i-th
+    column of A below the diagonal and a unit i-th entry: LAPACK's orgqr. Composed of
+    differentiable ops, so gradients reach A and tau.
+
+    Raises:
+        RuntimeError: with PyTorch's messages, for m < n or more scales than columns."""
+    from chainrule._creation import eye
+
+    if A.ndim < 2:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input must have at least 2 dimensions."
+        )
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than or equal "
+            "to input.shape[-1]"
+        )
+    k = tau.shape[-1]
+    if k > n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal "
+            "to tau.shape[-1]"
+        )
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(
+            "torch.linalg.householder_product: Expected tau to have one dimension less than "
+            f"input, but got tau.ndim equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
+        )
+    dt = A.dtype
+    below = A.tril(-1) + eye(m, n, dtype=dt)  # unit leading entries, zeros above
+    q = eye(m, dtype=dt).expand(*A.shape[:-2], m, m)
+    for i in range(k):
+        v = below[..., :, i : i + 1]  # (..., m, 1)
+        t = tau[..., i : i + 1].unsqueeze(-1)  # (..., 1, 1)
+        # Q H_i = Q - tau_i (Q v) v^H
+        q = q - (q @ v) * t @ v.mH
+    return q[..., :, :n]
+
+
+def orgqr(input: Any, tau: Any) -> Any:
+    """``householder_product`` (LAPACK's name)."""
+    return householder_product(input, tau)
+
+
+def ormqr(input: Any, tau: Any, other: Any, left: bool = True, transpose: bool = False) -> Any:
+    """Q C (``left``) or C Q, with Q^H in place of Q when ``transpose``, for the m x m Q of
+    the Householder reflectors in ``input`` and ``tau`` (LAPACK's ormqr). Composed of
+    differentiable ops.
+
+    Raises:
+        RuntimeError: with PyTorch's messages, for mismatched shapes."""
+    from chainrule._creation import eye
+
+    if input.ndim < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    m = input.shape[-2]
+    rows = other.shape[-2] if left else other.shape[-1]
+    if rows != m:
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"torch.ormqr: {which} must be equal to input.shape[-2]")
+    k = tau.shape[-1]
+    n = input.shape[-1]
+    dt = input.dtype
+    below = input[..., :, :k].tril(-1) + eye(m, k, dtype=dt)
+    q = eye(m, dtype=dt).expand(*input.shape[:-2], m, m)
+    for i in range(min(k, n)):
+        v = below[..., :, i : i + 1]
+        t = tau[..., i : i + 1].unsqueeze(-1)
+        q = q - (q @ v) * t @ v.mH
+    if transpose:
+        q = q.mH
+    return q @ other if left else other @ q
