@@ -31,6 +31,7 @@ __all__ = [
     "set_cupy_module",
     "cupy_module",
     "seed_cuda",
+    "register_array_type",
 ]
 
 _NUMPY = NumpyBackend()
@@ -144,6 +145,13 @@ def _lookup(t: type) -> Backend:
             b = cb
     _BY_TYPE[t] = b
     return b
+
+
+def register_array_type(t: type, backend: Backend) -> None:
+    """Make ``backend_of`` give ``backend`` for arrays of type ``t`` (an array subclass that
+    another layer owns: ``chainrule._compile``'s tracing arrays, a NumPy backend whose ``xp``
+    records conversions)."""
+    _BY_TYPE[t] = backend
 
 
 def _is_scalar(a: Any) -> bool:

@@ -31,7 +31,7 @@ __all__ = ["apply_op", "apply_unary", "apply_binary"]
 
 _state = grad_mode._state
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = np.asanyarray  # keeps an array subclass (compile's tracing arrays)
 _new = object.__new__
 _np = np
 

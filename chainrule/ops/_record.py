@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["_record"]
 
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = np.asanyarray  # keeps an array subclass (compile's tracing arrays)
 _new = object.__new__
 _new_node = object.__new__
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["_first_record", "_make_record"]
 
 _ndarray = np.ndarray
-_asarray = np.asarray
+_asarray = np.asanyarray  # keeps an array subclass (compile's tracing arrays)
 _new = object.__new__
 
 

@@ -1,0 +1,18 @@
+"""``chainrule.compile``'s machinery: capture (``_tracer.py``, ``capture.py``), guards
+(``guards.py``) and replay (``replay.py``); the public face is ``chainrule/compiler.py``.
+
+A compiled function's first call with a new guard signature runs eagerly on tracing arrays
+and records every array call it makes; later calls with the same signature replay those
+calls on the live arrays, without Tensors, nodes, dispatch or the engine. See docs/compile.md.
+"""
+
+from __future__ import annotations
+
+from chainrule._compile import _tracer
+from chainrule._compile.api import CompiledFunction, compile_fn, disable, explain, reset
+from chainrule._compile.errors import Unsupported
+from chainrule.backends import register_array_type
+
+register_array_type(_tracer.Tracer, _tracer.TRACING_BACKEND)
+
+__all__ = ["CompiledFunction", "compile_fn", "disable", "explain", "reset", "Unsupported"]
