@@ -575,29 +575,41 @@ _install()
 
 
 class _RecordingNumpy:
-    """NumPy, except for the conversion functions that NumPy does not dispatch to an array's
-    ``__array_function__`` (``asarray`` of a Tracer would give a plain array): those are
-    recorded when given a Tracer."""
-
-    _CONVERT = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray", "require")
+    """NumPy as a forward on Tracers sees it (``xp``): every function it hands out is recorded
+    while a capture runs, so that the conversions NumPy does not dispatch to a Tracer
+    (``asarray``, ``ascontiguousarray``) and the arrays that factories make (``xp.zeros``,
+    then written with values from the data) are slots of the program, not constants."""
 
     def __init__(self) -> None:
-        for name in self._CONVERT:
-            self.__dict__[name] = self._converter(getattr(np, name))
+        self._cache: dict[str, Any] = {}
 
     @staticmethod
-    def _converter(f: Callable[..., Any]) -> Callable[..., Any]:
-        def convert(a: Any, *args: Any, **kwargs: Any) -> Any:
+    def _recorded(f: Callable[..., Any], name: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
             rec = ACTIVE[0]
-            if rec is None or rec.paused or not _has_tracer(a):
-                return f(_strip(a), *args, **kwargs)
-            return rec.call(f, (a,) + args, kwargs, f"np.{f.__name__}")
+            if rec is None or rec.paused:
+                return f(*_strip(args), **_strip(kwargs))
+            if name in _DATA_SHAPED or name in _METADATA or name == "where" and len(args) == 1:
+                if _has_tracer(args) or _has_tracer(kwargs):
+                    return _function_call(f, args, kwargs)
+                return f(*args, **kwargs)
+            return rec.call(f, args, kwargs, f"np.{name}")
 
-        convert.__name__ = f.__name__
-        return convert
+        call.__name__ = name
+        return call
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(np, name)
+        if name == "asnumpy":  # CuPy's name: code that tests ``xp is np`` takes it for CuPy
+            v: Any = np.asanyarray
+        else:
+            v = getattr(np, name)
+        if isinstance(v, np.ufunc):  # a ufunc given a Tracer dispatches by itself
+            return v
+        if callable(v) and not isinstance(v, type) and not name.startswith("_"):
+            w = self._recorded(v, name)
+            self.__dict__[name] = w
+            return w
+        return v
 
 
 class _TracingBackend(NumpyBackend):

@@ -32,6 +32,7 @@ class CompiledFunction:
         self.dynamic = dynamic
         self.cache: dict[Any, _capture.Capture] = {}
         self.eager: dict[Any, str] = {}  # signature -> why it runs eagerly
+        self.pending: dict[Any, _capture.Capture] = {}  # signature -> first capture
         self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0}
         self.log: list[str] = []
         functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
@@ -79,6 +80,18 @@ class CompiledFunction:
             self.log.append(f"eager: {why}")
             if len(self.eager) >= CACHE_SIZE:
                 self.eager.pop(next(iter(self.eager)))
+            self.eager[sig] = why
+            return result
+        # See Note [second capture].
+        first = self.pending.pop(sig, None)
+        if first is None:
+            if len(self.pending) >= CACHE_SIZE:
+                self.pending.pop(next(iter(self.pending)))
+            self.pending[sig] = cap
+            return result
+        why = _capture.same_program(first, cap)
+        if why is not None:
+            self.log.append(f"eager: {why}")
             self.eager[sig] = why
             return result
         if len(self.cache) >= CACHE_SIZE:
@@ -161,6 +174,16 @@ def compile_fn(
     return CompiledFunction(model, fullgraph, dynamic)
 
 
+# Note [second capture]
+#     A NumPy call that a library makes on a plain view of a Tracer (``np.asarray(x)`` hands
+#     one out, and NumPy does not tell the subclass) escapes the recorder: its result looks
+#     like a constant of the program. So a signature's first capture is not used: the next
+#     call with that signature captures again, and the two must agree, instruction for
+#     instruction, literal for literal and constant for constant. A constant made from the
+#     data differs between the calls (new inputs, updated parameters) and sends that signature
+#     to eager for good. The third call is the first replay.
+
+
 def compile_module(module: Any, *args: Any, **kwargs: Any) -> None:
     """``Module.compile()``: the module's ``forward`` becomes compiled, in place."""
     fwd = type(module).forward.__get__(module)
@@ -172,6 +195,7 @@ def reset() -> None:
     for f in list(_ALL):
         f.cache.clear()
         f.eager.clear()
+        f.pending.clear()
 
 
 def disable(fn: Any) -> Any:
