@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from chainrule._compile.errors import Unsupported
+
 __all__ = [
     "compile",
     "disable",
     "reset",
     "explain",
+    "Unsupported",
     "is_compiling",
     "is_dynamo_compiling",
     "is_exporting",

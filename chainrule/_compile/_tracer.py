@@ -620,5 +620,22 @@ class _TracingBackend(NumpyBackend):
     def ensure_array(self, value: Any) -> np.ndarray:
         return value if isinstance(value, np.ndarray) else np.asarray(value)
 
+    def asarray(self, obj: Any, dtype: Any = None, device: Any = None) -> np.ndarray:
+        return self.xp.asarray(obj, dtype=dtype)
+
+    def from_host(self, array: Any, device: Any = None) -> np.ndarray:
+        return self.xp.asarray(array)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        """Leaving the device is reading the data (``.item()``, ``.tolist()``, ``.numpy()``):
+        a graph break."""
+        rec = ACTIVE[0]
+        if rec is not None and not rec.paused and _has_tracer(array):
+            rec.graph_break("Tensor data read into Python (.item(), .tolist() or .numpy())")
+        return np.asarray(_strip(array))
+
+    def scatter_add(self, target: np.ndarray, index: Any, values: Any) -> None:
+        np.add.at(target, index, values)
+
 
 TRACING_BACKEND = _TracingBackend()
