@@ -556,12 +556,17 @@ def _install() -> None:
         if not callable(obj):
             continue
         # Operators reach __array_ufunc__ on their own (ndarray.__add__ calls np.add).
-        if name.startswith("__") and name.endswith("__") and name not in (
-            "__getitem__",
-            "__setitem__",
-            "__copy__",
-            "__deepcopy__",
-            "__round__",
+        if (
+            name.startswith("__")
+            and name.endswith("__")
+            and name
+            not in (
+                "__getitem__",
+                "__setitem__",
+                "__copy__",
+                "__deepcopy__",
+                "__round__",
+            )
         ):
             continue
         setattr(Tracer, name, _method(name))

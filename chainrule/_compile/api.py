@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import functools
 import weakref
-from typing import Any, Callable
+from typing import Any
 
 from chainrule._compile import capture as _capture
 from chainrule._compile import replay as _replay
 from chainrule._compile.errors import Unsupported
 from chainrule._compile.guards import discover, hooks_reason, signature
 
-__all__ = ["CompiledFunction", "compile_fn", "compile_module", "reset", "disable", "explain", "CACHE_SIZE"]
+__all__ = [
+    "CompiledFunction",
+    "compile_fn",
+    "compile_module",
+    "reset",
+    "disable",
+    "explain",
+    "CACHE_SIZE",
+]
 
 CACHE_SIZE = 8
 

@@ -164,7 +164,11 @@ class _Session:
             rec.graph_break("an optimizer step with a closure")
         if rec.recording:
             note = self.note()
-            ref = ("index", self.scope.optimizers.index(opt)) if opt in self.scope.optimizers else None
+            ref = (
+                ("index", self.scope.optimizers.index(opt))
+                if opt in self.scope.optimizers
+                else None
+            )
             if ref is None:
                 rec.graph_break("an optimizer that the compiled function's scope does not name")
             else:
@@ -269,6 +273,9 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
             cap.unreplayable = "fn returned a tensor made outside the recorded calls"
             return None
         obj._data = rec.plain[k]
+        if obj._grad is not None:
+            cap.unreplayable = "fn returned a tensor made inside it that has a .grad"
+            return None
         gf = obj.grad_fn
         if gf is not None:
             if not (isinstance(gf, OpNode) and gf._released) and not _released(gf):
@@ -294,8 +301,9 @@ def _released(node: Node) -> bool:
     return bool(getattr(node, "_released", False))
 
 
-def capture(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], scope: Scope, fullgraph: bool
-            ) -> tuple[Capture, Any]:
+def capture(
+    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], scope: Scope, fullgraph: bool
+) -> tuple[Capture, Any]:
     """Run ``fn(*args, **kwargs)`` once, eagerly, recording it; returns (capture, result)."""
     t0 = time.perf_counter()
     cap = Capture()
@@ -345,7 +353,9 @@ def check_escapes(cap: Capture) -> None:
     if any(r() is not None for r in alive):
         gc.collect()
     if any(r() is not None for r in alive) and cap.unreplayable is None and not cap.breaks:
-        cap.unreplayable = "an array made in fn outlived the call (kept where a replay cannot set it)"
+        cap.unreplayable = (
+            "an array made in fn outlived the call (kept where a replay cannot set it)"
+        )
     cap.rec = None
     cap._program_instrs = rec.program  # type: ignore[attr-defined]
 
@@ -373,8 +383,10 @@ def _same_template(a: Any, b: Any) -> bool:
 def same_program(a: Capture, b: Capture) -> str | None:
     """None when two captures of one signature recorded the same program (Note [second
     capture] in api.py), else why not."""
-    why = "the program differs between two calls with the same guards (a value is computed " \
+    why = (
+        "the program differs between two calls with the same guards (a value is computed "
         "outside the recorded calls)"
+    )
     pa = getattr(a, "_program_instrs", None)
     pb = getattr(b, "_program_instrs", None)
     if pa is None or pb is None or len(pa) != len(pb):

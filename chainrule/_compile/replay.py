@@ -15,11 +15,11 @@ Note [replay program]
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from chainrule._compile._tracer import Instr, Ref, Recorder
+from chainrule._compile._tracer import Instr, Recorder, Ref
 from chainrule._compile.capture import Capture, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
@@ -184,7 +184,8 @@ def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, 
         elif g == "same":
             pass
         elif g[0] == "data":
-            t._grad._data = vals[g[1]]
+            grad: Any = t._grad
+            grad._data = vals[g[1]]
         else:
             tag, k = g
             gt = made.get(tag)
@@ -217,18 +218,21 @@ def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
     return {k: _rebuild(s, scope, vals) for k, s in spec[1].items()}
 
 
+def _grad_data(t: Tensor) -> Any:
+    g: Any = t._grad
+    return g._data
+
+
 def run(cap: Capture, scope: Scope) -> Any:
     """Replay ``cap`` on the live arrays of ``scope``; returns what fn would have returned."""
     ts = scope.tensors
-    arrays = [ts[i]._grad._data if g else ts[i]._data for i, g in cap.inputs]
+    arrays = [_grad_data(ts[i]) if g else ts[i]._data for i, g in cap.inputs]
     made: dict[int, Tensor] = {}
-    sync: Callable[..., Any] | None = None
-    if cap.syncs:
 
-        def sync(j: int, values: tuple[Any, ...]) -> None:
-            ref, note = cap.syncs[j]
-            _apply(note, scope, dict(zip(note.slots(), values)), made)
-            scope.optimizers[ref[1]].step()
+    def sync(j: int, values: tuple[Any, ...]) -> None:
+        ref, note = cap.syncs[j]
+        _apply(note, scope, dict(zip(note.slots(), values)), made)
+        scope.optimizers[ref[1]].step()
 
     res = cap.program(arrays, sync)
     vals = dict(zip(cap.ret_slots, res))  # type: ignore[attr-defined]

@@ -69,7 +69,7 @@ def _promote(op: OpDef, inputs: tuple[Any, ...], arrays: list[Any]) -> None:
         rt = _dtype.get_default_dtype()
     target = rt.np
     for i, a in enumerate(arrays):
-        if type(a) is _ndarray and a.dtype != target:
+        if isinstance(a, _ndarray) and a.dtype != target:  # a tracing array too
             arrays[i] = a.astype(target)
 
 
