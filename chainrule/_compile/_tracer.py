@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import types
 import weakref
 from typing import Any, Callable
 
@@ -585,8 +586,8 @@ class _RecordingNumpy:
     (``asarray``, ``ascontiguousarray``) and the arrays that factories make (``xp.zeros``,
     then written with values from the data) are slots of the program, not constants."""
 
-    def __init__(self) -> None:
-        self._cache: dict[str, Any] = {}
+    def __init__(self, module: Any = np) -> None:
+        self._module = module
 
     @staticmethod
     def _recorded(f: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -607,9 +608,13 @@ class _RecordingNumpy:
         if name == "asnumpy":  # CuPy's name: code that tests ``xp is np`` takes it for CuPy
             v: Any = np.asanyarray
         else:
-            v = getattr(np, name)
+            v = getattr(self._module, name)
         if isinstance(v, np.ufunc):  # a ufunc given a Tracer dispatches by itself
             return v
+        if isinstance(v, types.ModuleType):  # xp.lib.stride_tricks, xp.linalg
+            w = _RecordingNumpy(v)
+            self.__dict__[name] = w
+            return w
         if callable(v) and not isinstance(v, type) and not name.startswith("_"):
             w = self._recorded(v, name)
             self.__dict__[name] = w

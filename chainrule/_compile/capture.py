@@ -396,7 +396,7 @@ def same_program(a: Capture, b: Capture) -> str | None:
         if isinstance(fx, _LiveRng) and isinstance(fy, _LiveRng):
             if fx.name != fy.name or fx.generator is not fy.generator:
                 return why
-        elif fx is not fy or x.outs != y.outs or x.sync != y.sync:
+        elif (fx is not fy and fx != fy) or x.outs != y.outs or x.sync != y.sync:
             return why
         if not (_same_template(x.args, y.args) and _same_template(x.kwargs, y.kwargs)):
             return why

@@ -49,7 +49,7 @@ __all__ = [
 
 
 def _np(value: Any) -> np.ndarray:
-    return np.asarray(value._data) if isinstance(value, Tensor) else np.asarray(value)
+    return np.asanyarray(value._data) if isinstance(value, Tensor) else np.asarray(value)
 
 
 def _bool(a: Any) -> Tensor:

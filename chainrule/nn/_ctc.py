@@ -59,7 +59,7 @@ def ctc_loss(
             f"value {int(il.max())} (while checking arguments for "
             "ctc_loss_allocate_outputs)"
         )
-    tg = np.asarray(targets._data).astype(np.int64)
+    tg = np.asanyarray(targets._data).astype(np.int64)
     s_max = int(tl.max()) if n else 0
     lab = np.full((n, max(s_max, 1)), blank, np.int64)
     if tg.ndim == 2:
@@ -118,7 +118,7 @@ def ctc_loss(
         0,
     )
     loss = -_ops.logsumexp(end, 0)
-    impossible = np.asarray(loss._data) > -_NEG / 2
+    impossible = np.asanyarray(loss._data) > -_NEG / 2
     if np.any(impossible):
         fill = 0.0 if zero_infinity else np.inf
         loss = _ops.where(_new_tensor(impossible), _new_tensor(np.full(n, fill, dt)), loss)

@@ -610,7 +610,7 @@ def max_pool2d_with_indices(
     p = pool_pair("max_pool2d", "padding", padding, 4)
     d = pool_pair("max_pool2d", "dilation", dilation, 5)
     check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
-    idx = max_pool2d_indices(np.asarray(x._data), k, s, p, d, ceil_mode)
+    idx = max_pool2d_indices(np.asanyarray(x._data), k, s, p, d, ceil_mode)
     n, c, h, w = x.shape
     ho, wo = idx.shape[2:]
     flat = _shape.reshape(x, (n, c, h * w))

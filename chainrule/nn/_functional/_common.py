@@ -23,7 +23,7 @@ def _const(a: Any, like: Tensor) -> Tensor:
 
 
 def _data(t: Any) -> np.ndarray:
-    return np.asarray(t._data)
+    return np.asanyarray(t._data)
 
 
 def _tensor_args(fn: str, *args: tuple[str, int, Any, bool]) -> None:

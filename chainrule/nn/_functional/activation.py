@@ -305,7 +305,7 @@ def gumbel_softmax(
     if not hard:
         return y
     d = wrap_dim(dim, max(logits.ndim, 1))
-    idx = np.expand_dims(np.argmax(np.asarray(y._data), axis=d), d)
+    idx = np.expand_dims(np.argmax(np.asanyarray(y._data), axis=d), d)
     y_hard = np.zeros(tuple(y.shape), y._data.dtype)
     np.put_along_axis(y_hard, idx, 1, axis=d)
     return _const(y_hard, y) - y.detach() + y

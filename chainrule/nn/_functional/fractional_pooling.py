@@ -82,7 +82,7 @@ def _fractional(
     # 3-d sample a drives axis a (T, H, W).
     which = [1, 0] if nd == 2 else list(range(nd))
     starts = [_intervals(u[..., which[a]], spatial[a], out[a], k[a]) for a in range(nd)]
-    xa = np.asarray(x._data).reshape(n, c, -1)
+    xa = np.asanyarray(x._data).reshape(n, c, -1)
     strides = [int(np.prod(spatial[a + 1 :])) for a in range(nd)]
     flat_idx = np.zeros((n, c) + out + (1,) * nd, dtype=np.int64)
     for a in range(nd):

@@ -168,7 +168,7 @@ def _class_targets(input: Tensor, target: Tensor) -> tuple[Tensor, np.ndarray, i
     """(N, C) view of ``input`` and (N,) int targets, checked to lie in [0, C)."""
     x = input if input.ndim == 2 else _ops.reshape(input, (1, -1))
     c = x.shape[1]
-    t = np.asarray(target._data).reshape(-1).astype(np.int64)
+    t = np.asanyarray(target._data).reshape(-1).astype(np.int64)
     if t.shape[0] != x.shape[0]:
         raise RuntimeError(
             f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}"
@@ -226,7 +226,7 @@ def multilabel_margin_loss(
     reduction = _legacy_reduction(size_average, reduce, reduction)
     x = input if input.ndim == 2 else _ops.reshape(input, (1, -1))
     n, c = x.shape
-    t = np.asarray(target._data).reshape(n, -1).astype(np.int64)
+    t = np.asanyarray(target._data).reshape(n, -1).astype(np.int64)
     if t.shape[1] != c:
         raise RuntimeError(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"

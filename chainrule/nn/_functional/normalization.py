@@ -236,12 +236,12 @@ def instance_norm(
         with _grad_mode.no_grad():
             m = float(momentum)
             if running_mean is not None:
-                bm = np.asarray(mean._data).reshape(n, c).mean(axis=0)
-                running_mean._data[...] = (1 - m) * np.asarray(running_mean._data) + m * bm
+                bm = np.asanyarray(mean._data).reshape(n, c).mean(axis=0)
+                running_mean._data[...] = (1 - m) * np.asanyarray(running_mean._data) + m * bm
                 running_mean._bump_version()
             if running_var is not None:
-                bv = np.asarray(var._data).reshape(n, c).mean(axis=0) * (count / (count - 1))
-                running_var._data[...] = (1 - m) * np.asarray(running_var._data) + m * bv
+                bv = np.asanyarray(var._data).reshape(n, c).mean(axis=0) * (count / (count - 1))
+                running_var._data[...] = (1 - m) * np.asanyarray(running_var._data) + m * bv
                 running_var._bump_version()
     else:
         if running_mean is None or running_var is None:

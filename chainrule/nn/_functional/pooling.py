@@ -235,7 +235,7 @@ def _compose_depth(
     t = _ops.reshape(out2, (n, c, d, m))
     out, idxd = pool_d(t)
     do = out.shape[2]
-    dsel = np.asarray(idxd._data) // m  # the chosen depth of each output
+    dsel = np.asanyarray(idxd._data) // m  # the chosen depth of each output
     i2 = idx2.reshape(n, c, d, m)
     inner = np.take_along_axis(i2, dsel, axis=2)
     flat = dsel * hw + inner
@@ -394,7 +394,7 @@ def _unpool(
                 )
     lead = tuple(input.shape[:-nd])
     total = int(np.prod(size))
-    idx = np.asarray(indices._data).reshape(lead + (-1,)).astype(np.int64)
+    idx = np.asanyarray(indices._data).reshape(lead + (-1,)).astype(np.int64)
     wrong = (idx < 0) | (idx >= total)
     if wrong.any():
         bad = int(idx.reshape(-1)[np.argmax(wrong.reshape(-1))])  # the first, as torch

@@ -77,7 +77,7 @@ def copysign(input: Any, other: Any) -> Any:
             )
         )
     )
-    neg = _t(np.signbit(np.asarray(o._data)))
+    neg = _t(np.signbit(np.asanyarray(o._data)))
     x = input if input.is_floating_point() else input.float()
     a = x.abs()
     return ops.where(neg, -a, a)
@@ -143,7 +143,7 @@ def sgn(input: Any) -> Any:
 
 def signbit(input: Any) -> Any:
     """True where the sign bit is set (negative numbers and ``-0.0``)."""
-    return _t(np.signbit(np.asarray(input._data)))
+    return _t(np.signbit(np.asanyarray(input._data)))
 
 
 def isposinf(input: Any) -> Any:

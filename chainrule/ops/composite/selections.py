@@ -27,7 +27,7 @@ __all__ = [
 def nonzero(input: Any, *, as_tuple: bool = False) -> Any:
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim
     with ``as_tuple=True`` (a 0-d input counts as 1-d)."""
-    a = np.asarray(input._data)
+    a = np.asanyarray(input._data)
     if as_tuple:
         idx = np.nonzero(np.atleast_1d(a))
         return tuple(_t(i.astype(np.int64)) for i in idx)
@@ -42,7 +42,7 @@ def argwhere(input: Any) -> Any:
 def take(input: Any, index: Any) -> Any:
     """Elements of the flattened ``input`` at ``index`` (any shape; the result has its shape)."""
     n = input.numel()
-    idx = np.asarray(index._data)
+    idx = np.asanyarray(index._data)
     if idx.size and (idx.max() >= n or idx.min() < -n):
         bad = idx.max() if idx.max() >= n else idx.min()
         raise IndexError(
@@ -64,7 +64,7 @@ def isin(
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     """Count of each value in the 1-d non-negative integer ``input`` (or the sum of
     ``weights`` at them), of length ``max(input) + 1`` or ``minlength``."""
-    a = np.asarray(input._data)
+    a = np.asanyarray(input._data)
     if a.ndim != 1 or a.dtype.kind not in "iub":
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if a.size and a.min() < 0:
@@ -73,7 +73,7 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
         raise RuntimeError("minlength should be >= 0")
     if weights is None:
         return _t(np.bincount(a, minlength=minlength).astype(np.int64))
-    w = np.asarray(weights._data)
+    w = np.asanyarray(weights._data)
     out = np.bincount(a, weights=w, minlength=minlength)
     return _t(out.astype(w.dtype if w.dtype.kind == "f" and w.dtype.itemsize == 4 else np.float64))
 
@@ -81,7 +81,7 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
 def histc(input: Any, bins: int = 100, min: Any = 0, max: Any = 0) -> Any:
     """Histogram of ``bins`` equal-width bins over [min, max] (the data's range when both are
     0); values outside are ignored; the last bin includes ``max``."""
-    a = np.asarray(input._data)
+    a = np.asanyarray(input._data)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
