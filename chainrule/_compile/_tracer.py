@@ -40,7 +40,7 @@ import numpy as np
 
 from chainrule.backends.numpy_backend import NumpyBackend
 
-__all__ = ["Tracer", "Recorder", "Ref", "ACTIVE", "TRACING_BACKEND"]
+__all__ = ["Tracer", "Recorder", "Ref", "ACTIVE", "TRACING_BACKEND", "CheckFailed"]
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
@@ -194,6 +194,8 @@ class Recorder:
         self.program: list[Instr] = []
         self.breaks: list[tuple[str, str]] = []
         self.paused = 0
+        self.side_effects = False  # a write to a read-in array, a draw or a sync so far
+        self.inputs: list[Any] = []  # the read-in arrays
         self.alive: list[Any] = []  # weak references to the Tracers handed out
         self.keep: list[Any] = []  # every array the capture saw, so that ids stay unique
 
@@ -216,6 +218,7 @@ class Recorder:
         k = self.slot_of.get(id(array))
         if k is None:
             k = self._new_slot(array, "input")
+            self.inputs.append(array)
         return self.tracer[k]
 
     def slot(self, x: Any) -> int | None:
@@ -239,6 +242,8 @@ class Recorder:
                     self.slot_of[id(x)] = kb
                     self.keep.append(x)
                     return kb
+                if self.kind[kb] == "const":  # a view of a constant is a constant
+                    break
                 self.graph_break("an array view made outside the recorded calls")
                 return None
             b = getattr(b, "base", None)
@@ -300,6 +305,17 @@ class Recorder:
             return obj, None, False
         return obj, obj, True
 
+    def _external(self, k: int) -> bool:
+        """Whether slot ``k``'s memory may be a read-in array's (a write there is seen
+        outside the run)."""
+        kind = self.kind[k]
+        if kind == "input":
+            return True
+        if kind == "const":
+            return False
+        w = self.plain[k]
+        return any(np.may_share_memory(w, a) for a in self.inputs)
+
     def _mark_writes(self, slots: list[int]) -> None:
         for k in slots:
             self.written.add(k)
@@ -360,6 +376,8 @@ class Recorder:
             outs_t = outs[0] if isinstance(wrapped, _ndarray) else tuple(outs)
         ins = Instr(fn, targs, tkw, outs_t, tuple(scalar))
         ins.random = random
+        if random:
+            self.side_effects = True
         writes = []
         o = tkw.get("out") if tkw else None
         if o is not None:
@@ -374,6 +392,8 @@ class Recorder:
                 ins.outs = None
             ins.writes = tuple(writes)
             self._mark_writes(writes)
+            if not self.side_effects and any(self._external(w) for w in writes):
+                self.side_effects = True
         self.program.append(ins)
         return wrapped
 
@@ -382,6 +402,23 @@ class Recorder:
         ins = Instr(None, (), {}, None, ())
         ins.sync = payload
         self.program.append(ins)
+        self.side_effects = True
+
+    def check(self, x: Any, value: bool) -> bool:
+        """Note [checked reads]: ``bool(x)`` read before any side effect becomes a check of
+        the program; returns False (a graph break) when it cannot be one."""
+        if self.side_effects:
+            return False
+        k = self.slot(x)
+        if k is None:
+            return False
+        ins = Instr(_check_bool, (Ref(k), value), {}, None, ())
+        ins.writes = ()
+        ins.random = False
+        ins.sync = None
+        self.program.append(ins)
+        ins.random = True  # never dropped
+        return True
 
 
 def _plain_call(fn: Callable[..., Any], args: Any, kwargs: Any) -> Any:
@@ -444,14 +481,36 @@ def _method(name: str) -> Callable[..., Any]:
     return method
 
 
+class CheckFailed(Exception):
+    """A checked read (Note [checked reads]) gave another value on replay."""
+
+
+def _check_bool(x: Any, value: bool) -> None:
+    if bool(x) is not value:
+        raise CheckFailed
+
+
+# Note [checked reads]
+#     Validity checks read a boolean from the data (``if (target < 0).any(): raise``). Such a
+#     read, made before the run has changed anything outside it (no write to an array it read
+#     in, no random draw, no optimizer step), is kept as a check instruction instead of a
+#     graph break: the replay computes the same boolean and, if it differs, stops before any
+#     side effect and the call runs eagerly (so a check that would raise raises as in eager).
+
+
 def _reader(name: str) -> Callable[..., Any]:
     base = getattr(_ndarray, name)
 
     def read(self: Any, *args: Any) -> Any:
+        plain = _plain_view(self, _ndarray)
         rec = ACTIVE[0]
         if rec is not None and not rec.paused:
+            if name == "__bool__":
+                value = base(plain)
+                if rec.check(self, value):
+                    return value
             rec.graph_break(f"Tensor data read into Python ({name})")
-        return base(_plain_view(self, _ndarray), *args)
+        return base(plain, *args)
 
     read.__name__ = name
     return read

@@ -9,6 +9,7 @@ from typing import Any
 
 from chainrule._compile import capture as _capture
 from chainrule._compile import replay as _replay
+from chainrule._compile._tracer import CheckFailed
 from chainrule._compile.errors import Unsupported
 from chainrule._compile.guards import discover, hooks_reason, signature
 
@@ -70,8 +71,13 @@ class CompiledFunction:
         sig = signature(scope)
         cap = self.cache.get(sig)
         if cap is not None and _replay.consts_hold(cap):
+            try:
+                out = _replay.run(cap, scope)
+            except CheckFailed:  # Note [checked reads]: nothing was changed yet
+                self.stats["eager"] += 1
+                return self._fn(*args, **kwargs)
             self.stats["replays"] += 1
-            return _replay.run(cap, scope)
+            return out
         why = self.eager.get(sig)
         if why is not None:
             return self._eager(why, args, kwargs)

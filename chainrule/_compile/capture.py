@@ -273,19 +273,28 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
             cap.unreplayable = "fn returned a tensor made outside the recorded calls"
             return None
         obj._data = rec.plain[k]
-        if obj._grad is not None:
-            cap.unreplayable = "fn returned a tensor made inside it that has a .grad"
-            return None
+        gk = None
+        g = obj._grad
+        if g is not None:
+            gd = g._data
+            gk = rec.slot(gd) if isinstance(gd, np.ndarray) else None
+            if gk is None or type(g) is not Tensor or g._requires_grad:
+                cap.unreplayable = "fn returned a tensor whose .grad a replay cannot rebuild"
+                return None
+            g._data = rec.plain[gk]
         gf = obj.grad_fn
         if gf is not None:
-            if not (isinstance(gf, OpNode) and gf._released) and not _released(gf):
+            # A graph that a backward inside fn ran through (retain_graph=True keeps it): the
+            # replayed tensor gets a node that refuses a backward (docs/compile.md).
+            ran = cap.syncs or any(type(g) is tuple for _, g in cap.final.grads if cap.final)
+            if not (isinstance(gf, OpNode) and gf._released) and not _released(gf) and not ran:
                 cap.unreplayable = (
                     "fn returned a tensor that requires grad with a live graph (call backward() "
                     "inside the compiled function, or return a detached tensor)"
                 )
                 return None
-            return ("new", k, True)
-        return ("new", k, bool(obj._requires_grad))
+            return ("new", k, "graph", gk)
+        return ("new", k, bool(obj._requires_grad), gk)
     t = type(obj)
     if t is tuple or t is list:
         return (t, [_outputs(cap, rec, scope, o) for o in obj])
@@ -295,6 +304,20 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
         return ("lit", obj)
     cap.unreplayable = f"fn returned a {t.__name__}"
     return None
+
+
+class CompiledBackward(Node):
+    """The ``grad_fn`` of a tensor that a replay returns in place of one with a graph: the
+    graph stayed inside the compiled function, so a backward through it raises."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        raise RuntimeError(
+            "chainrule.compile: this tensor was returned by a replay of a compiled function and "
+            "its graph stayed inside the function; backward through it is not supported. Call "
+            "backward() inside the compiled function, or return a detached tensor."
+        )
 
 
 def _released(node: Node) -> bool:
@@ -352,12 +375,31 @@ def check_escapes(cap: Capture) -> None:
     rec.slot_of = {}
     if any(r() is not None for r in alive):
         gc.collect()
-    if any(r() is not None for r in alive) and cap.unreplayable is None and not cap.breaks:
+    graph_out = _has_graph_output(cap.outputs)
+    if (
+        any(r() is not None for r in alive)
+        and not graph_out
+        and cap.unreplayable is None
+        and not cap.breaks
+    ):
         cap.unreplayable = (
             "an array made in fn outlived the call (kept where a replay cannot set it)"
         )
     cap.rec = None
     cap._program_instrs = rec.program  # type: ignore[attr-defined]
+
+
+def _has_graph_output(spec: Any) -> bool:
+    """Whether fn returned a tensor whose (retained) graph holds the run's arrays."""
+    if not spec:
+        return False
+    if spec[0] == "new":
+        return spec[2] == "graph"
+    if spec[0] in (tuple, list):
+        return any(_has_graph_output(s) for s in spec[1])
+    if spec[0] is dict:
+        return any(_has_graph_output(s) for s in spec[1].values())
+    return False
 
 
 def _same_template(a: Any, b: Any) -> bool:

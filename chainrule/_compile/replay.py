@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._compile._tracer import Instr, Recorder, Ref
-from chainrule._compile.capture import Capture, StateNote
+from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd._codegen import compile_generated
@@ -83,6 +83,8 @@ def _output_slots(spec: Any, out: set[int]) -> None:
     tag = spec[0]
     if tag == "new":
         out.add(spec[1])
+        if spec[3] is not None:
+            out.add(spec[3])
     elif tag in (tuple, list):
         for s in spec[1]:
             _output_slots(s, out)
@@ -204,8 +206,13 @@ def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
     tag = spec[0]
     if tag == "new":
         t = _new_tensor(vals[spec[1]])
-        if spec[2]:
+        if spec[2] == "graph":
             t._requires_grad = True
+            t.grad_fn = CompiledBackward()
+        elif spec[2]:
+            t._requires_grad = True
+        if spec[3] is not None:
+            t._grad = _new_tensor(vals[spec[3]])
         return t
     if tag == "ext":
         return scope.tensors[spec[1]]

@@ -348,3 +348,37 @@ def test_capture_keeps_no_graph_alive() -> None:
     del c
     gc.collect()
     assert wc() is None
+
+
+def test_checked_read_replays_and_fails_over_to_eager() -> None:
+    def f(x: Any, idx: Any) -> Any:
+        if bool((idx < 0).any()):
+            raise IndexError("negative index")
+        return (x * idx).sum()
+
+    c = cr.compile(f)
+    x = cr.tensor([1.0, 2.0, 3.0])
+    for i in range(4):
+        idx = cr.tensor([i % 3, 1.0, 2.0])
+        assert _eq(c(x, idx), f(x, idx))
+    assert c.stats["replays"] == 2
+    with pytest.raises(IndexError, match="negative index"):
+        c(x, cr.tensor([-1.0, 1.0, 2.0]))
+
+
+def test_returned_graph_refuses_backward_after_replay() -> None:
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+
+    def f(x: Any) -> Any:
+        loss = (w * x).sum()
+        loss.backward(retain_graph=True)
+        return loss
+
+    c = cr.compile(f)
+    for _ in range(3):
+        w.grad = None
+        out = c(cr.tensor([3.0, 4.0]))
+    assert c.stats["replays"] == 1
+    assert out.requires_grad and _eq(w.grad, cr.tensor([3.0, 4.0]))
+    with pytest.raises(RuntimeError, match="compiled function"):
+        out.backward()
