@@ -465,6 +465,10 @@ def _method(name: str) -> Callable[..., Any]:
         if rec is None or rec.paused:
             return base(_plain_view(self, _ndarray), *_strip(args), **_strip(kwargs))
         if name in _READ_METHODS:
+            if name == "item" and self.dtype == np.bool_ and not args and self.size == 1:
+                value = base(_plain_view(self, _ndarray))
+                if rec.check(self, value):  # Note [checked reads]
+                    return value
             rec.graph_break(f"Tensor data read into Python (ndarray.{name})")
             return base(_plain_view(self, _ndarray), *_strip(args), **_strip(kwargs))
         if name in _DATA_SHAPED_METHODS or (name == "repeat" and _has_tracer(args)):
