@@ -343,8 +343,11 @@ class Recorder:
             outs.append(k)
             return self.tracer[k]
         t = type(res)
-        if (t is tuple or t is list) and all(isinstance(r, (_ndarray, np.generic)) for r in res):
-            return t(self.wrap(r, scalar, outs) for r in res)
+        if isinstance(res, (tuple, list)) and all(isinstance(r, (_ndarray, np.generic)) for r in res):
+            items = [self.wrap(r, scalar, outs) for r in res]
+            if hasattr(t, "_fields"):  # a named tuple (np.linalg's SVDResult...)
+                return t(*items)
+            return t(items)
         return None
 
     def call(
@@ -404,6 +407,24 @@ class Recorder:
         self.program.append(ins)
         self.side_effects = True
 
+    def shaped_call(
+        self, fn: Callable[..., Any], args: Any, kwargs: Any, name: str, reason: str
+    ) -> Any:
+        """A call whose result's shape depends on the data: recorded with a check of that
+        shape (Note [checked reads]) before any side effect, else a graph break."""
+        if self.side_effects:
+            self.graph_break(reason)
+            return fn(*_strip(args), **_strip(kwargs))
+        n = len(self.program)
+        res = self.call(fn, args, kwargs, name)
+        if not self.recording or len(self.program) == n:
+            return res
+        for k in _outs_of(self.program[-1]):
+            ins = Instr(_check_shape, (Ref(k), self.plain[k].shape), {}, None, ())
+            ins.random = True  # never dropped
+            self.program.append(ins)
+        return res
+
     def check(self, x: Any, value: bool) -> bool:
         """Note [checked reads]: ``bool(x)`` read before any side effect becomes a check of
         the program; returns False (a graph break) when it cannot be one."""
@@ -441,8 +462,8 @@ def _function_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if name in _METADATA:
         return _plain_call(func, args, kwargs)
     if name in _DATA_SHAPED or (name == "where" and len(args) + len(kwargs) == 1):
-        rec.graph_break(f"np.{name} (its result's shape depends on the data)")
-        return _plain_call(func, args, kwargs)
+        why = f"np.{name} (its result's shape depends on the data)"
+        return rec.shaped_call(func, args, kwargs, f"np.{name}", why)
     if name == "repeat" and _has_tracer(args[1:]) or _has_tracer(kwargs.get("repeats")):
         rec.graph_break("np.repeat with repeats from the data")
         return _plain_call(func, args, kwargs)
@@ -472,11 +493,11 @@ def _method(name: str) -> Callable[..., Any]:
             rec.graph_break(f"Tensor data read into Python (ndarray.{name})")
             return base(_plain_view(self, _ndarray), *_strip(args), **_strip(kwargs))
         if name in _DATA_SHAPED_METHODS or (name == "repeat" and _has_tracer(args)):
-            rec.graph_break(f"ndarray.{name} (its result's shape depends on the data)")
-            return base(_plain_view(self, _ndarray), *_strip(args), **_strip(kwargs))
+            why = f"ndarray.{name} (its result's shape depends on the data)"
+            return rec.shaped_call(base, (self,) + args, kwargs, f"ndarray.{name}", why)
         if name == "__getitem__" and _bool_index(args[0]):
-            rec.graph_break("boolean mask indexing (its result's shape depends on the data)")
-            return base(_plain_view(self, _ndarray), *_strip(args), **_strip(kwargs))
+            why = "boolean mask indexing (its result's shape depends on the data)"
+            return rec.shaped_call(base, (self,) + args, kwargs, "ndarray.__getitem__", why)
         return rec.call(
             base, (self,) + args, kwargs, f"ndarray.{name}", writes_first=name in _INPLACE_METHODS
         )
@@ -487,6 +508,18 @@ def _method(name: str) -> Callable[..., Any]:
 
 class CheckFailed(Exception):
     """A checked read (Note [checked reads]) gave another value on replay."""
+
+
+def _outs_of(ins: Instr) -> tuple[int, ...]:
+    o = ins.outs
+    if o is None:
+        return ()
+    return (o,) if isinstance(o, int) else o
+
+
+def _check_shape(x: Any, shape: tuple[int, ...]) -> None:
+    if x.shape != shape:
+        raise CheckFailed
 
 
 def _check_bool(x: Any, value: bool) -> None:
@@ -700,15 +733,20 @@ class _TracingBackend(NumpyBackend):
         return self.xp.asarray(array)
 
     def to_host(self, array: Any) -> np.ndarray:
-        """Leaving the device is reading the data (``.item()``, ``.tolist()``, ``.numpy()``):
-        a graph break."""
-        rec = ACTIVE[0]
-        if rec is not None and not rec.paused and _has_tracer(array):
-            rec.graph_break("Tensor data read into Python (.item(), .tolist() or .numpy())")
-        return np.asarray(_strip(array))
+        """The array itself (NumPy's host is its device): a Python read of it comes later,
+        at ``.item()`` or ``.tolist()``, and breaks there."""
+        return array if isinstance(array, Tracer) else np.asarray(array)
 
     def scatter_add(self, target: np.ndarray, index: Any, values: Any) -> None:
         np.add.at(target, index, values)
+
+    def check_index_bounds(self, index: Any, size: int, dim: int = 0) -> None:
+        """NumPy's check, as one boolean read of the data (a checked read, Note [checked
+        reads], when the index is a Tracer), then NumPy's own message."""
+        if isinstance(index, Tracer) and index.size:
+            if not bool(((index < -size) | (index >= size)).any()):
+                return
+        NumpyBackend.check_index_bounds(self, _strip(index), size, dim)
 
 
 TRACING_BACKEND = _TracingBackend()
