@@ -32,6 +32,7 @@ from chainrule.optim.optimizer import Optimizer
 __all__ = ["Scope", "discover", "signature", "hooks_reason"]
 
 _state = grad_mode._state
+_MISSING = object()
 
 
 class Scope:
@@ -54,6 +55,22 @@ def _code_names(code: types.CodeType, out: set[str]) -> None:
             _code_names(c, out)
 
 
+_NAMES: dict[types.CodeType, tuple[str, ...]] = {}
+
+
+def _global_names(code: types.CodeType) -> tuple[str, ...]:
+    """The names that ``code`` and the code nested in it read, sorted (cached per code)."""
+    names = _NAMES.get(code)
+    if names is None:
+        found: set[str] = set()
+        _code_names(code, found)
+        names = tuple(sorted(found))
+        if len(_NAMES) > 4096:
+            _NAMES.clear()
+        _NAMES[code] = names
+    return names
+
+
 def _roots_of(fn: Any) -> list[Any]:
     roots: list[Any] = []
     if isinstance(fn, Module):
@@ -71,12 +88,11 @@ def _roots_of(fn: Any) -> list[Any]:
             roots.append(cell.cell_contents)
         except ValueError:  # an empty cell
             pass
-    names: set[str] = set()
-    _code_names(code, names)
     g = getattr(f, "__globals__", {})
-    for n in sorted(names):
-        if n in g:
-            roots.append(g[n])
+    for n in _global_names(code):
+        v = g.get(n, _MISSING)
+        if v is not _MISSING:
+            roots.append(v)
     return roots
 
 

@@ -93,6 +93,30 @@ def _output_slots(spec: Any, out: set[int]) -> None:
             _output_slots(s, out)
 
 
+# Note [replay scalars]
+#     A ufunc given a float array and a Python number types the number by NEP 50's weak rule
+#     (cast to the array's dtype), on NumPy's slow path; given a 0-d array of that dtype
+#     holding the same cast value it takes the fast path and computes the same bits (Note
+#     [scalar operands] in ops/_apply.py makes the same trade in eager). The program is written
+#     with such 0-d constants in place of finite numbers beside a float slot.
+
+
+def _scalar_args(ins: Instr, rec: Recorder) -> Any:
+    args = ins.args
+    if not isinstance(ins.fn, np.ufunc) or ins.kwargs or len(args) != 2:
+        return args
+    a, b = args
+    for num, arr in ((a, b), (b, a)):
+        if type(num) in (float, int) and isinstance(arr, Ref):
+            dt = rec.plain[arr.slot].dtype
+            if dt.kind != "f" or not abs(num) < float(np.finfo(dt).max):
+                return args
+            c = np.array(num, dtype=dt)
+            c.flags.writeable = False
+            return (c, b) if num is a else (a, c)
+    return args
+
+
 def build(cap: Capture, rec: Recorder) -> None:
     """Write ``cap.program`` (Note [replay program])."""
     final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
@@ -136,7 +160,7 @@ def build(cap: Capture, rec: Recorder) -> None:
             vals = "".join(f"s{s}, " for s in slots)
             lines.append(f"    SYNC({ins.sync}, ({vals}))")
             continue
-        call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in ins.args)
+        call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
         if ins.kwargs:
             sep = ", " if ins.args else ""
             call += sep + ", ".join(f"{key}={w.expr(v)}" for key, v in ins.kwargs.items())
