@@ -38,7 +38,7 @@ _MISSING = object()
 class Scope:
     """The objects one call reads: argument leaves, external tensors, modules, optimizers."""
 
-    __slots__ = ("tensors", "n_args", "modules", "optimizers", "leaves")
+    __slots__ = ("tensors", "n_args", "modules", "optimizers", "leaves", "scalars")
 
     def __init__(self) -> None:
         self.tensors: list[Tensor] = []  # argument tensors first, then the others
@@ -46,6 +46,7 @@ class Scope:
         self.modules: list[Module] = []
         self.optimizers: list[Optimizer] = []
         self.leaves: list[Any] = []  # the flattened argument values
+        self.scalars: list[Any] = []  # Python numbers and strings among the roots
 
 
 def _code_names(code: types.CodeType, out: set[str]) -> None:
@@ -161,7 +162,10 @@ def discover(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Scope:
         if isinstance(x, (Module, Optimizer)):
             _add(scope, seen, x, 0)
     for r in _roots_of(fn):
-        _add(scope, seen, r, 2)
+        if r is None or type(r) in (int, float, bool, str):
+            scope.scalars.append(r)  # baked into the program: guarded
+        else:
+            _add(scope, seen, r, 2)
     return scope
 
 
@@ -190,6 +194,7 @@ def signature(scope: Scope) -> tuple[Any, ...]:
         ext,
         tuple(m.training for m in scope.modules),
         tuple(len(o.state) for o in scope.optimizers),
+        tuple(scope.scalars),
     )
 
 
