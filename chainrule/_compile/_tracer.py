@@ -343,7 +343,9 @@ class Recorder:
             outs.append(k)
             return self.tracer[k]
         t = type(res)
-        if isinstance(res, (tuple, list)) and all(isinstance(r, (_ndarray, np.generic)) for r in res):
+        if isinstance(res, (tuple, list)) and all(
+            isinstance(r, (_ndarray, np.generic)) for r in res
+        ):
             items = [self.wrap(r, scalar, outs) for r in res]
             if hasattr(t, "_fields"):  # a named tuple (np.linalg's SVDResult...)
                 return t(*items)

@@ -117,6 +117,54 @@ def _scalar_args(ins: Instr, rec: Recorder) -> Any:
     return args
 
 
+# Note [elided copies]
+#     AccumulateGrad keeps an incoming gradient as ``.grad`` without a copy when nothing else
+#     holds its array (_stealable in autograd/_nodes.py); on a Tracer it always copies. The
+#     replay drops such a copy (``ndarray.copy`` of a C-contiguous, writable temporary whose
+#     memory no later line, sync point or result reads) and keeps the array itself: the same
+#     values, as eager's stolen gradient is.
+
+
+def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[int]) -> set[int]:
+    """The copy instructions to write as aliases (Note [elided copies]), by ``id``."""
+    prog = rec.program
+    last: dict[int, int] = {}  # slot -> index of the last kept line that reads it
+    for i, ins in enumerate(prog):
+        if not keep[i]:
+            continue
+        used: set[int] = set()
+        if ins.sync is not None:
+            used.update(cap.syncs[ins.sync][1].slots())
+        else:
+            _used(ins.args, used)
+            _used(ins.kwargs, used)
+        for k in used:
+            last[k] = i
+    for k in final:
+        last[k] = len(prog)
+    out: set[int] = set()
+    copy = np.ndarray.copy
+    for i, ins in enumerate(prog):
+        if not keep[i] or ins.fn is not copy or ins.kwargs or len(ins.args) != 1:
+            continue
+        src = ins.args[0]
+        if not isinstance(src, Ref) or not isinstance(ins.outs, int):
+            continue
+        k = src.slot
+        a = rec.plain[k]
+        if rec.kind[k] != "value" or last.get(k) != i:
+            continue
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            continue
+        later = [j for j, n in last.items() if n > i and j != k]
+        if any(np.may_share_memory(a, rec.plain[j]) for j in later):
+            continue
+        if any(np.may_share_memory(a, x) for x in rec.inputs):
+            continue
+        out.add(id(ins))
+    return out
+
+
 def build(cap: Capture, rec: Recorder) -> None:
     """Write ``cap.program`` (Note [replay program])."""
     final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
@@ -139,6 +187,7 @@ def build(cap: Capture, rec: Recorder) -> None:
                 _used(ins.args, needed)
                 _used(ins.kwargs, needed)
     keep.reverse()
+    alias = _elided_copies(cap, rec, keep, ret)
     w = _Writer()
     lines = ["def program(I, SYNC):"]
     if cap.input_slots:
@@ -159,6 +208,9 @@ def build(cap: Capture, rec: Recorder) -> None:
             slots = cap.syncs[ins.sync][1].slots()
             vals = "".join(f"s{s}, " for s in slots)
             lines.append(f"    SYNC({ins.sync}, ({vals}))")
+            continue
+        if id(ins) in alias:
+            lines.append(f"    s{ins.outs} = s{ins.args[0].slot}")
             continue
         call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
         if ins.kwargs:

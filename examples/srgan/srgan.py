@@ -165,6 +165,7 @@ def main(argv: list[str] | None = None) -> dict:
         ascii=True,
         disable=rank != 0,
     )
+
     def pretrain_step(lr: torch.Tensor, bic: torch.Tensor, hr: torch.Tensor) -> torch.Tensor:
         optimizerG.zero_grad()
         loss = mse(netG(lr, bic), hr)
@@ -189,6 +190,7 @@ def main(argv: list[str] | None = None) -> dict:
     bar = tqdm(
         range(done_adv, args.steps), desc="adversarial", leave=True, ascii=True, disable=rank != 0
     )
+
     def adversarial_step(
         lr: torch.Tensor, bic: torch.Tensor, hr: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:

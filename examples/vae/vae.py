@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rng = np.random.default_rng(args.seed)
     history = []
     t0 = time.perf_counter()
+
     def train_step(x: torch.Tensor) -> torch.Tensor:
         loss = -model.elbo(x).mean()
         opt.zero_grad()
