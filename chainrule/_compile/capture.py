@@ -83,6 +83,7 @@ class _Session:
         self.gorig: list[Any] = []  # per tensor: its .grad's plain array, or None
         self.base_versions: list[int] = []
         self.new_grads: dict[int, tuple[int, Tensor]] = {}  # id(grad) -> (tag, tensor)
+        self.flags: list[tuple[bool, Any]] = []  # per tensor: requires_grad, grad_fn before
 
     def start(self) -> None:
         rec = self.rec
@@ -106,6 +107,7 @@ class _Session:
             else:
                 self.gorig.append(None)
             self.base_versions.append(_version(t))
+            self.flags.append((t._requires_grad, t.grad_fn))
 
     def _slot_of_data(self, d: Any) -> int | None:
         if isinstance(d, np.ndarray):
@@ -149,6 +151,9 @@ class _Session:
             if v != self.base_versions[i]:
                 note.versions.append((i, v - self.base_versions[i]))
                 self.base_versions[i] = v
+        for i, t in enumerate(self.scope.tensors):
+            if (t._requires_grad, t.grad_fn) != self.flags[i]:
+                self.cap.unreplayable = "fn changed a tensor's requires_grad or history"
         for j, m in enumerate(self.scope.modules):
             note.training.append((j, m.training))
         return note
