@@ -123,6 +123,13 @@ _INPLACE_METHODS = frozenset(
 )
 
 
+def _root(a: Any) -> Any:
+    """The array at the root of ``a``'s view chain (the buffer's owner)."""
+    while isinstance(getattr(a, "base", None), np.ndarray):
+        a = a.base
+    return a
+
+
 def _site() -> str:
     """The first frame outside chainrule: the user's line that made the call."""
     f = sys._getframe(1)
@@ -196,6 +203,8 @@ class Recorder:
         self.paused = 0
         self.side_effects = False  # a write to a read-in array, a draw or a sync so far
         self.inputs: list[Any] = []  # the read-in arrays
+        self.input_roots: set[int] = set()  # ids of the buffers at their view chains' roots
+        self.const_roots: dict[int, list[int]] = {}  # root buffer id -> constant slots
         self.alive: list[Any] = []  # weak references to the Tracers handed out
         self.keep: list[Any] = []  # every array the capture saw, so that ids stay unique
 
@@ -219,6 +228,7 @@ class Recorder:
         if k is None:
             k = self._new_slot(array, "input")
             self.inputs.append(array)
+            self.input_roots.add(id(_root(array)))
         return self.tracer[k]
 
     def slot(self, x: Any) -> int | None:
@@ -252,6 +262,7 @@ class Recorder:
             return None
         k = self._new_slot(x, "const")
         self.consts[k] = np.array(x, copy=True)
+        self.const_roots.setdefault(id(_root(x)), []).append(k)
         return k
 
     # --- breaks ----------------------------------------------------------------------------
@@ -313,19 +324,16 @@ class Recorder:
             return True
         if kind == "const":
             return False
-        w = self.plain[k]
-        return any(np.may_share_memory(w, a) for a in self.inputs)
+        return id(_root(self.plain[k])) in self.input_roots
 
     def _mark_writes(self, slots: list[int]) -> None:
         for k in slots:
             self.written.add(k)
         # A write through a view of a constant writes the constant.
-        if self.consts:
+        if self.const_roots:
             for k in slots:
-                w = self.plain[k]
-                for c in self.consts:
-                    if c not in self.written and np.may_share_memory(w, self.plain[c]):
-                        self.written.add(c)
+                for c in self.const_roots.get(id(_root(self.plain[k])), ()):
+                    self.written.add(c)
 
     def wrap(self, res: Any, scalar: list[int], outs: list[Any]) -> Any:
         """Tracers for a call's results (new slots), or None for an unsupported result."""

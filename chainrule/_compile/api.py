@@ -4,6 +4,7 @@ captures by guard signature, ``reset``, ``disable`` and ``explain``."""
 from __future__ import annotations
 
 import functools
+import time
 import weakref
 from typing import Any
 
@@ -81,11 +82,13 @@ class CompiledFunction:
         why = self.eager.get(sig)
         if why is not None:
             return self._eager(why, args, kwargs)
+        t0 = time.perf_counter()
         cap, result = _capture.capture(fn, args, kwargs, scope, self.fullgraph)
         self.stats["captures"] += 1
         rec = cap.rec
         if not cap.breaks and cap.unreplayable is None and rec is not None:
             _replay.build(cap, rec)
+        cap.seconds = time.perf_counter() - t0  # the eager run on Tracers and the writing
         _capture.check_escapes(cap)
         if cap.breaks or cap.unreplayable is not None:
             why = cap.unreplayable or "graph break: {} at {}".format(*cap.breaks[0])

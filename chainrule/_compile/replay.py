@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule._compile._tracer import Instr, Recorder, Ref
+from chainrule._compile._tracer import Instr, Recorder, Ref, _root
 from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
@@ -142,6 +142,12 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
             last[k] = i
     for k in final:
         last[k] = len(prog)
+    # Slots by the buffer at the root of their view chain: only slots over the same buffer
+    # can share memory (the capture keeps every array alive, so the ids are distinct).
+    by_root: dict[int, list[int]] = {}
+    for j in last:
+        by_root.setdefault(id(_root(rec.plain[j])), []).append(j)
+    input_roots = {id(_root(x)) for x in rec.inputs}
     out: set[int] = set()
     copy = np.ndarray.copy
     for i, ins in enumerate(prog):
@@ -156,10 +162,8 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
             continue
         if not (a.flags.c_contiguous and a.flags.writeable):
             continue
-        later = [j for j, n in last.items() if n > i and j != k]
-        if any(np.may_share_memory(a, rec.plain[j]) for j in later):
-            continue
-        if any(np.may_share_memory(a, x) for x in rec.inputs):
+        r = id(_root(a))
+        if r in input_roots or any(j != k and last[j] > i for j in by_root.get(r, ())):
             continue
         out.add(id(ins))
     return out
