@@ -10,7 +10,8 @@ from typing import Any
 
 from chainrule._compile import capture as _capture
 from chainrule._compile import replay as _replay
-from chainrule._compile._tracer import CheckFailed
+from chainrule._compile._recorder import CheckFailed
+from chainrule._compile.agreement import same_program
 from chainrule._compile.errors import Unsupported
 from chainrule._compile.guards import discover, hooks_reason, signature
 
@@ -106,7 +107,7 @@ class CompiledFunction:
                 self.pending.pop(next(iter(self.pending)))
             self.pending[sig] = cap
             return result
-        why = _capture.same_program(first, cap)
+        why = same_program(first, cap)
         if why is not None:
             self.log.append(f"eager: {why}")
             self.eager[sig] = why

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from chainrule import _dispatch
-from chainrule._compile._tracer import ACTIVE, Recorder, Tracer
+from chainrule._compile._recorder import Recorder
+from chainrule._compile._tracer import ACTIVE, Tracer
+from chainrule._compile._xp import RecordingRng
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor
 from chainrule.autograd.graph import Node, OpNode
@@ -193,7 +195,7 @@ class _Session:
 
     def rng(self, generator: Any) -> Any:
         """The hook that rng_of calls during a capture: draws are recorded."""
-        return _RecordingRng(self.rec, generator)
+        return RecordingRng(self.rec, generator)
 
     def restore(self) -> None:
         """Put plain arrays back into every tensor the run touched."""
@@ -217,50 +219,6 @@ def _plain(rec: Recorder, d: Any, orig: Any) -> Any:
             return orig
         return d.view(np.ndarray) if k is None else rec.plain[k]
     return d
-
-
-class _LiveRng:
-    """A draw from a generator's current stream (read at each replay: ``manual_seed`` makes a
-    new NumPy generator)."""
-
-    __slots__ = ("generator", "name")
-
-    def __init__(self, generator: Any, name: str) -> None:
-        self.generator = generator
-        self.name = name
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from chainrule._random import rng_of_eager
-
-        return getattr(rng_of_eager(self.generator), self.name)(*args, **kwargs)
-
-
-class _RecordingRng:
-    """A NumPy generator whose draws are recorded as program instructions."""
-
-    def __init__(self, rec: Recorder, generator: Any) -> None:
-        from chainrule._random import rng_of_eager
-
-        self._rec = rec
-        self._gen = generator
-        self._rng = rng_of_eager(generator)
-
-    def __getattr__(self, name: str) -> Any:
-        real = getattr(self._rng, name)
-        if not callable(real):
-            return real
-        rec = self._rec
-        live = _LiveRng(self._gen, name)
-
-        def draw(*args: Any, **kwargs: Any) -> Any:
-            if not rec.recording:
-                return real(*args, **kwargs)
-            res = rec.call(live, args, kwargs, f"Generator.{name}", random=True)
-            if not isinstance(res, np.ndarray):
-                return res
-            return res
-
-        return draw
 
 
 def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
@@ -291,7 +249,8 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
         if gf is not None:
             # A graph that a backward inside fn ran through (retain_graph=True keeps it): the
             # replayed tensor gets a node that refuses a backward (docs/compile.md).
-            ran = cap.syncs or any(type(g) is tuple for _, g in cap.final.grads if cap.final)
+            final = cap.final
+            ran = cap.syncs or (final is not None and any(type(g) is tuple for _, g in final.grads))
             if not (isinstance(gf, OpNode) and gf._released) and not _released(gf) and not ran:
                 cap.unreplayable = (
                     "fn returned a tensor that requires grad with a live graph (call backward() "
@@ -405,53 +364,3 @@ def _has_graph_output(spec: Any) -> bool:
     if spec[0] is dict:
         return any(_has_graph_output(s) for s in spec[1].values())
     return False
-
-
-def _same_template(a: Any, b: Any) -> bool:
-    from chainrule._compile._tracer import Ref
-
-    if isinstance(a, Ref) or isinstance(b, Ref):
-        return isinstance(a, Ref) and isinstance(b, Ref) and a.slot == b.slot
-    ta = type(a)
-    if ta is not type(b):
-        return False
-    if ta in (tuple, list):
-        return len(a) == len(b) and all(_same_template(x, y) for x, y in zip(a, b))
-    if ta is dict:
-        return a.keys() == b.keys() and all(_same_template(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and np.array_equal(a, b)
-    try:
-        return bool(a == b) or a is b
-    except Exception:  # noqa: BLE001 - an object without a usable ==
-        return a is b
-
-
-def same_program(a: Capture, b: Capture) -> str | None:
-    """None when two captures of one signature recorded the same program (Note [second
-    capture] in api.py), else why not."""
-    why = (
-        "the program differs between two calls with the same guards (a value is computed "
-        "outside the recorded calls)"
-    )
-    pa = getattr(a, "_program_instrs", None)
-    pb = getattr(b, "_program_instrs", None)
-    if pa is None or pb is None or len(pa) != len(pb):
-        return why
-    for x, y in zip(pa, pb):
-        fx, fy = x.fn, y.fn
-        if isinstance(fx, _LiveRng) and isinstance(fy, _LiveRng):
-            if fx.name != fy.name or fx.generator is not fy.generator:
-                return why
-        elif (fx is not fy and fx != fy) or x.outs != y.outs or x.sync != y.sync:
-            return why
-        if not (_same_template(x.args, y.args) and _same_template(x.kwargs, y.kwargs)):
-            return why
-    if len(a.consts) != len(b.consts):
-        return why
-    for (ka, _, sa, wa), (kb, _, sb, wb) in zip(a.consts, b.consts):
-        if ka != kb or wa != wb or sa.shape != sb.shape or sa.dtype != sb.dtype:
-            return why
-        if not np.array_equal(sa, sb, equal_nan=sa.dtype.kind in "fc"):
-            return why
-    return None

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule._compile._tracer import Instr, Recorder, Ref, _root
+from chainrule._compile._recorder import Instr, Recorder, Ref, _root
 from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
@@ -285,11 +285,11 @@ def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, 
 def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
     tag = spec[0]
     if tag == "new":
-        t = _new_tensor(vals[spec[1]])
         if spec[2] == "graph":
-            t._requires_grad = True
-            t.grad_fn = CompiledBackward()
-        elif spec[2]:
+            t = Tensor._from_node(vals[spec[1]], CompiledBackward(), 0)
+        else:
+            t = _new_tensor(vals[spec[1]])
+        if spec[2] is True:
             t._requires_grad = True
         if spec[3] is not None:
             t._grad = _new_tensor(vals[spec[3]])
