@@ -49,6 +49,17 @@ class CompiledFunction:
         functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
         _ALL.add(self)
 
+    @property
+    def _orig_mod(self) -> Any:
+        """The compiled module or function, as ``torch.compile``'s ``OptimizedModule``."""
+        return self._fn
+
+    def __getattr__(self, name: str) -> Any:
+        # A compiled module still answers ``parameters()``, ``state_dict()``, ``train()``...
+        if name.startswith("__") or name == "_fn":
+            raise AttributeError(name)
+        return getattr(self.__dict__["_fn"], name)
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self

@@ -106,6 +106,14 @@ def test_train_step_matches_eager(name: str, opt: str) -> None:
     assert compiled.stats["replays"] == 3  # signatures: before and after the first step
 
 
+def test_compiled_module_forwards_attributes() -> None:
+    m = nn.Linear(3, 2)
+    c = cr.compile(m)
+    assert c._orig_mod is m and list(c.parameters()) == list(m.parameters())
+    c.eval()
+    assert not m.training
+
+
 def test_module_compile_in_place_no_grad() -> None:
     m1, m2 = _models(MODELS["mlp"][0])
     m1.compile()
