@@ -391,3 +391,17 @@ def test_returned_graph_refuses_backward_after_replay() -> None:
     assert out.requires_grad and _eq(w.grad, cr.tensor([3.0, 4.0]))
     with pytest.raises(RuntimeError, match="compiled function"):
         out.backward()
+
+
+def test_closure_scalar_is_guarded() -> None:
+    s = 2.0
+
+    def f(x: Any) -> Any:
+        return x * s
+
+    c = cr.compile(f)
+    x = cr.tensor([1.0, 2.0])
+    for _ in range(3):
+        assert _eq(c(x), x * 2.0)
+    s = 3.0
+    assert _eq(c(x), x * 3.0)
