@@ -36,6 +36,8 @@ __all__ = [
 
 _NUMPY = NumpyBackend()
 _BY_TYPE: dict[type, Backend] = {np.ndarray: _NUMPY}
+# Array types that another layer registered (register_array_type), for _lookup after a clear.
+_REGISTERED: dict[type, Backend] = {}
 
 # The CUDA backend: None until first asked for; False when CuPy could not be loaded.
 _CUDA: list[Any] = [None]
@@ -134,8 +136,9 @@ def seed_cuda(seed: int, device: int | None = None) -> None:
 
 
 def _lookup(t: type) -> Backend:
-    b = _BY_TYPE.get(t)
+    b = _BY_TYPE.get(t) or _REGISTERED.get(t)
     if b is not None:
+        _BY_TYPE[t] = b
         return b
     b = _NUMPY
     root = t.__module__.split(".")[0]
@@ -150,7 +153,8 @@ def _lookup(t: type) -> Backend:
 def register_array_type(t: type, backend: Backend) -> None:
     """Make ``backend_of`` give ``backend`` for arrays of type ``t`` (an array subclass that
     another layer owns: ``chainrule._compile``'s tracing arrays, a NumPy backend whose ``xp``
-    records conversions)."""
+    records conversions); kept when ``set_cupy_module`` clears the cache."""
+    _REGISTERED[t] = backend
     _BY_TYPE[t] = backend
 
 
