@@ -441,7 +441,7 @@ def gaussian_nll_loss(
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    vd = np.asanyarray(var._data)
+    vd = np.asarray(var._data)
     if np.any(vd < 0):
         raise ValueError("var has negative entry/entries")
     adj = np.maximum(vd, eps) - vd
