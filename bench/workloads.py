@@ -350,6 +350,46 @@ def lstm_lm_step(m: Any) -> tuple[Step, Check]:
     return step, check
 
 
+def lstm_small_step(m: Any) -> tuple[Step, Check]:
+    """One-layer LSTM, hidden 64, sequence 20, batch 8, input 32: MSE of the last hidden
+    state against a target, forward + backward + SGD."""
+    nn = m.nn
+    m.manual_seed(0)
+    lstm = nn.LSTM(32, 64, batch_first=True)
+    _init_like(m, lstm)
+    rng = np.random.default_rng(3)
+    x = m.from_numpy(rng.standard_normal((8, 20, 32)).astype(np.float32))
+    target = m.from_numpy(rng.standard_normal((8, 64)).astype(np.float32))
+    opt = m.optim.SGD(lstm.parameters(), lr=0.01)
+
+    def step() -> Any:
+        opt.zero_grad()
+        out, _ = lstm(x)
+        loss = ((out[:, -1] - target) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def check() -> float:
+        return float(step().item())
+
+    return step, check
+
+
+def _compiled(make: Callable[[Any], tuple[Step, Check]]) -> Callable[[Any], tuple[Step, Check]]:
+    """The workload with chainrule's step compiled (``chainrule.compile``); PyTorch's stays
+    eager (torch.compile needs a C++ compiler that this machine lacks)."""
+
+    def mk(m: Any) -> tuple[Step, Check]:
+        step, check = make(m)
+        if m.__name__ == "chainrule":
+            return m.compile(step), check
+        return step, check
+
+    mk.__doc__ = make.__doc__
+    return mk
+
+
 WORKLOADS: dict[str, Workload] = {
     "op_chain": Workload(op_chain, divisor=200.0, unit="us/op"),
     "mlp_step": Workload(mlp_step, unit="ms", repeats=50),
@@ -369,6 +409,15 @@ WORKLOADS: dict[str, Workload] = {
     "mlp_rss_20": Workload(mlp_step, unit="MB", repeats=20, warmup=0),
     "lstm_lm_step": Workload(lstm_lm_step, unit="ms", repeats=30, warmup=2),
     "gpt_blocks": Workload(gpt_blocks, unit="ms", repeats=30, warmup=2),
+    "lstm_small_step": Workload(lstm_small_step, unit="ms", repeats=50, warmup=2),
+    # chainrule.compile (docs/compile.md): warm-up 3 = two captures and a first replay.
+    "op_chain_compiled": Workload(_compiled(op_chain), divisor=200.0, unit="us/op", warmup=4),
+    "walkthrough_compiled": Workload(_compiled(walkthrough), unit="us", repeats=500, warmup=4),
+    "mlp_step_compiled": Workload(_compiled(mlp_step), unit="ms", repeats=50, warmup=4),
+    "lstm_small_step_compiled": Workload(
+        _compiled(lstm_small_step), unit="ms", repeats=50, warmup=4
+    ),
+    "srgan_step_compiled": Workload(_compiled(srgan_step), unit="ms", repeats=20, warmup=4),
 }
 
 

@@ -372,6 +372,7 @@ _dispatch.register_lazy(
         },
         "hardshrink": "chainrule.nn.functional",
         "prelu": "chainrule.nn.functional",
+        "compile_module": "chainrule._compile.api",
     },
 )
 

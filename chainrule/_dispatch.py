@@ -53,6 +53,7 @@ __all__ = [
     "sampling",
     "autograd",
     "upper",
+    "recorder",
 ]
 
 
@@ -160,6 +161,16 @@ def register(table: Any, entries: Mapping[str, Any]) -> None:
         if old is not value:
             raise RuntimeError(f"{name!r} is registered twice in the {d['_provider']} table")
         d[name] = value
+
+
+# Note [recorder slot]
+#     The one hook of ``chainrule.compile`` (chainrule/_compile/) into the layers below it:
+#     None, except while a capture runs, when it holds the capture's session. Two cold paths
+#     read it with one ``is None`` test: ``_random.rng_of`` (a capture records random draws)
+#     and ``Optimizer._run`` (a capture replays an optimizer step by calling it). Every array
+#     call else reaches the capture through the arrays themselves (Note [tracing arrays] in
+#     chainrule/_compile/_tracer.py), so no hot path reads this slot.
+recorder: list[Any] = [None]
 
 
 if TYPE_CHECKING:

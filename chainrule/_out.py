@@ -138,7 +138,7 @@ def _write(name: str, result: Any, out: Any) -> None:
 
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    src, dst = np.asarray(result._data), out._data
+    src, dst = np.asanyarray(result._data), out._data
     if name in _STRICT and src.dtype != dst.dtype:
         raise RuntimeError(
             _STRICT[name].format(

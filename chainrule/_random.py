@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from chainrule._dispatch import recorder as _recorder
+
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator"]
 
 
@@ -67,4 +69,15 @@ def initial_seed() -> int:
 
 
 def rng_of(generator: Generator | None) -> np.random.Generator:
+    """The NumPy generator behind ``generator`` (the default one for None); while
+    ``chainrule.compile`` captures, one whose draws it records (Note [recorder slot] in
+    _dispatch.py)."""
+    rec = _recorder[0]
+    if rec is not None:
+        return rec.rng(generator)
+    return (generator or default_generator)._rng
+
+
+def rng_of_eager(generator: Generator | None) -> np.random.Generator:
+    """The NumPy generator behind ``generator``, never a recording one."""
     return (generator or default_generator)._rng

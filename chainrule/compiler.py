@@ -1,18 +1,21 @@
 """``chainrule.compiler`` and ``chainrule.compile``: PyTorch's compiler entry points.
 
-chainrule has no compiler yet (issue 20 makes ``compile`` capture and replay): ``compile``
-returns the function or module unchanged, as ``torch.compile(..., disable=True)`` does, so
-programs that compile their model run eagerly with the same results.
+``compile`` captures a function's array calls once and replays them (the machinery is in
+``chainrule/_compile/``; docs/compile.md says what is captured and when a call runs eagerly).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from chainrule._compile.errors import Unsupported
+
 __all__ = [
     "compile",
     "disable",
     "reset",
+    "explain",
+    "Unsupported",
     "is_compiling",
     "is_dynamo_compiling",
     "is_exporting",
@@ -22,8 +25,6 @@ __all__ = [
     "cudagraph_mark_step_begin",
     "set_stance",
 ]
-
-_BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
 
 
 def compile(
@@ -36,44 +37,58 @@ def compile(
     options: dict[str, Any] | None = None,
     disable: bool = False,
 ) -> Any:
-    """Return ``model`` unchanged (it runs eagerly); usable as ``@compile`` or ``@compile(...)``.
+    """Compile ``model`` (a function or module): usable as ``@compile`` or ``@compile(...)``.
+
+    The first call with a new guard signature runs eagerly and records every array call it
+    makes (forward, backward, optimizer updates); later calls whose guards hold replay them on
+    the call's arrays and set what eager would have set, bit for bit. A call that reads tensor
+    data into Python, or uses hooks or anomaly mode, runs eagerly (a graph break); with
+    ``fullgraph=True`` it raises ``Unsupported`` naming the line. ``backend``, ``mode`` and
+    ``options`` are accepted for compatibility; there is one replay backend. See
+    docs/compile.md.
 
     Raises:
         RuntimeError: for ``mode`` and ``options`` together, or an unknown ``mode``, as PyTorch.
     """
-    if mode is not None and options is not None:
-        raise RuntimeError(
-            "Either mode or options can be specified, but both can't be specified at the same time."
-        )
-    if mode not in (
-        None,
-        "default",
-        "reduce-overhead",
-        "max-autotune",
-        "max-autotune-no-cudagraphs",
-    ):
-        raise RuntimeError(
-            f"Unrecognized mode={mode}, should be one of: default, "
-            "reduce-overhead, max-autotune, max-autotune-no-cudagraphs"
-        )
-    if model is None:
-        return lambda m: m
-    if not callable(model):
-        raise RuntimeError(f"torch.compile() expected a callable, got {type(model).__name__}")
-    return model
+    from chainrule._compile import compile_fn
+
+    return compile_fn(
+        model,
+        fullgraph=fullgraph,
+        dynamic=dynamic,
+        backend=backend,
+        mode=mode,
+        options=options,
+        disable=disable,
+    )
 
 
 def disable(
     fn: Callable[..., Any] | None = None, recursive: bool = True, *, reason: str | None = None
 ) -> Any:
-    """Decorator that leaves ``fn`` as it is (nothing is compiled here)."""
+    """Mark ``fn`` so that ``compile`` never captures it (it runs eagerly); a decorator."""
+    from chainrule._compile import disable as _disable
+
     if fn is None:
-        return lambda f: f
-    return fn
+        return _disable
+    return _disable(fn)
 
 
 def reset() -> None:
-    """Forget compiled code: there is none to forget."""
+    """Forget every capture of every compiled function (they capture again on their next
+    call)."""
+    from chainrule._compile import reset as _reset
+
+    _reset()
+
+
+def explain(fn: Any = None) -> str:
+    """A report of the captures, guards and graph breaks of ``fn`` (a compiled function) or
+    of every compiled function: calls, captures, replays, eager runs and why, array calls per
+    capture, capture time and the bytes of constants a capture holds."""
+    from chainrule._compile import explain as _explain
+
+    return _explain(fn)
 
 
 def is_compiling() -> bool:

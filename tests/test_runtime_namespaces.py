@@ -141,7 +141,9 @@ def test_device_predicates():
 
 def test_compile_returns_the_callable():
     m = cr.nn.Linear(2, 2)
-    assert cr.compile(m) is m
+    c = cr.compile(m)  # compiled (docs/compile.md): it runs and answers as the module does
+    assert c._orig_mod is m and list(c.parameters()) == list(m.parameters())
+    assert cr.compile(m, disable=True) is m
 
     @cr.compile
     def f(x):

@@ -32,10 +32,13 @@ __all__ = [
     "cupy_module",
     "seed_cuda",
     "as_array",
+    "register_array_type",
 ]
 
 _NUMPY = NumpyBackend()
 _BY_TYPE: dict[type, Backend] = {np.ndarray: _NUMPY}
+# Array types that another layer registered (register_array_type), for _lookup after a clear.
+_REGISTERED: dict[type, Backend] = {}
 
 # The CUDA backend: None until first asked for; False when CuPy could not be loaded.
 _CUDA: list[Any] = [None]
@@ -134,8 +137,9 @@ def seed_cuda(seed: int, device: int | None = None) -> None:
 
 
 def _lookup(t: type) -> Backend:
-    b = _BY_TYPE.get(t)
+    b = _BY_TYPE.get(t) or _REGISTERED.get(t)
     if b is not None:
+        _BY_TYPE[t] = b
         return b
     b = _NUMPY
     root = t.__module__.split(".")[0]
@@ -145,6 +149,14 @@ def _lookup(t: type) -> Backend:
             b = cb
     _BY_TYPE[t] = b
     return b
+
+
+def register_array_type(t: type, backend: Backend) -> None:
+    """Make ``backend_of`` give ``backend`` for arrays of type ``t`` (an array subclass that
+    another layer owns: ``chainrule._compile``'s tracing arrays, a NumPy backend whose ``xp``
+    records conversions); kept when ``set_cupy_module`` clears the cache."""
+    _REGISTERED[t] = backend
+    _BY_TYPE[t] = backend
 
 
 def _is_scalar(a: Any) -> bool:

@@ -205,15 +205,15 @@ def grid_sample(
         idx = (np.clip(yi, 0, h - 1) * w + np.clip(xi, 0, w - 1)).reshape(n, 1, ho * wo)
         vals = _ops.gather(flat, 2, _new_tensor(np.broadcast_to(idx, (n, c, ho * wo)).copy()))
         vals = _ops.reshape(vals, (n, c, ho, wo))
-        return vals * _new_tensor(inside[:, None].astype(np.asarray(input._data).dtype))
+        return vals * _new_tensor(inside[:, None].astype(np.asanyarray(input._data).dtype))
 
     if mode == "nearest":
         # Piecewise constant in the grid: no gradient reaches it (torch returns zeros).
-        xn = np.rint(np.asarray(ix._data)).astype(np.int64)
-        yn = np.rint(np.asarray(iy._data)).astype(np.int64)
+        xn = np.rint(np.asanyarray(ix._data)).astype(np.int64)
+        yn = np.rint(np.asanyarray(iy._data)).astype(np.int64)
         return tap(xn, yn)
-    x0 = np.floor(np.asarray(ix._data)).astype(np.int64)
-    y0 = np.floor(np.asarray(iy._data)).astype(np.int64)
+    x0 = np.floor(np.asanyarray(ix._data)).astype(np.int64)
+    y0 = np.floor(np.asanyarray(iy._data)).astype(np.int64)
     dt = ix.dtype
     tx = _ops.unsqueeze(ix - _new_tensor(x0).to(dt), 1)  # weight of the right neighbour
     ty = _ops.unsqueeze(iy - _new_tensor(y0).to(dt), 1)
@@ -265,7 +265,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         )
     if min(size[2:]) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    b = _new_tensor(base.astype(np.asarray(theta._data).dtype))
+    b = _new_tensor(base.astype(np.asanyarray(theta._data).dtype))
     grid = _ops.matmul(b, _ops.transpose(theta, 1, 2))
     return _ops.reshape(grid, out_shape)
 

@@ -22,6 +22,7 @@ from collections import OrderedDict, defaultdict
 from itertools import chain
 from typing import Any, Callable, Iterable
 
+from chainrule._dispatch import recorder as _recorder
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import enable_grad, no_grad
 from chainrule.utils.hooks import RemovableHandle
@@ -318,6 +319,12 @@ class Optimizer:
                     g.zero_()
 
     def _run(self, closure: Callable[[], Any] | None, update: Callable[[], None]) -> Any:
+        rec = _recorder[0]
+        if rec is not None:  # a compile capture replays the step by calling it
+            return rec.optimizer_step(self, closure, update)
+        return self._run_eager(closure, update)
+
+    def _run_eager(self, closure: Callable[[], Any] | None, update: Callable[[], None]) -> Any:
         loss = None
         if closure is not None:
             with enable_grad():

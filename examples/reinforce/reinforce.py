@@ -78,6 +78,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--target", type=float, default=195.0)
     p.add_argument("--out", default="reinforce_out")
     p.add_argument("--log-every", type=int, default=20)
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="compile the policy (chainrule.compile): acting replays; the update, whose "
+        "episode length varies, runs eagerly",
+    )
     args = p.parse_args(argv)
 
     import gymnasium as gym
@@ -85,6 +91,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     env = gym.make("CartPole-v1")
     torch.manual_seed(args.seed)
     policy = Policy()
+    if args.compile:
+        policy.compile()
     opt = torch.optim.Adam(policy.parameters(), lr=args.lr)
     returns: list[float] = []
     t0 = time.perf_counter()

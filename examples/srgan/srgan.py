@@ -49,6 +49,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ckpt-every", type=int, default=100)
     p.add_argument("--nproc", type=int, default=1, help="data-parallel processes (MPI)")
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="run the training steps through chainrule.compile (docs/compile.md)",
+    )
     return p.parse_args(argv)
 
 
@@ -160,12 +165,19 @@ def main(argv: list[str] | None = None) -> dict:
         ascii=True,
         disable=rank != 0,
     )
-    for i in bar:
-        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
+
+    def pretrain_step(lr: torch.Tensor, bic: torch.Tensor, hr: torch.Tensor) -> torch.Tensor:
         optimizerG.zero_grad()
         loss = mse(netG(lr, bic), hr)
         loss.backward()
         optimizerG.step()
+        return loss.detach()
+
+    if args.compile:
+        pretrain_step = torch.compile(pretrain_step)
+    for i in bar:
+        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
+        loss = pretrain_step(lr, bic, hr)
         history["pretrain_mse"].append(loss.item())
         done_pre = i + 1
         bar.set_postfix(mse=f"{np.mean(history['pretrain_mse'][-20:]):.5f}")
@@ -178,8 +190,10 @@ def main(argv: list[str] | None = None) -> dict:
     bar = tqdm(
         range(done_adv, args.steps), desc="adversarial", leave=True, ascii=True, disable=rank != 0
     )
-    for i in bar:
-        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
+
+    def adversarial_step(
+        lr: torch.Tensor, bic: torch.Tensor, hr: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         real_img, fake_img = hr, netG(lr, bic)
 
         # (1) Update D: maximize D(x) - D(G(z)), i.e. minimize 1 - D(real) + D(fake).
@@ -202,7 +216,13 @@ def main(argv: list[str] | None = None) -> dict:
         g_loss = criterion(fake_out, fake_img, real_img)
         g_loss.backward()
         optimizerG.step()
+        return d_loss.detach(), g_loss.detach()
 
+    if args.compile:
+        adversarial_step = torch.compile(adversarial_step)
+    for i in bar:
+        lr, bic, hr = (torch.from_numpy(a) for a in sampler.batch(local_batch))
+        d_loss, g_loss = adversarial_step(lr, bic, hr)
         history["d_loss"].append(d_loss.item())
         history["g_loss"].append(g_loss.item())
         done_adv = i + 1

@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--latent", type=int, default=8)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="vae_out")
+    p.add_argument(
+        "--compile", action="store_true", help="run the training step through chainrule.compile"
+    )
     args = p.parse_args(argv)
 
     torch.manual_seed(args.seed)
@@ -99,15 +102,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rng = np.random.default_rng(args.seed)
     history = []
     t0 = time.perf_counter()
+
+    def train_step(x: torch.Tensor) -> torch.Tensor:
+        loss = -model.elbo(x).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    if args.compile:
+        train_step = torch.compile(train_step)
     for epoch in range(1, args.epochs + 1):
         perm = rng.permutation(len(x_train))
         total = 0.0
         for i in range(0, len(perm), args.batch):
             x = torch.tensor(x_train[perm[i : i + args.batch]])
-            loss = -model.elbo(x).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            loss = train_step(x)
             total += loss.item() * len(x)
         with torch.no_grad():
             test_elbo = model.elbo(torch.tensor(x_test)).mean().item()

@@ -37,3 +37,10 @@ def test_returns_are_discounted_and_normalized(reinforce):
     g = reinforce.discounted_returns([1.0, 1.0, 1.0], 0.5)
     raw = np.array([1.75, 1.5, 1.0])
     np.testing.assert_allclose(g, (raw - raw.mean()) / raw.std(), rtol=1e-5)
+
+
+def test_reinforce_compiled_matches_eager(reinforce, tmp_path):
+    args = ["--episodes", "5", "--log-every", "5"]
+    eager = reinforce.main(args + ["--out", str(tmp_path / "e")])["returns"]
+    compiled = reinforce.main(args + ["--out", str(tmp_path / "c"), "--compile"])["returns"]
+    assert compiled == eager

@@ -46,7 +46,7 @@ def _pnorm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
         ax = _ops.abs(x)
         return _ops.amax(ax, dim, keepdim=keepdim) if p > 0 else _ops.amin(ax, dim, keepdim=keepdim)
     if p == 0:
-        return _ops.sum(_const(np.asarray(x._data) != 0, x), dim, keepdim=keepdim)
+        return _ops.sum(_const(np.asanyarray(x._data) != 0, x), dim, keepdim=keepdim)
     return _ops.sum(_ops.abs(x) ** p, dim, keepdim=keepdim) ** (1.0 / p)
 
 

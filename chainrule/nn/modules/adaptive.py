@@ -102,7 +102,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         else:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         x = input if td else _ops.unsqueeze(input, 0)
-        t = np.asarray(target._data).astype(np.int64).reshape(-1)
+        t = np.asanyarray(target._data).astype(np.int64).reshape(-1)
         n = t.shape[0]
         if n and (t.min() < 0 or t.max() >= self.n_classes):
             raise RuntimeError(

@@ -18,7 +18,7 @@ import functools
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
-from chainrule import _dtype
+from chainrule import _dispatch, _dtype
 from chainrule._device import device as _device
 from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
@@ -478,6 +478,11 @@ class Module(_StateDictMixin):
         return mod._buffers[name]
 
     # Modes and gradients ----------------------------------------------------------------------
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's forward in place, as ``torch.nn.Module.compile``: later calls
+        of the module run ``chainrule.compile(self.forward, *args, **kwargs)`` (docs/compile.md)."""
+        _dispatch.upper.compile_module(self, *args, **kwargs)
+
     def train(self, mode: bool = True) -> Module:
         """Set training mode on this module and all its children; returns self."""
         if not isinstance(mode, bool):

@@ -72,7 +72,7 @@ def _detect_is_causal_mask(
         sz = size if size is not None else mask.shape[-2]
         if tuple(mask.shape) == (sz, sz):
             causal = np.triu(np.full((sz, sz), -np.inf), 1)
-            make_causal = bool(np.all(np.asarray(mask._data) == causal))
+            make_causal = bool(np.all(np.asanyarray(mask._data) == causal))
         else:
             make_causal = False
     return make_causal

@@ -1,0 +1,244 @@
+"""``compile``'s machinery behind ``chainrule.compiler``: the compiled function, its cache of
+captures by guard signature, ``reset``, ``disable`` and ``explain``."""
+
+from __future__ import annotations
+
+import functools
+import time
+import weakref
+from typing import Any
+
+from chainrule._compile import capture as _capture
+from chainrule._compile import replay as _replay
+from chainrule._compile._recorder import CheckFailed
+from chainrule._compile.agreement import same_program
+from chainrule._compile.errors import Unsupported
+from chainrule._compile.guards import discover, hooks_reason, signature
+
+__all__ = [
+    "CompiledFunction",
+    "compile_fn",
+    "compile_module",
+    "reset",
+    "disable",
+    "explain",
+    "CACHE_SIZE",
+]
+
+CACHE_SIZE = 8
+
+# Every compiled function, for reset() and explain().
+_ALL: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
+# Functions marked with disable(): never captured.
+_DISABLED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+class CompiledFunction:
+    """``fn`` compiled: each call replays a capture whose guards hold, or captures (Note
+    [tracing arrays] in _tracer.py, Note [compile scope] in guards.py)."""
+
+    def __init__(self, fn: Any, fullgraph: bool = False, dynamic: Any = None) -> None:
+        self._fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.cache: dict[Any, _capture.Capture] = {}
+        self.eager: dict[Any, str] = {}  # signature -> why it runs eagerly
+        self.pending: dict[Any, _capture.Capture] = {}  # signature -> first capture
+        self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0}
+        self.log: list[str] = []
+        functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
+        _ALL.add(self)
+
+    @property
+    def _orig_mod(self) -> Any:
+        """The compiled module or function, as ``torch.compile``'s ``OptimizedModule``."""
+        return self._fn
+
+    def __getattr__(self, name: str) -> Any:
+        # A compiled module still answers ``parameters()``, ``state_dict()``, ``train()``...
+        if name.startswith("__") or name == "_fn":
+            raise AttributeError(name)
+        return getattr(self.__dict__["_fn"], name)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _eager(self, why: str, args: Any, kwargs: Any) -> Any:
+        self.stats["eager"] += 1
+        if self.fullgraph:
+            raise Unsupported(f"{why} (fullgraph=True forbids graph breaks)")
+        return self._fn(*args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.stats["calls"] += 1
+        fn = self._fn
+        if fn in _DISABLED or getattr(fn, "__func__", None) in _DISABLED:
+            return fn(*args, **kwargs)
+        scope = discover(fn, args, kwargs)
+        why = hooks_reason(scope)
+        if why is not None:
+            self.log.append(f"eager: {why}")
+            return self._eager(why, args, kwargs)
+        sig = signature(scope)
+        cap = self.cache.get(sig)
+        if cap is not None and _replay.consts_hold(cap):
+            try:
+                out = _replay.run(cap, scope)
+            except CheckFailed:  # Note [checked reads]: nothing was changed yet
+                self.stats["eager"] += 1
+                return self._fn(*args, **kwargs)
+            self.stats["replays"] += 1
+            return out
+        why = self.eager.get(sig)
+        if why is not None:
+            return self._eager(why, args, kwargs)
+        t0 = time.perf_counter()
+        cap, result = _capture.capture(fn, args, kwargs, scope, self.fullgraph)
+        self.stats["captures"] += 1
+        rec = cap.rec
+        if not cap.breaks and cap.unreplayable is None and rec is not None:
+            _replay.build(cap, rec)
+        cap.seconds = time.perf_counter() - t0  # the eager run on Tracers and the writing
+        _capture.check_escapes(cap)
+        if cap.breaks or cap.unreplayable is not None:
+            why = cap.unreplayable or "graph break: {} at {}".format(*cap.breaks[0])
+            if self.fullgraph:
+                raise Unsupported(f"{why} (fullgraph=True forbids graph breaks)")
+            self.log.append(f"eager: {why}")
+            if len(self.eager) >= CACHE_SIZE:
+                self.eager.pop(next(iter(self.eager)))
+            self.eager[sig] = why
+            return result
+        # See Note [second capture].
+        first = self.pending.pop(sig, None)
+        if first is None:
+            if len(self.pending) >= CACHE_SIZE:
+                self.pending.pop(next(iter(self.pending)))
+            self.pending[sig] = cap
+            return result
+        why = same_program(first, cap)
+        if why is not None:
+            self.log.append(f"eager: {why}")
+            self.eager[sig] = why
+            return result
+        if len(self.cache) >= CACHE_SIZE:
+            self.cache.pop(next(iter(self.cache)))
+        cap.guard = sig
+        self.cache[sig] = cap
+        self.log.append(
+            f"captured: {cap.n_instr} array calls, {len(cap.inputs)} input arrays, "
+            f"{len(cap.syncs)} optimizer steps, {cap.seconds * 1e3:.1f} ms, "
+            f"{cap.bytes_held} bytes of constants"
+        )
+        return result
+
+    def explain(self) -> str:
+        """A report of the captures, their guards and the graph breaks."""
+        s = self.stats
+        out = [
+            f"compiled {getattr(self._fn, '__qualname__', self._fn)!s}: {s['calls']} calls, "
+            f"{s['captures']} captures, {s['replays']} replays, {s['eager']} eager"
+        ]
+        for i, cap in enumerate(self.cache.values()):
+            g = cap.guard
+            out.append(
+                f"  capture {i}: {cap.n_instr} array calls, {len(cap.inputs)} input arrays, "
+                f"{len(cap.syncs)} optimizer steps, capture {cap.seconds * 1e3:.1f} ms, "
+                f"{cap.bytes_held} bytes of constants held"
+            )
+            out.append(
+                f"    guards: grad_enabled={g[0]}, {len(g[2])} argument leaves {g[2]!r:.200}, "
+                f"{len(g[3])} external tensors, training={g[4]}"
+            )
+        for why in self.eager.values():
+            out.append(f"  runs eagerly: {why}")
+        return "\n".join(out)
+
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile_fn(
+    model: Any = None,
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: Any = "inductor",
+    mode: str | None = None,
+    options: dict[str, Any] | None = None,
+    disable: bool = False,
+) -> Any:
+    """``torch.compile``'s checks, then the compiled form of a function or module (the same
+    object for ``disable=True``; a decorator when ``model`` is None).
+
+    Raises:
+        RuntimeError: for ``mode`` and ``options`` together, an unknown ``mode``, or a
+            ``model`` that is not callable, with PyTorch's messages.
+    """
+    if mode is not None and options is not None:
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified at the same time."
+        )
+    if mode not in _MODES:
+        raise RuntimeError(
+            f"Unrecognized mode={mode}, should be one of: default, "
+            "reduce-overhead, max-autotune, max-autotune-no-cudagraphs"
+        )
+    if model is None:
+        return functools.partial(
+            compile_fn,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+        )
+    if not callable(model):
+        raise RuntimeError(f"torch.compile() expected a callable, got {type(model).__name__}")
+    if disable:
+        return model
+    return CompiledFunction(model, fullgraph, dynamic)
+
+
+# Note [second capture]
+#     A NumPy call that a library makes on a plain view of a Tracer (``np.asarray(x)`` hands
+#     one out, and NumPy does not tell the subclass) escapes the recorder: its result looks
+#     like a constant of the program. So a signature's first capture is not used: the next
+#     call with that signature captures again, and the two must agree, instruction for
+#     instruction, literal for literal and constant for constant. A constant made from the
+#     data differs between the calls (new inputs, updated parameters) and sends that signature
+#     to eager for good. The third call is the first replay.
+
+
+def compile_module(module: Any, *args: Any, **kwargs: Any) -> None:
+    """``Module.compile()``: the module's ``forward`` becomes compiled, in place."""
+    fwd = type(module).forward.__get__(module)
+    module.__dict__["forward"] = compile_fn(fwd, *args, **kwargs)
+
+
+def reset() -> None:
+    """Forget every capture of every compiled function."""
+    for f in list(_ALL):
+        f.cache.clear()
+        f.eager.clear()
+        f.pending.clear()
+
+
+def disable(fn: Any) -> Any:
+    """Mark ``fn`` never to be captured (a compiled function calling it still captures through
+    it: the mark applies to compiling ``fn`` itself)."""
+    try:
+        _DISABLED.add(fn)
+    except TypeError:
+        pass
+    return fn
+
+
+def explain(fn: Any = None, *args: Any, **kwargs: Any) -> str:
+    """The report of one compiled function, or of all of them."""
+    if isinstance(fn, CompiledFunction):
+        return fn.explain()
+    return "\n".join(f.explain() for f in list(_ALL))

@@ -1,0 +1,366 @@
+"""One capture: run the function eagerly on Tracer arrays and keep what a replay needs.
+
+The run is the call's eager run (its results are the call's results). Around it the capture
+swaps each external tensor's array (and its gradient's) for a Tracer view, and afterwards puts
+the plain arrays back and notes, for each external tensor, what the run changed: its array (a
+slot), its ``.grad`` (None, the same tensor, or a new tensor over a slot) and how far its
+version moved. The same note is taken at each optimizer step (a sync point: the replay calls
+the optimizer's own ``step`` there, on the live state).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any
+
+import numpy as np
+
+from chainrule import _dispatch
+from chainrule._compile._recorder import Recorder
+from chainrule._compile._tracer import ACTIVE, Tracer
+from chainrule._compile._xp import RecordingRng
+from chainrule._compile.guards import Scope
+from chainrule._tensor import Tensor
+from chainrule.autograd.graph import Node, OpNode
+
+__all__ = ["Capture", "capture"]
+
+
+class StateNote:
+    """What the eager run had changed in the external tensors at one point.
+
+    ``data``: (tensor index, slot) for each tensor whose ``_data`` is now another array;
+    ``grads``: (tensor index, None | "same" | (tag, slot)); ``versions``: (index, delta).
+    """
+
+    __slots__ = ("data", "grads", "versions", "training")
+
+    def __init__(self) -> None:
+        self.data: list[tuple[int, int]] = []
+        self.grads: list[tuple[int, Any]] = []
+        self.versions: list[tuple[int, int]] = []
+        self.training: list[tuple[int, bool]] = []
+
+    def slots(self) -> list[int]:
+        out = [s for _, s in self.data]
+        out += [g[1] for _, g in self.grads if type(g) is tuple]
+        return out
+
+
+class Capture:
+    """A recorded program and the notes to replay it (see replay.py)."""
+
+    def __init__(self) -> None:
+        self.rec: Recorder | None = None
+        self.inputs: list[tuple[int, bool]] = []  # (tensor index, is_grad) per input slot
+        self.input_slots: list[int] = []
+        self.final: StateNote | None = None
+        self.syncs: list[tuple[Any, StateNote]] = []  # (optimizer ref, note)
+        self.outputs: Any = None
+        self.unreplayable: str | None = None
+        self.breaks: list[tuple[str, str]] = []
+        self.seconds = 0.0
+        self.consts: list[tuple[int, Any, Any, bool]] = []  # (slot, orig, copy, written)
+        self.program: Any = None  # set by replay.build
+        self.n_instr = 0
+        self.bytes_held = 0
+        self.guard: tuple[Any, ...] = ()
+
+
+def _version(t: Tensor) -> int:
+    vc = t._vc
+    return 0 if vc is None else vc.value
+
+
+class _Session:
+    """The capture's view of the scope while fn runs (the recorder's hooks call into it)."""
+
+    def __init__(self, cap: Capture, rec: Recorder, scope: Scope) -> None:
+        self.cap = cap
+        self.rec = rec
+        self.scope = scope
+        self.orig: list[Any] = []  # per tensor: its plain array before the run
+        self.grad0: list[Any] = []  # per tensor: its .grad before the run
+        self.gorig: list[Any] = []  # per tensor: its .grad's plain array, or None
+        self.base_versions: list[int] = []
+        self.new_grads: dict[int, tuple[int, Tensor]] = {}  # id(grad) -> (tag, tensor)
+        self.flags: list[tuple[bool, Any]] = []  # per tensor: requires_grad, grad_fn before
+
+    def start(self) -> None:
+        rec = self.rec
+        for i, t in enumerate(self.scope.tensors):
+            d = t._data
+            self.orig.append(d)
+            tr = rec.add_input(d)
+            k = rec.slot_of[id(tr)]
+            self.cap.inputs.append((i, False))
+            self.cap.input_slots.append(k)
+            t._data = tr
+            g = t._grad
+            self.grad0.append(g)
+            if g is not None:
+                gd = g._data
+                self.gorig.append(gd)
+                tg = rec.add_input(gd)
+                self.cap.inputs.append((i, True))
+                self.cap.input_slots.append(rec.slot_of[id(tg)])
+                g._data = tg
+            else:
+                self.gorig.append(None)
+            self.base_versions.append(_version(t))
+            self.flags.append((t._requires_grad, t.grad_fn))
+
+    def _slot_of_data(self, d: Any) -> int | None:
+        if isinstance(d, np.ndarray):
+            return self.rec.slot(d)
+        return None
+
+    def note(self) -> StateNote:
+        """The changes since the last note (the run's start, or the last sync)."""
+        note = StateNote()
+        rec = self.rec
+        for i, t in enumerate(self.scope.tensors):
+            d = t._data
+            if d is not rec.tracer[self.cap.input_slots[self._input_pos(i, False)]]:
+                k = self._slot_of_data(d)
+                if k is None:
+                    self.cap.unreplayable = "a tensor's array was replaced by an untracked one"
+                else:
+                    note.data.append((i, k))
+            g = t._grad
+            if g is None:
+                if self.grad0[i] is not None or True:
+                    note.grads.append((i, None))
+            elif g is self.grad0[i]:
+                note.grads.append((i, "same"))
+                gk = self._slot_of_data(g._data)
+                if gk is None:
+                    self.cap.unreplayable = "a gradient's array was replaced by an untracked one"
+                elif gk != self.cap.input_slots[self._input_pos(i, True)]:
+                    note.grads[-1] = (i, ("data", gk))
+            else:
+                tag = self.new_grads.get(id(g))
+                if tag is None:
+                    tag = (len(self.new_grads), g)
+                    self.new_grads[id(g)] = tag
+                k = self._slot_of_data(g._data)
+                if k is None or type(g) is not Tensor or g._requires_grad:
+                    self.cap.unreplayable = "a gradient was made outside the recorded calls"
+                    continue
+                note.grads.append((i, (tag[0], k)))
+            v = _version(t)
+            if v != self.base_versions[i]:
+                note.versions.append((i, v - self.base_versions[i]))
+                self.base_versions[i] = v
+        for i, t in enumerate(self.scope.tensors):
+            if (t._requires_grad, t.grad_fn) != self.flags[i]:
+                self.cap.unreplayable = "fn changed a tensor's requires_grad or history"
+        for j, m in enumerate(self.scope.modules):
+            note.training.append((j, m.training))
+        return note
+
+    def _input_pos(self, i: int, is_grad: bool) -> int:
+        return self.cap.inputs.index((i, is_grad))
+
+    def optimizer_step(self, opt: Any, closure: Any, update: Any) -> Any:
+        """The hook that Optimizer._run calls during a capture (an optimizer step is replayed
+        by calling it: a sync point)."""
+        rec = self.rec
+        if closure is not None:
+            rec.graph_break("an optimizer step with a closure")
+        if rec.recording:
+            note = self.note()
+            ref = (
+                ("index", self.scope.optimizers.index(opt))
+                if opt in self.scope.optimizers
+                else None
+            )
+            if ref is None:
+                rec.graph_break("an optimizer that the compiled function's scope does not name")
+            else:
+                self.cap.syncs.append((ref, note))
+                rec.sync(len(self.cap.syncs) - 1)
+        rec.paused += 1
+        slot = _dispatch.recorder[0]
+        _dispatch.recorder[0] = None
+        try:
+            return opt._run_eager(closure, update)
+        finally:
+            _dispatch.recorder[0] = slot
+            rec.paused -= 1
+            # The step's own version bumps happen again when the replay calls it.
+            for i, t in enumerate(self.scope.tensors):
+                self.base_versions[i] = _version(t)
+
+    def rng(self, generator: Any) -> Any:
+        """The hook that rng_of calls during a capture: draws are recorded."""
+        return RecordingRng(self.rec, generator)
+
+    def restore(self) -> None:
+        """Put plain arrays back into every tensor the run touched."""
+        rec = self.rec
+        for i, t in enumerate(self.scope.tensors):
+            t._data = _plain(rec, t._data, self.orig[i])
+            g0 = self.grad0[i]
+            if g0 is not None:
+                g0._data = _plain(rec, g0._data, self.gorig[i])
+            g = t._grad
+            if g is not None and g is not g0:
+                g._data = _plain(rec, g._data, None)
+        for _, g in self.new_grads.values():
+            g._data = _plain(rec, g._data, None)
+
+
+def _plain(rec: Recorder, d: Any, orig: Any) -> Any:
+    if isinstance(d, Tracer):
+        k = rec.slot_of.get(id(d))
+        if k is not None and rec.kind[k] == "input" and orig is not None and rec.plain[k] is orig:
+            return orig
+        return d.view(np.ndarray) if k is None else rec.plain[k]
+    return d
+
+
+def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
+    """The spec of fn's result: how a replay rebuilds it from slots."""
+    if isinstance(obj, Tensor):
+        for i, t in enumerate(scope.tensors):
+            if t is obj:
+                return ("ext", i)
+        if type(obj) is not Tensor:
+            cap.unreplayable = f"fn returned a {type(obj).__name__}"
+            return None
+        d = obj._data
+        k = rec.slot(d) if isinstance(d, np.ndarray) else None
+        if k is None:
+            cap.unreplayable = "fn returned a tensor made outside the recorded calls"
+            return None
+        obj._data = rec.plain[k]
+        gk = None
+        g = obj._grad
+        if g is not None:
+            gd = g._data
+            gk = rec.slot(gd) if isinstance(gd, np.ndarray) else None
+            if gk is None or type(g) is not Tensor or g._requires_grad:
+                cap.unreplayable = "fn returned a tensor whose .grad a replay cannot rebuild"
+                return None
+            g._data = rec.plain[gk]
+        gf = obj.grad_fn
+        if gf is not None:
+            # A graph that a backward inside fn ran through (retain_graph=True keeps it): the
+            # replayed tensor gets a node that refuses a backward (docs/compile.md).
+            final = cap.final
+            ran = cap.syncs or (final is not None and any(type(g) is tuple for _, g in final.grads))
+            if not (isinstance(gf, OpNode) and gf._released) and not _released(gf) and not ran:
+                cap.unreplayable = (
+                    "fn returned a tensor that requires grad with a live graph (call backward() "
+                    "inside the compiled function, or return a detached tensor)"
+                )
+                return None
+            return ("new", k, "graph", gk)
+        return ("new", k, bool(obj._requires_grad), gk)
+    t = type(obj)
+    if t is tuple or t is list:
+        return (t, [_outputs(cap, rec, scope, o) for o in obj])
+    if t is dict:
+        return (dict, {k: _outputs(cap, rec, scope, v) for k, v in obj.items()})
+    if obj is None or t in (int, float, bool, str, complex):
+        return ("lit", obj)
+    cap.unreplayable = f"fn returned a {t.__name__}"
+    return None
+
+
+class CompiledBackward(Node):
+    """The ``grad_fn`` of a tensor that a replay returns in place of one with a graph: the
+    graph stayed inside the compiled function, so a backward through it raises."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        raise RuntimeError(
+            "chainrule.compile: this tensor was returned by a replay of a compiled function and "
+            "its graph stayed inside the function; backward through it is not supported. Call "
+            "backward() inside the compiled function, or return a detached tensor."
+        )
+
+
+def _released(node: Node) -> bool:
+    return bool(getattr(node, "_released", False))
+
+
+def capture(
+    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], scope: Scope, fullgraph: bool
+) -> tuple[Capture, Any]:
+    """Run ``fn(*args, **kwargs)`` once, eagerly, recording it; returns (capture, result)."""
+    t0 = time.perf_counter()
+    cap = Capture()
+    rec = Recorder(fullgraph)
+    cap.rec = rec
+    sess = _Session(cap, rec, scope)
+    for t in scope.tensors[: scope.n_args]:
+        if t.grad_fn is not None and t._requires_grad:
+            cap.unreplayable = "an argument has autograd history from outside the function"
+    sess.start()
+    ACTIVE[0] = rec
+    _dispatch.recorder[0] = sess
+    try:
+        result = fn(*args, **kwargs)
+    except BaseException:
+        ACTIVE[0] = None
+        _dispatch.recorder[0] = None
+        sess.restore()
+        raise
+    ACTIVE[0] = None
+    _dispatch.recorder[0] = None
+    if rec.recording:
+        cap.final = sess.note()
+        cap.outputs = _outputs(cap, rec, scope, result)
+    sess.restore()
+    cap.breaks = list(rec.breaks)
+    cap.n_instr = len(rec.program)
+    # Constants (Note [tracing arrays]): the copy, and whether the program writes them.
+    for k, snap in rec.consts.items():
+        cap.consts.append((k, rec.plain[k], snap, k in rec.written))
+    cap.bytes_held = sum(int(c[2].nbytes) for c in cap.consts)
+    cap.seconds = time.perf_counter() - t0
+    return cap, result
+
+
+def check_escapes(cap: Capture) -> None:
+    """Drop the capture-time arrays; a Tracer still alive then was kept by fn somewhere the
+    capture cannot replay (a side effect): the capture is not used."""
+    rec = cap.rec
+    if rec is None:
+        return
+    alive = rec.alive
+    rec.keep = []
+    rec.plain = []
+    rec.tracer = []
+    rec.slot_of = {}
+    if any(r() is not None for r in alive):
+        gc.collect()
+    graph_out = _has_graph_output(cap.outputs)
+    if (
+        any(r() is not None for r in alive)
+        and not graph_out
+        and cap.unreplayable is None
+        and not cap.breaks
+    ):
+        cap.unreplayable = (
+            "an array made in fn outlived the call (kept where a replay cannot set it)"
+        )
+    cap.rec = None
+    cap._program_instrs = rec.program  # type: ignore[attr-defined]
+
+
+def _has_graph_output(spec: Any) -> bool:
+    """Whether fn returned a tensor whose (retained) graph holds the run's arrays."""
+    if not spec:
+        return False
+    if spec[0] == "new":
+        return spec[2] == "graph"
+    if spec[0] in (tuple, list):
+        return any(_has_graph_output(s) for s in spec[1])
+    if spec[0] is dict:
+        return any(_has_graph_output(s) for s in spec[1].values())
+    return False

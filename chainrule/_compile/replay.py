@@ -1,0 +1,329 @@
+"""Replay: a capture's program written out as one straight-line Python function, and the code
+that runs it on a call's live arrays and then sets what the eager run would have set.
+
+Note [replay program]
+    Each kept instruction becomes one line, ``s12 = F3(s4, L0, axis=1)``: the recorded
+    callable (a ufunc, a NumPy function, an ndarray method, a generator's draw) on the slots of
+    this run. Slots are locals; the arrays that the capture read from tensors come in as the
+    argument, in the capture's order; constants come from the function's globals (a written
+    one as a fresh copy). An instruction whose results no later line, sync point or visible
+    result reads, and which writes nothing and draws no random numbers, is dropped. A sync
+    point is a call ``SYNC(j, (slots...))``: it sets the tensors' state as the eager run had
+    it there and runs the optimizer's own step. The same NumPy calls on the same arrays in the
+    same order give the eager run's results, bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrule._compile._recorder import Instr, Recorder, Ref, _root
+from chainrule._compile.capture import Capture, CompiledBackward, StateNote
+from chainrule._compile.guards import Scope
+from chainrule._tensor import Tensor, _new_tensor
+from chainrule.autograd._codegen import compile_generated
+
+__all__ = ["build", "run"]
+
+_SIMPLE = (int, bool, str, type(None))
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.env: dict[str, Any] = {"asarray": np.asarray}
+        self.ids: dict[int, str] = {}
+
+    def name(self, obj: Any, prefix: str) -> str:
+        n = self.ids.get(id(obj))
+        if n is None:
+            n = f"{prefix}{len(self.env)}"
+            self.env[n] = obj
+            self.ids[id(obj)] = n
+        return n
+
+    def expr(self, tm: Any) -> str:
+        if isinstance(tm, Ref):
+            return f"s{tm.slot}"
+        t = type(tm)
+        if t is tuple:
+            inner = ", ".join(self.expr(o) for o in tm)
+            return f"({inner},)" if tm else "()"
+        if t is list:
+            return "[" + ", ".join(self.expr(o) for o in tm) + "]"
+        if t is dict:
+            return "{" + ", ".join(f"{k!r}: {self.expr(v)}" for k, v in tm.items()) + "}"
+        if t in _SIMPLE or (t is float and tm == tm and abs(tm) != float("inf")):
+            return repr(tm)
+        return self.name(tm, "L")
+
+
+def _used(tm: Any, out: set[int]) -> None:
+    if isinstance(tm, Ref):
+        out.add(tm.slot)
+    elif type(tm) in (tuple, list):
+        for o in tm:
+            _used(o, out)
+    elif type(tm) is dict:
+        for o in tm.values():
+            _used(o, out)
+
+
+def _outs(ins: Instr) -> tuple[int, ...]:
+    o = ins.outs
+    if o is None:
+        return ()
+    return (o,) if isinstance(o, int) else o
+
+
+def _output_slots(spec: Any, out: set[int]) -> None:
+    if spec is None:
+        return
+    tag = spec[0]
+    if tag == "new":
+        out.add(spec[1])
+        if spec[3] is not None:
+            out.add(spec[3])
+    elif tag in (tuple, list):
+        for s in spec[1]:
+            _output_slots(s, out)
+    elif tag is dict:
+        for s in spec[1].values():
+            _output_slots(s, out)
+
+
+# Note [replay scalars]
+#     A ufunc given a float array and a Python number types the number by NEP 50's weak rule
+#     (cast to the array's dtype), on NumPy's slow path; given a 0-d array of that dtype
+#     holding the same cast value it takes the fast path and computes the same bits (Note
+#     [scalar operands] in ops/_apply.py makes the same trade in eager). The program is written
+#     with such 0-d constants in place of finite numbers beside a float slot.
+
+
+def _scalar_args(ins: Instr, rec: Recorder) -> Any:
+    args = ins.args
+    if not isinstance(ins.fn, np.ufunc) or ins.kwargs or len(args) != 2:
+        return args
+    a, b = args
+    for num, arr in ((a, b), (b, a)):
+        if type(num) in (float, int) and isinstance(arr, Ref):
+            dt = rec.plain[arr.slot].dtype
+            if dt.kind != "f" or not abs(num) < float(np.finfo(dt).max):
+                return args
+            c = np.array(num, dtype=dt)
+            c.flags.writeable = False
+            return (c, b) if num is a else (a, c)
+    return args
+
+
+# Note [elided copies]
+#     AccumulateGrad keeps an incoming gradient as ``.grad`` without a copy when nothing else
+#     holds its array (_stealable in autograd/_nodes.py); on a Tracer it always copies. The
+#     replay drops such a copy (``ndarray.copy`` of a C-contiguous, writable temporary whose
+#     memory no later line, sync point or result reads) and keeps the array itself: the same
+#     values, as eager's stolen gradient is.
+
+
+def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[int]) -> set[int]:
+    """The copy instructions to write as aliases (Note [elided copies]), by ``id``."""
+    prog = rec.program
+    last: dict[int, int] = {}  # slot -> index of the last kept line that reads it
+    for i, ins in enumerate(prog):
+        if not keep[i]:
+            continue
+        used: set[int] = set()
+        if ins.sync is not None:
+            used.update(cap.syncs[ins.sync][1].slots())
+        else:
+            _used(ins.args, used)
+            _used(ins.kwargs, used)
+        for k in used:
+            last[k] = i
+    for k in final:
+        last[k] = len(prog)
+    # Slots by the buffer at the root of their view chain: only slots over the same buffer
+    # can share memory (the capture keeps every array alive, so the ids are distinct).
+    by_root: dict[int, list[int]] = {}
+    for j in last:
+        by_root.setdefault(id(_root(rec.plain[j])), []).append(j)
+    input_roots = {id(_root(x)) for x in rec.inputs}
+    out: set[int] = set()
+    copy = np.ndarray.copy
+    for i, ins in enumerate(prog):
+        if not keep[i] or ins.fn is not copy or ins.kwargs or len(ins.args) != 1:
+            continue
+        src = ins.args[0]
+        if not isinstance(src, Ref) or not isinstance(ins.outs, int):
+            continue
+        k = src.slot
+        a = rec.plain[k]
+        if rec.kind[k] != "value" or last.get(k) != i:
+            continue
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            continue
+        r = id(_root(a))
+        if r in input_roots or any(j != k and last[j] > i for j in by_root.get(r, ())):
+            continue
+        out.add(id(ins))
+    return out
+
+
+# complexity: one case per kind of recorded step of the replay program.
+def build(cap: Capture, rec: Recorder) -> None:  # noqa: C901
+    """Write ``cap.program`` (Note [replay program])."""
+    final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
+    _output_slots(cap.outputs, final_slots)
+    ret = sorted(final_slots)
+    needed = set(ret)
+    keep: list[bool] = []
+    for ins in reversed(rec.program):
+        k = (
+            ins.sync is not None
+            or ins.random
+            or bool(ins.writes)
+            or any(s in needed for s in _outs(ins))
+        )
+        keep.append(k)
+        if k:
+            if ins.sync is not None:
+                needed.update(cap.syncs[ins.sync][1].slots())
+            else:
+                _used(ins.args, needed)
+                _used(ins.kwargs, needed)
+    keep.reverse()
+    alias = _elided_copies(cap, rec, keep, ret)
+    w = _Writer()
+    lines = ["def program(I, SYNC):"]
+    if cap.input_slots:
+        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
+    for k, orig, snap, written in cap.consts:
+        if k not in needed:
+            continue
+        if written:
+            lines.append(f"    s{k} = {w.name(snap, 'K')}.copy()")
+        else:
+            lines.append(f"    s{k} = {w.name(orig, 'K')}")
+    n = 0
+    for ins, k in zip(rec.program, keep):
+        if not k:
+            continue
+        n += 1
+        if ins.sync is not None:
+            slots = cap.syncs[ins.sync][1].slots()
+            vals = "".join(f"s{s}, " for s in slots)
+            lines.append(f"    SYNC({ins.sync}, ({vals}))")
+            continue
+        if id(ins) in alias:
+            lines.append(f"    s{ins.outs} = s{ins.args[0].slot}")
+            continue
+        call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
+        if ins.kwargs:
+            sep = ", " if ins.args else ""
+            call += sep + ", ".join(f"{key}={w.expr(v)}" for key, v in ins.kwargs.items())
+        call += ")"
+        outs = _outs(ins)
+        if not outs:
+            lines.append(f"    {call}")
+        elif isinstance(ins.outs, int):
+            if ins.outs in ins.scalar:
+                call = f"asarray({call})"
+            lines.append(f"    s{ins.outs} = {call}")
+        else:
+            lines.append("    " + ", ".join(f"s{s}" for s in outs) + f", = {call}")
+            for s in outs:
+                if s in ins.scalar:
+                    lines.append(f"    s{s} = asarray(s{s})")
+    lines.append("    return (" + "".join(f"s{s}, " for s in ret) + ")")
+    src = "\n".join(lines) + "\n"
+    cap.program = compile_generated(src, "compiled program", w.env)["program"]
+    cap.source = src  # type: ignore[attr-defined]
+    cap.ret_slots = ret  # type: ignore[attr-defined]
+    cap.n_instr = n
+    cap.read_consts = [  # type: ignore[attr-defined]
+        (orig, snap)
+        for k, orig, snap, written in cap.consts
+        if k in needed and not written and orig.flags.writeable
+    ]
+    cap.bytes_held = sum(int(c[2].nbytes) for c in cap.consts if c[0] in needed)
+
+
+def consts_hold(cap: Capture) -> bool:
+    """Whether the constants the program only reads still hold their captured values."""
+    for orig, snap in cap.read_consts:  # type: ignore[attr-defined]
+        if not np.array_equal(orig, snap):
+            return False
+    return True
+
+
+def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, Tensor]) -> None:
+    ts = scope.tensors
+    for i, k in note.data:
+        ts[i]._data = vals[k]
+    for i, g in note.grads:
+        t = ts[i]
+        if g is None:
+            t._grad = None
+        elif g == "same":
+            pass
+        elif g[0] == "data":
+            grad: Any = t._grad
+            grad._data = vals[g[1]]
+        else:
+            tag, k = g
+            gt = made.get(tag)
+            if gt is None:
+                gt = made[tag] = _new_tensor(vals[k])
+            t._grad = gt
+    for i, d in note.versions:
+        ts[i]._get_vc().value += d
+    mods = scope.modules
+    for j, tr in note.training:
+        if mods[j].training is not tr:
+            mods[j].training = tr
+
+
+def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
+    tag = spec[0]
+    if tag == "new":
+        if spec[2] == "graph":
+            t = Tensor._from_node(vals[spec[1]], CompiledBackward(), 0)
+        else:
+            t = _new_tensor(vals[spec[1]])
+        if spec[2] is True:
+            t._requires_grad = True
+        if spec[3] is not None:
+            t._grad = _new_tensor(vals[spec[3]])
+        return t
+    if tag == "ext":
+        return scope.tensors[spec[1]]
+    if tag == "lit":
+        return spec[1]
+    if tag is tuple:
+        return tuple(_rebuild(s, scope, vals) for s in spec[1])
+    if tag is list:
+        return [_rebuild(s, scope, vals) for s in spec[1]]
+    return {k: _rebuild(s, scope, vals) for k, s in spec[1].items()}
+
+
+def _grad_data(t: Tensor) -> Any:
+    g: Any = t._grad
+    return g._data
+
+
+def run(cap: Capture, scope: Scope) -> Any:
+    """Replay ``cap`` on the live arrays of ``scope``; returns what fn would have returned."""
+    ts = scope.tensors
+    arrays = [_grad_data(ts[i]) if g else ts[i]._data for i, g in cap.inputs]
+    made: dict[int, Tensor] = {}
+
+    def sync(j: int, values: tuple[Any, ...]) -> None:
+        ref, note = cap.syncs[j]
+        _apply(note, scope, dict(zip(note.slots(), values)), made)
+        scope.optimizers[ref[1]].step()
+
+    res = cap.program(arrays, sync)
+    vals = dict(zip(cap.ret_slots, res))  # type: ignore[attr-defined]
+    assert cap.final is not None
+    _apply(cap.final, scope, vals, made)
+    return _rebuild(cap.outputs, scope, vals)
