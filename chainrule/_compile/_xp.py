@@ -44,6 +44,11 @@ class _RecordingNumpy:
                 if _has_tracer(args) or _has_tracer(kwargs):
                     return _function_call(f, args, kwargs)
                 return f(*args, **kwargs)
+            if hasattr(f, "_implementation") and (_has_tracer(args) or _has_tracer(kwargs)):
+                # A function NumPy dispatches (``copyto``, ``put_along_axis``...): handed to
+                # Tracer.__array_function__ as a direct ``np.`` call would be, which knows the
+                # ones that write into an argument.
+                return f(*args, **kwargs)
             return rec.call(f, args, kwargs, f"np.{name}")
 
         call.__name__ = name
@@ -88,6 +93,15 @@ class _TracingBackend(NumpyBackend):
 
     def scatter_add(self, target: np.ndarray, index: Any, values: Any) -> None:
         np.add.at(target, index, values)
+
+    # NumPy functions that do not dispatch to an array subclass: through the recording xp.
+    def as_strided(self, array: Any, shape: Any, strides: Any) -> np.ndarray:
+        return self.xp.lib.stride_tricks.as_strided(
+            array, shape=shape, strides=strides, writeable=False
+        )
+
+    def copy_to_device(self, array: Any, device: Any = None) -> np.ndarray:
+        return self.xp.array(array, copy=True)
 
     def check_index_bounds(self, index: Any, size: int, dim: int = 0) -> None:
         """NumPy's check, as one boolean read of the data (a checked read, Note [checked

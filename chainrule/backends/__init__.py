@@ -183,6 +183,12 @@ def backend_of(*arrays: Any) -> Backend:
         if found is None:
             found, first = b, a
         elif b is not found:
+            if b.device == "cpu" and found.device == "cpu":
+                # NumPy and a host array type another layer registered (compile's tracing
+                # arrays): one device; the registered backend wins, so its xp sees the op.
+                if found is _NUMPY:
+                    found, first = b, a
+                continue
             if b is _NUMPY and _is_scalar(a):
                 continue
             if found is _NUMPY and _is_scalar(first):
@@ -191,7 +197,7 @@ def backend_of(*arrays: Any) -> Backend:
             if found is _NUMPY:  # PyTorch names the GPU first: "cuda:0 and cpu"
                 _mixed(b.device_of(a), "cpu")
             _mixed(found.device_of(first), b.device_of(a))
-        elif b is not _NUMPY and b.multi_gpu and a.device.id != first.device.id:
+        elif b.device != "cpu" and b.multi_gpu and a.device.id != first.device.id:
             _mixed(found.device_of(first), b.device_of(a))
     return found if found is not None else _NUMPY
 

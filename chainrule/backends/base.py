@@ -55,6 +55,7 @@ class Backend:
     name: str = ""
     device: str = ""
     xp: Any = None
+    multi_gpu: bool = False  # whether two arrays of this backend can be on different devices
 
     # Where arrays live -------------------------------------------------------------------
     def device_of(self, array: Any) -> str:

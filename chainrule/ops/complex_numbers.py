@@ -202,10 +202,12 @@ def view_as_complex_copy(input: Any) -> Any:
 @defop(name="complex", promote=None)
 def _complex(xp: Any, a: Any, b: Any) -> Any:
     """a + i b, of the complex dtype of a's precision."""
-    out = xp.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a.dtype, np.complex64))
-    out.real = a
-    out.imag = b
-    return out
+    # Built as one expression (no writes into attributes), so that compile's tracing arrays
+    # record it: the pairs (a, b) side by side, viewed as complex numbers.
+    rdt = np.result_type(a.dtype, np.float32)
+    cdt = np.result_type(a.dtype, np.complex64)
+    ab = xp.stack(xp.broadcast_arrays(a, b), axis=-1).astype(rdt)
+    return ab.view(cdt)[..., 0]
 
 
 @_complex.vjp

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._creation import tensor
+from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, ns
 
 # The torch-level names; torch.linalg's (lu_factor, lu_factor_ex, lu_solve_packed as
@@ -138,7 +139,7 @@ def _perm(piv: np.ndarray, m: int) -> np.ndarray:
 
 def _host(x: Any) -> np.ndarray:
     d = getattr(x, "_data", x)
-    return d if type(d) is np.ndarray else np.asarray(d.get())
+    return d if type(d) is np.ndarray else backend_of(d).to_host(d)
 
 
 @_lu.vjp

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule.backends import backend_of
 from chainrule.ops._registry import apply_op, defop, ns
 
 __all__: list[str] = []
@@ -109,9 +110,9 @@ def _like(ref: Any, a: np.ndarray) -> Any:
     if hasattr(ref, "_data"):
         from chainrule._tensor import _new_tensor
 
-        xp = type(ref._data)
-        return _new_tensor(a if xp is np.ndarray else ref._backend.asarray(a))
-    return a if type(ref) is np.ndarray else type(ref)(a)
+        return _new_tensor(a if isinstance(ref._data, np.ndarray) else ref._backend.asarray(a))
+    # A NumPy array (a compile Tracer too) takes the host constant as it is.
+    return a if isinstance(ref, np.ndarray) else backend_of(ref).asarray(a)
 
 
 def resize_signal(x: Any, sizes: dict[int, int]) -> Any:
