@@ -178,12 +178,8 @@ def _conv2d(
         return out
     if stride == (1, 1) and groups == 1:
         if _shift_plan(x, kh, kw, ho, stride, padding, dilation, groups, o):
-            out = _conv_shifted(xp, x, w, ho, wo, padding, dilation)
-        else:
-            out = _conv_sample_cols(xp, x, w, ho, wo, padding, dilation)
-        if b is not None:
-            out += b.reshape(1, o, 1, 1)
-        return out
+            return _conv_shifted(xp, x, w, ho, wo, padding, dilation, b)
+        return _conv_sample_cols(xp, x, w, ho, wo, padding, dilation, b)
     cols, wr = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
     out = _crop_cols(xp, xp.matmul(w.reshape(groups, o // groups, -1), cols), n, ho, wo, wr)
     if b is not None:
