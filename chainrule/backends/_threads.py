@@ -25,15 +25,30 @@ __all__ = ["num_threads", "set_threads", "parallel_map", "chunks"]
 
 T = TypeVar("T")
 
-# The count given to set_threads (None: the default); the pool and the count it was made for.
-_state: dict[str, Any] = {"count": None, "pool": None, "pool_size": 0}
+# The count given to set_threads (None: the default); the pool and the count it was made for;
+# the default count once read; the BLAS libraries' thread-count functions once found.
+_state: dict[str, Any] = {
+    "count": None,
+    "pool": None,
+    "pool_size": 0,
+    "default": None,
+    "blas": None,
+}
 _lock = threading.Lock()
 _local = threading.local()
 
 
 def default_threads() -> int:
     """``OMP_NUM_THREADS`` when it is a positive integer, else the number of cores this process
-    may run on (PyTorch's default)."""
+    may run on (PyTorch's default). Read once, as PyTorch does at startup (``_forget_pool``
+    and the tests clear the cached value)."""
+    n = _state.get("default")
+    if n is None:
+        n = _state["default"] = _read_default()
+    return n
+
+
+def _read_default() -> int:
     env = os.environ.get("OMP_NUM_THREADS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
@@ -66,9 +81,11 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 
 def _forget_pool() -> None:
-    # A forked child inherits the executor object but not its threads.
+    # A forked child inherits the executor object but not its threads (nor, maybe, the
+    # parent's CPU affinity).
     _state["pool"] = None
     _state["pool_size"] = 0
+    _state["default"] = None
 
 
 if hasattr(os, "register_at_fork"):

@@ -45,13 +45,8 @@ def _zero_pad(xp: Any, x: Any, pt: int, pb: int, pl: int, pr: int, slot: str | N
     if slot is None:
         out = xp.zeros(shape, dtype=x.dtype)
     else:
-        # Only the border is zeroed: the interior is overwritten next (a reused buffer holds
-        # old values everywhere).
         out = _scratch_array(xp, shape, x.dtype, slot)
-        out[:, :, :pt].fill(0)
-        out[:, :, pt + h :].fill(0)
-        out[:, :, pt : pt + h, :pl].fill(0)
-        out[:, :, pt : pt + h, pl + w :].fill(0)
+        out.fill(0)
     out[:, :, pt : pt + h, pl : pl + w] = x
     return out
 
@@ -257,6 +252,96 @@ def _conv_shifted(
         return _finish(xp, out.reshape(xs.shape[0], o, ho, wp), wo, dest, b)
 
     return _by_samples(xp, part, x, (x.shape[0], o, ho, wo), _conv_flops(x, w, ho, wp))
+
+
+def _conv_rowfold(
+    xp: Any, x: Any, w: Any, ho: int, wo: int, padding: Any, dilation: Any, b: Any = None
+) -> Any:
+    """Stride-1 conv (one group), sample by sample: the kw column shifts of the padded,
+    flattened input stacked as (C*kw, Hp*Wp) (one copy, in the scratch slot "cols"), then per
+    kernel row i one product w[:, :, i, :] (O, C*kw) @ its columns from d0*i*Wp, summed into
+    the sample's (O, Ho*Wp); the junk columns cropped and the bias added at the end. Against
+    the shifted products: BLAS gets a K of C*kw instead of C and kh calls instead of kh*kw,
+    and a sample's partial sums stay in cache (measured 1.3-1.7x faster for 32-64 channels
+    on 16x16 and 32x32 images; even on small ones). The batch is split over the thread pool."""
+    o, c, kh, kw = w.shape
+    wp = x.shape[3] + padding[1][0] + padding[1][1]
+    length = ho * wp
+    span = length + dilation[0] * (kh - 1) * wp
+    wrows = xp.ascontiguousarray(xp.moveaxis(w, 2, 0)).reshape(kh, o, c * kw)
+
+    def part(xs: Any, dest: Any) -> Any:
+        n = xs.shape[0]
+        xf, _ = _shifted_input(xp, xs, kw, padding, dilation)
+        cols = _scratch_array(xp, (c, kw, span), xs.dtype, "cols")
+        flat = cols.reshape(c * kw, span)
+        out = xp.empty((n, o, length), dtype=xs.dtype)
+        tmp = xp.empty((o, length), dtype=xs.dtype) if kh > 1 else None
+        for s in range(n):
+            for j in range(kw):
+                off = dilation[1] * j
+                cols[:, j, :] = xf[s, :, off : off + span]
+            xp.matmul(wrows[0], flat[:, :length], out=out[s])
+            for i in range(1, kh):
+                off = dilation[0] * i * wp
+                xp.matmul(wrows[i], flat[:, off : off + length], out=tmp)
+                out[s] += tmp
+        return _finish(xp, out.reshape(n, o, ho, wp), wo, dest, b)
+
+    return _by_samples(xp, part, x, (x.shape[0], o, ho, wo), _conv_flops(x, w, ho, wp))
+
+
+def _weight_rowfold(xp: Any, x: Any, g: Any, kh: int, kw: int, padding: Any, dilation: Any) -> Any:
+    """Weight gradient of a stride-1 conv (one group), the adjoint of ``_conv_rowfold``: per
+    sample and kernel row i, gw[:, :, i, :] += gpad[n] (O, Ho*Wp) @ (its columns of the stacked
+    column shifts from d0*i*Wp)^T, with g zero-padded to Wp-wide rows. The batch is split over
+    the thread pool."""
+    _, o, ho, wo = g.shape
+    c = x.shape[1]
+
+    def part(xs: Any, gs: Any) -> Any:
+        n = xs.shape[0]
+        xf, wp = _shifted_input(xp, xs, kw, padding, dilation)
+        length = ho * wp
+        span = length + dilation[0] * (kh - 1) * wp
+        gp = gs
+        if wp != wo:
+            gp = xp.zeros((n, o, ho, wp), dtype=gs.dtype)
+            gp[..., :wo] = gs
+        gp = gp.reshape(n, o, length)
+        cols = _scratch_array(xp, (c, kw, span), xs.dtype, "cols")
+        flat = cols.reshape(c * kw, span)
+        acc = xp.empty((kh, o, c * kw), dtype=gs.dtype)
+        tmp = xp.empty((o, c * kw), dtype=gs.dtype)
+        for s in range(n):
+            for j in range(kw):
+                off = dilation[1] * j
+                cols[:, j, :] = xf[s, :, off : off + span]
+            for i in range(kh):
+                off = dilation[0] * i * wp
+                run = flat[:, off : off + length].T
+                if s == 0:
+                    xp.matmul(gp[s], run, out=acc[i])
+                else:
+                    xp.matmul(gp[s], run, out=tmp)
+                    acc[i] += tmp
+        return xp.ascontiguousarray(xp.moveaxis(acc.reshape(kh, o, c, kw), 0, 2))
+
+    flops = 2.0 * g.shape[0] * o * c * kh * kw * ho * wo
+    return _summed_over_samples(xp, part, x, g, flops)
+
+
+def _rowfold_plan(x: Any, kw: int) -> bool:
+    """Whether a stride-1 conv of one group runs as ``_conv_rowfold``: kernels wider than one
+    column on inputs of at least ROWFOLD_MIN_C channels (below, C*kw is too short a product
+    and the per-sample columns of all kh*kw taps are faster)."""
+    return kw > 1 and x.shape[1] >= ROWFOLD_MIN_C
+
+
+ROWFOLD_MIN_C = 4
+# The weight gradient's row-folded products beat the shifted ones from about this many columns
+# Ho*Wp per sample (measured: 0.9x at 32x32 images, 1.8x slower at 16x16 and 14x14).
+ROWFOLD_WEIGHT_MIN_COLS = 512
 
 
 def _sample_cols(

@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule.ops import _conv_kernels as _kernels
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (
     check_bias,
@@ -177,6 +178,8 @@ def _conv2d(
             out += b.reshape(1, o, 1, 1)
         return out
     if stride == (1, 1) and groups == 1:
+        if _kernels._rowfold_plan(x, kw):
+            return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
         if _shift_plan(x, kh, kw, ho, stride, padding, dilation, groups, o):
             return _conv_shifted(xp, x, w, ho, wo, padding, dilation, b)
         return _conv_sample_cols(xp, x, w, ho, wo, padding, dilation, b)
@@ -327,6 +330,9 @@ def _conv2d_weight(
     if stride == (1, 1) and groups == 1:
         if x.shape[1] * kh * kw <= SAMPLE_COLS_MAX_K:
             return _weight_sample_cols(xp, x, g, kh, kw, padding, dilation)
+        wp = x.shape[3] + padding[1][0] + padding[1][1]
+        if _kernels._rowfold_plan(x, kw) and ho * wp >= _kernels.ROWFOLD_WEIGHT_MIN_COLS:
+            return _kernels._weight_rowfold(xp, x, g, kh, kw, padding, dilation)
         return _weight_shifted(xp, x, g, kh, kw, padding, dilation)
     if _phase_plan(stride, dilation, groups, ho * wo):
         return _weight_phased(xp, x, g, kh, kw, stride, padding)

@@ -40,13 +40,18 @@ def pool_on(monkeypatch: Any) -> Any:
 
 
 CASES = [
-    # (x shape, w shape, kwargs): the shifted plan (C >= 4, O <= 2C), the per-sample columns
-    # (C < 4, or O > 2C), a strided conv (its phases are stride-1 convs), dilation.
+    # (x shape, w shape, kwargs): the row-folded plan (C >= 4, kw > 1), the shifted products
+    # (one-column kernels, O <= 2C), the per-sample columns (C < 4, or kw = 1 and O > 2C), a
+    # strided conv (its phases are stride-1 convs), dilation.
     ((5, 6, 7, 8), (4, 6, 3, 3), dict(padding=1)),
-    ((4, 2, 6, 6), (5, 2, 3, 3), dict(padding=1)),
     ((3, 4, 5, 6), (12, 4, 3, 2), dict(padding=(1, 0))),
+    ((4, 6, 5, 5), (5, 6, 1, 1), dict()),
+    ((3, 5, 6, 6), (4, 5, 3, 1), dict(padding=(1, 0))),
+    ((4, 2, 6, 6), (5, 2, 3, 3), dict(padding=1)),
+    ((3, 4, 5, 5), (9, 4, 1, 1), dict()),
     ((4, 5, 9, 8), (4, 5, 3, 3), dict(stride=2, padding=1)),
     ((3, 4, 8, 8), (4, 4, 3, 3), dict(padding=2, dilation=2)),
+    ((3, 4, 8, 9), (4, 4, 2, 3), dict(padding=(1, 2), dilation=(2, 1))),
 ]
 
 
@@ -55,6 +60,30 @@ def test_split_conv_matches_torch(xs: Any, ws: Any, kw: Any, pool_on: Any) -> No
     x, w, b = RNG.uniform(-1, 1, xs), RNG.uniform(-1, 1, ws), RNG.uniform(-1, 1, ws[0])
     compare(lambda m, x, w, b: F(m).conv2d(x, w, b, **kw), [x, w, b])
     assert pool_on and max(pool_on) == 3  # forward, input and weight gradients were split
+
+
+WEIGHT_ROWFOLD = [  # C*kh*kw > SAMPLE_COLS_MAX_K, C >= 4, kw > 1
+    ((5, 6, 7, 8), (4, 6, 3, 3), dict(padding=1)),
+    ((3, 8, 8, 8), (4, 8, 3, 3), dict(padding=2, dilation=2)),
+    ((2, 9, 7, 8), (3, 9, 2, 3), dict(padding=(1, 2), dilation=(2, 1))),
+]
+
+
+@pytest.mark.parametrize("xs,ws,kw", WEIGHT_ROWFOLD, ids=str)
+@pytest.mark.parametrize("split", [False, True])
+def test_weight_rowfold_matches_torch(
+    xs: Any, ws: Any, kw: Any, split: bool, monkeypatch: Any
+) -> None:
+    # The row-folded weight gradient runs from ROWFOLD_WEIGHT_MIN_COLS output columns; force it.
+    monkeypatch.setattr(_conv_kernels, "ROWFOLD_WEIGHT_MIN_COLS", 0)
+    monkeypatch.setattr(_conv_kernels, "PARALLEL_MIN_FLOPS", 0)
+    monkeypatch.setitem(_threads._state, "count", 2 if split else 1)
+    used = []
+    real = _conv_kernels._weight_rowfold
+    monkeypatch.setattr(_conv_kernels, "_weight_rowfold", lambda *a: used.append(1) or real(*a))
+    x, w = RNG.uniform(-1, 1, xs), RNG.uniform(-1, 1, ws)
+    compare(lambda m, x, w: F(m).conv2d(x, w, **kw), [x, w])
+    assert used
 
 
 def test_split_conv_double_backward(pool_on: Any) -> None:
@@ -123,9 +152,10 @@ def test_num_threads_follows_set_num_threads_and_omp(monkeypatch: Any) -> None:
     from chainrule import _runtime
 
     monkeypatch.setitem(_threads._state, "count", None)
+    monkeypatch.setitem(_threads._state, "default", None)
     monkeypatch.setitem(_runtime._state, "threads", None)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     assert cr.get_num_threads() == 3 == _threads.num_threads()
+    monkeypatch.setitem(_threads._state, "default", None)
     monkeypatch.setenv("OMP_NUM_THREADS", "")
-    monkeypatch.delenv("OMP_NUM_THREADS")
     assert _threads.num_threads() == _threads.default_threads() >= 1
