@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from chainrule import ops as _ops
-from chainrule.ops import normalization as _norm_ops
 from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.nn._functional._common import (
@@ -17,6 +16,7 @@ from chainrule.nn._functional._common import (
     _not_implemented_for_ints,
     _size,
 )
+from chainrule.ops import normalization as _norm_ops
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._conv_args import arg_type as _arg_type
 
