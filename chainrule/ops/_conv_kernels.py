@@ -237,17 +237,14 @@ def _conv_shifted(
     def part(xs: Any, dest: Any) -> Any:
         xf, _ = _shifted_input(xp, xs, kw, padding, dilation)
         length = ho * wp
-        out = tmp = None
+        out = xp.matmul(w[:, :, 0, 0], xf[:, :, :length])
+        tmp = xp.empty_like(out) if kh * kw > 1 else None
         for i in range(kh):
             for j in range(kw):
-                off = dilation[0] * i * wp + dilation[1] * j
-                run = xf[:, :, off : off + length]
-                if out is None:
-                    out = xp.matmul(w[:, :, i, j], run)
+                if i == j == 0:
                     continue
-                if tmp is None:
-                    tmp = xp.empty_like(out)
-                xp.matmul(w[:, :, i, j], run, out=tmp)  # one scratch product, reused
+                off = dilation[0] * i * wp + dilation[1] * j
+                xp.matmul(w[:, :, i, j], xf[:, :, off : off + length], out=tmp)  # reused scratch
                 out += tmp
         return _finish(xp, out.reshape(xs.shape[0], o, ho, wp), wo, dest, b)
 
