@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["num_threads", "set_threads", "parallel_map", "chunks"]
 
@@ -70,6 +72,9 @@ def set_threads(n: int | None) -> None:
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
+    # Imported here: concurrent.futures costs `import chainrule` several milliseconds.
+    from concurrent.futures import ThreadPoolExecutor
+
     with _lock:
         pool = _state["pool"]
         if pool is None or _state["pool_size"] != workers:
