@@ -2,9 +2,12 @@
 
 Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 image):
 
-- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Four plans (all BLAS, no per-pixel
-  loops), chosen by measured speed:
-  * stride 1, one group, C >= 4, O <= 2C: kh*kw shifted products. With the padded image
+- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Five plans (all BLAS, no per-pixel
+  loops), chosen by measured speed; the stride-1 ones split the batch over chainrule's thread
+  pool (``_conv_kernels.py``):
+  * stride 1, one group, C >= 4, kw > 1: row-folded, per sample the kw column shifts of the
+    flattened padded image stacked as (C*kw, Hp*Wp) and kh products with K = C*kw.
+  * other stride-1 convs with C >= 4, O <= 2C: kh*kw shifted products. With the padded image
     flattened to rows of width Wp, kernel offset (i, j) is one contiguous run of it, so
     w[:, :, i, j] @ run reads the input in place; the Wp - Wo junk columns per row are
     cropped at the end.
@@ -25,7 +28,8 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   kh*kw strided adds), cropped by the padding.
 - ``conv2d_weight(x, g)``: the adjoint of conv2d in w: stride 1 (one group), per kernel offset
   the products of g with the shifted runs of x, summed over the batch, or, when C*kh*kw <=
-  SAMPLE_COLS_MAX_K, one product of g with the per-sample columns; strided, per phase;
+  SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
+  ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; strided, per phase;
   otherwise im2col and one GEMM.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
