@@ -8,7 +8,11 @@ split the batch into parts run at once on chainrule's thread pool (``backends/_t
 when it has several threads and each part is worth a dispatch (``PARALLEL_MIN_FLOPS``): their
 products are per sample anyway, too small for OpenBLAS to split. Each part writes its samples
 of the output (the weight gradient: the parts' sums are added), so one part gives the values
-of the serial kernel, and several the same up to the order of the weight gradient's sum."""
+of the serial kernel, and several the same up to the order of the weight gradient's sum.
+
+Why this file is over 400 lines: the conv plans' kernels (forward and weight gradient of each)
+share the scratch buffers and the batch split; the max-pooling argmax passes at the end are the
+part to move out next."""
 
 from __future__ import annotations
 
