@@ -2,7 +2,10 @@
 the same pinned thread count, and print medians, spread and the chainrule/PyTorch ratio.
 
 Usage: python bench/run.py [--threads 1,2] [--repeats N] [--rounds R] [workload ...]
-Results are also written to bench/results/latest.json.
+Results are also written to bench/results/latest.json. The default thread counts are 1, 2 and
+``os.cpu_count()`` where that is larger; after the main table a scaling table gives, for each
+workload run at several counts, each library's best-round time per count and its speedup over
+one thread.
 
 The two libraries' processes alternate ``--rounds`` times per workload and each library's
 figure is its best round (lowest median): this VM shares its cores with other jobs, which slow
@@ -81,6 +84,43 @@ def import_time(lib: str, n: int = 7) -> dict:
     }
 
 
+def _default_threads() -> str:
+    """1 and 2 threads, and all the cores where there are more."""
+    counts = [1, 2]
+    if (os.cpu_count() or 1) > 2:
+        counts.append(os.cpu_count() or 1)
+    return ",".join(map(str, counts))
+
+
+def scaling_table(rows: list[dict]) -> list[str]:
+    """Lines of the scaling table: per workload timed at several thread counts, each library's
+    best-round median per count, and its speedup over its own 1-thread figure."""
+    by_name: dict[str, dict[int, dict]] = {}
+    for r in rows:
+        if r["threads"] > 0 and not r["chainrule"]["unit"].startswith("MB"):
+            by_name.setdefault(r["workload"], {})[r["threads"]] = r
+    lines = []
+    for name, per in by_name.items():
+        if len(per) < 2:
+            continue
+        counts = sorted(per)
+        if not lines:
+            lines.append(
+                f"{'workload':<12} {'lib':<9} " + " ".join(f"{f'{c} thr':>16}" for c in counts)
+            )
+        for lib in ("chainrule", "torch"):
+            base = per[counts[0]][lib]["median"] if counts[0] == 1 else None
+            cells = []
+            for c in counts:
+                v = per[c][lib]["median"]
+                sp = f" (x{base / v:.2f})" if base and v else ""
+                cells.append(f"{v:.3g}{sp}")
+            lines.append(f"{name:<12} {lib:<9} " + " ".join(f"{c:>16}" for c in cells))
+        ratios = " ".join(f"{per[c]['ratio']:>16.2f}" for c in counts)
+        lines.append(f"{name:<12} {'ratio':<9} {ratios}")
+    return lines
+
+
 def _fmt(r: dict) -> str:
     return f"{r['median']:.3g} [{r['q1']:.3g}-{r['q3']:.3g}] {r['unit']}"
 
@@ -93,7 +133,7 @@ def main() -> int:
         default=list(WORKLOADS),
         help=f"any of {', '.join(WORKLOADS)}, import",
     )
-    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--threads", default=_default_threads())
     ap.add_argument("--repeats", type=int, default=200)
     ap.add_argument(
         "--rounds",
@@ -154,6 +194,10 @@ def main() -> int:
             f"{'import':<12} {'-':>3} {c['median']:>18.3f} s {t['median']:>20.3f} s "
             f"{c['median'] / t['median']:>7.2f}"
         )
+    table = scaling_table(rows)
+    if table:
+        print("\nscaling (best-round medians in each workload's unit; x: speedup over 1 thread)")
+        print("\n".join(table))
     res = {
         "machine": platform.platform(),
         "python": platform.python_version(),

@@ -1,8 +1,10 @@
 """Process-wide settings of ``torch``'s top level: thread counts, determinism, matmul precision.
 
-Thread counts: chainrule's parallel work is BLAS's, so ``set_num_threads(n)`` limits the BLAS
-thread pool through threadpoolctl (imported when first called) and ``get_num_threads()``
-reports that pool's size. The inter-op count is recorded for programs that read it back.
+Thread counts: ``set_num_threads(n)`` sets the intra-op count of chainrule's own thread pool
+(``backends/_threads.py``: the samples of a convolution run on it) and limits the BLAS thread
+pool to the same count through threadpoolctl (imported when first called). ``get_num_threads()``
+reports that count: as PyTorch, ``OMP_NUM_THREADS`` when set, else the number of cores. The
+inter-op count is recorded for programs that read it back.
 Determinism: chainrule's kernels are deterministic already, so the flag is recorded only.
 """
 
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import os
 from typing import Any
+
+from chainrule.backends import _threads
 
 __all__ = [
     "set_num_threads",
@@ -44,23 +48,22 @@ def _check_count(fn: str, n: Any) -> int:
 
 
 def set_num_threads(int: Any) -> None:  # noqa: A002 - PyTorch's argument name
-    """Use ``int`` threads for intra-op parallelism (BLAS's thread pool)."""
+    """Use ``int`` threads for intra-op parallelism: chainrule's pool and BLAS's."""
     n = _check_count("set_num_threads", int)
     from threadpoolctl import threadpool_limits
 
     # Constructing the limiter applies the limit; it stays until the next call.
     _state["limiter"] = threadpool_limits(limits=n)
     _state["threads"] = n
+    _threads.set_threads(n)
 
 
 def get_num_threads() -> int:
-    """Number of threads used for intra-op parallelism (BLAS's pool; default all cores)."""
+    """Number of threads used for intra-op parallelism: the last ``set_num_threads``, else
+    ``OMP_NUM_THREADS``, else the number of cores this process may run on (PyTorch's default)."""
     if _state["threads"] is not None:
         return _state["threads"]
-    from threadpoolctl import threadpool_info
-
-    counts = [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
-    return max(counts) if counts else (os.cpu_count() or 1)
+    return _threads.num_threads()
 
 
 def set_num_interop_threads(int: Any) -> None:  # noqa: A002

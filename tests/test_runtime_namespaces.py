@@ -50,6 +50,7 @@ def test_backend_flags_defaults_and_assignment():
 
 def test_thread_counts():
     from chainrule import _runtime
+    from chainrule.backends import _threads
 
     for bad in (0, -2, 1.5, True):
         assert _err(lambda: cr.set_num_threads(bad)) == _err(lambda: torch.set_num_threads(bad))
@@ -57,7 +58,7 @@ def test_thread_counts():
     assert before >= 1
     try:
         cr.set_num_threads(1)
-        assert cr.get_num_threads() == 1
+        assert cr.get_num_threads() == 1 == _threads.num_threads()
         from threadpoolctl import threadpool_info
 
         blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
@@ -66,6 +67,7 @@ def test_thread_counts():
         _runtime._state["limiter"].restore_original_limits()
         _runtime._state["threads"] = None
         _runtime._state["limiter"] = None
+        _threads.set_threads(None)
     assert cr.get_num_threads() == before
     assert cr.get_num_interop_threads() >= 1
 

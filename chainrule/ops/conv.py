@@ -2,9 +2,12 @@
 
 Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 image):
 
-- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Four plans (all BLAS, no per-pixel
-  loops), chosen by measured speed:
-  * stride 1, one group, C >= 4, O <= 2C: kh*kw shifted products. With the padded image
+- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Five plans (all BLAS, no per-pixel
+  loops), chosen by measured speed; the stride-1 ones split the batch over chainrule's thread
+  pool (``_conv_kernels.py``):
+  * stride 1, one group, C >= 4, kw > 1: row-folded, per sample the kw column shifts of the
+    flattened padded image stacked as (C*kw, Hp*Wp) and kh products with K = C*kw.
+  * other stride-1 convs with C >= 4, O <= 2C: kh*kw shifted products. With the padded image
     flattened to rows of width Wp, kernel offset (i, j) is one contiguous run of it, so
     w[:, :, i, j] @ run reads the input in place; the Wp - Wo junk columns per row are
     cropped at the end.
@@ -25,7 +28,8 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   kh*kw strided adds), cropped by the padding.
 - ``conv2d_weight(x, g)``: the adjoint of conv2d in w: stride 1 (one group), per kernel offset
   the products of g with the shifted runs of x, summed over the batch, or, when C*kh*kw <=
-  SAMPLE_COLS_MAX_K, one product of g with the per-sample columns; strided, per phase;
+  SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
+  ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; strided, per phase;
   otherwise im2col and one GEMM.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
@@ -59,6 +63,7 @@ from typing import Any
 from chainrule._autocast_state import state as _ac
 from chainrule.backends import backend_of
 from chainrule.ops import _autocast
+from chainrule.ops import _conv_kernels as _kernels
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (
     check_bias,
@@ -178,13 +183,11 @@ def _conv2d(
             out += b.reshape(1, o, 1, 1)
         return out
     if stride == (1, 1) and groups == 1:
+        if _kernels._rowfold_plan(x, kw):
+            return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
         if _shift_plan(x, kh, kw, ho, stride, padding, dilation, groups, o):
-            out = _conv_shifted(xp, x, w, ho, wo, padding, dilation)
-        else:
-            out = _conv_sample_cols(xp, x, w, ho, wo, padding, dilation)
-        if b is not None:
-            out += b.reshape(1, o, 1, 1)
-        return out
+            return _conv_shifted(xp, x, w, ho, wo, padding, dilation, b)
+        return _conv_sample_cols(xp, x, w, ho, wo, padding, dilation, b)
     cols, wr = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
     out = _crop_cols(xp, xp.matmul(w.reshape(groups, o // groups, -1), cols), n, ho, wo, wr)
     if b is not None:
@@ -332,6 +335,9 @@ def _conv2d_weight(
     if stride == (1, 1) and groups == 1:
         if x.shape[1] * kh * kw <= SAMPLE_COLS_MAX_K:
             return _weight_sample_cols(xp, x, g, kh, kw, padding, dilation)
+        wp = x.shape[3] + padding[1][0] + padding[1][1]
+        if _kernels._rowfold_plan(x, kw) and ho * wp >= _kernels.ROWFOLD_WEIGHT_MIN_COLS:
+            return _kernels._weight_rowfold(xp, x, g, kh, kw, padding, dilation)
         return _weight_shifted(xp, x, g, kh, kw, padding, dilation)
     if _phase_plan(stride, dilation, groups, ho * wo):
         return _weight_phased(xp, x, g, kh, kw, stride, padding)

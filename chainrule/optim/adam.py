@@ -46,18 +46,52 @@ def adam_update(
             param[...] = param * (1 - lr * weight_decay)
         else:
             g = g + weight_decay * param
-    lerp_(exp_avg, g, 1 - beta1)
-    exp_avg_sq[...] = addcmul(exp_avg_sq * beta2, g, g, 1 - beta2)
     bias_correction1 = 1 - beta1**step
     bias_correction2 = 1 - beta2**step
     step_size = lr / bias_correction1
     bias_correction2_sqrt = math.sqrt(bias_correction2)
+    if not _inplace_ok(xp, param, g, exp_avg, exp_avg_sq):
+        lerp_(exp_avg, g, 1 - beta1)
+        exp_avg_sq[...] = addcmul(exp_avg_sq * beta2, g, g, 1 - beta2)
+        if amsgrad:
+            xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+            denom = xp.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
+        else:
+            denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+        param[...] = addcdiv(param, exp_avg, denom, -step_size)
+        return
+    # The same operations in the same order (so the same rounding as PyTorch's kernels, see
+    # optim/_arith.py), in place and through two scratch arrays instead of nine temporaries.
+    weight = 1 - beta1
+    tmp = xp.subtract(g, exp_avg)
+    if abs(weight) < 0.5:  # lerp_ from the start: m + w (g - m)
+        tmp *= weight
+        exp_avg += tmp
+    else:  # lerp_ from the end: g - (g - m) (1 - w)
+        tmp *= 1 - weight
+        xp.subtract(g, tmp, out=exp_avg)
+    xp.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    exp_avg_sq *= beta2
+    exp_avg_sq += tmp
     if amsgrad:
         xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
-        denom = xp.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
-    else:
-        denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
-    param[...] = addcdiv(param, exp_avg, denom, -step_size)
+    denom = xp.sqrt(max_exp_avg_sq if amsgrad else exp_avg_sq)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    xp.multiply(exp_avg, -step_size, out=tmp)
+    tmp /= denom
+    param += tmp
+
+
+def _inplace_ok(xp: Any, param: Any, g: Any, m: Any, v: Any) -> bool:
+    """Whether the in-place update applies: one floating dtype and shape throughout."""
+    dt = param.dtype
+    return (
+        dt.kind == "f"
+        and g.dtype == dt == m.dtype == v.dtype
+        and g.shape == param.shape == m.shape == v.shape
+    )
 
 
 class Adam(Optimizer):

@@ -238,7 +238,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     results = evaluate(plainG, args, out)
     plot_losses(history, out / "losses.png")
-    print(f"\ntraining took {train_s:.1f} s on {world} process(es); outputs in {out}/")
+    print(
+        f"\ntraining took {train_s:.1f} s on {world} process(es) of "
+        f"{torch.get_num_threads()} thread(s) (torch.get_num_threads()); outputs in {out}/"
+    )
     print(
         f"{'image':<10} {'bicubic PSNR':>13} {'SRGAN PSNR':>11} {'bicubic SSIM':>13} "
         f"{'SRGAN SSIM':>11}"
@@ -254,6 +257,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"{m['bicubic_ssim']:>13.4f} {m['sr_ssim']:>11.4f}"
     )
     results["train_seconds"] = train_s
+    results["threads"] = torch.get_num_threads()
     return results
 
 

@@ -20,6 +20,7 @@ from chainrule.nn._functional._common import (
 )
 from chainrule.ops import _autocast
 from chainrule.ops import nn as _nnops
+from chainrule.ops import prelu as _prelu_ops
 from chainrule.ops._broadcast import wrap_dim
 
 __all__ = [
@@ -188,7 +189,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         a = _ops.reshape(weight, ())
     else:
         a = _ops.reshape(weight, (c,) + (1,) * (input.ndim - 2))
-    return _ops.where(input > 0, input, input * a)
+    if not input.dtype.is_floating_point or input.dtype != weight.dtype:
+        return _ops.where(input > 0, input, input * a)
+    return _prelu_ops.prelu_kernel(input, a)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -16,6 +16,7 @@ from chainrule.nn._functional._common import (
     _not_implemented_for_ints,
     _size,
 )
+from chainrule.ops import normalization as _norm_ops
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._conv_args import arg_type as _arg_type
 
@@ -79,15 +80,21 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input "
                 f"size {_size(input)}"
             )
-        y, var = _normalize_over(input, dims, eps)
+        if input.ndim > 1 and all(t is None or t.ndim == 1 for t in (weight, bias)):
+            # One fused op: statistics, normalisation and the affine map (ops/normalization.py).
+            y, bmean, bvar = _norm_ops.batch_norm_train(input, weight, bias, eps)
+            weight = bias = None
+        else:
+            y, var = _normalize_over(input, dims, eps)
+            bmean, bvar = None, var
         with _grad_mode.no_grad():
             m = float(momentum) if momentum is not None else 0.0
             if running_mean is not None:
-                bm = np.mean(_data(input), axis=dims)
+                bm = np.mean(_data(input), axis=dims) if bmean is None else _data(bmean)
                 running_mean._data[...] = (1 - m) * _data(running_mean) + m * bm
                 running_mean._bump_version()
             if running_var is not None:
-                bv = np.reshape(_data(var), (c,)) * (count / (count - 1))
+                bv = np.reshape(_data(bvar), (c,)) * (count / (count - 1))
                 running_var._data[...] = (1 - m) * _data(running_var) + m * bv
                 running_var._bump_version()
     else:

@@ -1,0 +1,158 @@
+"""chainrule's own intra-op thread pool, and the intra-op thread count that it shares with BLAS.
+
+NumPy runs elementwise work on one core and OpenBLAS does not split the small matrix products
+of a convolution (a few hundred columns per sample); PyTorch's kernels use every core. Kernels
+that can split their work into independent parts (a convolution's samples) run the parts on
+this pool: NumPy releases the GIL inside BLAS calls and inside ufuncs on large arrays, so the
+parts run at the same time.
+
+The count follows PyTorch: ``torch.set_num_threads(n)`` (``chainrule._runtime`` sets this count
+and BLAS's pool through threadpoolctl), else ``OMP_NUM_THREADS``, else the cores this process
+may run on. The pool is a ``concurrent.futures.ThreadPoolExecutor`` of ``count - 1`` workers
+(the calling thread runs the first part itself), made on first use and remade when the count
+changes or after a ``fork``. A kernel running on a worker runs its inner kernels serially, so
+parts never wait on parts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["num_threads", "set_threads", "parallel_map", "chunks"]
+
+T = TypeVar("T")
+
+# The count given to set_threads (None: the default); the pool and the count it was made for;
+# the default count once read; the BLAS libraries' thread-count functions once found.
+_state: dict[str, Any] = {
+    "count": None,
+    "pool": None,
+    "pool_size": 0,
+    "default": None,
+    "blas": None,
+}
+_lock = threading.Lock()
+_local = threading.local()
+
+
+def default_threads() -> int:
+    """``OMP_NUM_THREADS`` when it is a positive integer, else the number of cores this process
+    may run on (PyTorch's default). Read once, as PyTorch does at startup (``_forget_pool``
+    and the tests clear the cached value)."""
+    n = _state.get("default")
+    if n is None:
+        n = _state["default"] = _read_default()
+    return n
+
+
+def _read_default() -> int:
+    env = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
+
+
+def num_threads() -> int:
+    """The intra-op thread count: the last ``set_threads`` value, else ``default_threads()``."""
+    n = _state["count"]
+    return default_threads() if n is None else n
+
+
+def set_threads(n: int | None) -> None:
+    """Use ``n`` threads for chainrule's intra-op work (``None``: back to the default)."""
+    _state["count"] = n
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    # Imported here: concurrent.futures costs `import chainrule` several milliseconds.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _lock:
+        pool = _state["pool"]
+        if pool is None or _state["pool_size"] != workers:
+            if pool is not None:
+                pool.shutdown(wait=False)
+            pool = _state["pool"] = ThreadPoolExecutor(workers, thread_name_prefix="chainrule")
+            _state["pool_size"] = workers
+        return pool
+
+
+def _forget_pool() -> None:
+    # A forked child inherits the executor object but not its threads (nor, maybe, the
+    # parent's CPU affinity).
+    _state["pool"] = None
+    _state["pool_size"] = 0
+    _state["default"] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def in_worker() -> bool:
+    """Whether this thread is one of the pool's workers (its kernels then run serially)."""
+    return getattr(_local, "worker", False)
+
+
+def _run_as_worker(fn: Callable[[Any], T], item: Any) -> T:
+    _local.worker = True
+    try:
+        return fn(item)
+    finally:
+        _local.worker = False
+
+
+def _blas_controls() -> list[tuple[Any, Any]]:
+    """(get, set) thread-count functions of each BLAS library NumPy loaded, found once through
+    threadpoolctl (imported here, on the first parallel region)."""
+    found = _state.get("blas")
+    if found is None:
+        from threadpoolctl import ThreadpoolController
+
+        found = []
+        for lib in ThreadpoolController().lib_controllers:
+            if lib.user_api == "blas" and lib.internal_api == "openblas":
+                get = lib._get_symbol("openblas_get_num_threads")
+                if get is not None:
+                    found.append((get, lib.set_num_threads))
+        _state["blas"] = found
+    return found
+
+
+def parallel_map(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
+    """``[fn(item) for item in items]``, the items after the first on the pool's workers and the
+    first on the calling thread; serial on a worker or with one item. Exceptions propagate.
+
+    While the parts run, OpenBLAS runs each call on the calling thread: its own pool is shared
+    by the whole process, so parts asking it for threads at the same time would wait on one
+    another (and a part's products are sized for one core anyway)."""
+    if len(items) <= 1 or in_worker():
+        return [fn(item) for item in items]
+    pool = _pool(len(items) - 1)
+    blas = [(get(), set_) for get, set_ in _blas_controls()]
+    for _, set_ in blas:
+        set_(1)
+    try:
+        futures = [pool.submit(_run_as_worker, fn, item) for item in items[1:]]
+        try:
+            first = _run_as_worker(fn, items[0])
+        finally:
+            rest = [f.result() for f in futures]
+    finally:
+        for n, set_ in blas:
+            set_(n)
+    return [first, *rest]
+
+
+def chunks(n: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` contiguous ranges ``(start, stop)`` covering ``range(n)``, sizes within one."""
+    parts = max(1, min(parts, n))
+    return [(n * i // parts, n * (i + 1) // parts) for i in range(parts)]
