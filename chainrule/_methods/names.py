@@ -602,7 +602,7 @@ class NamesMethods(TensorAttrs):
         d = self._data.dtype
         return self if d == np.complex64 else _ops.to_dtype(self, _dtype.complex64.np)
 
-    def cdouble(self, memory_format: Any = None) -> Tensor:
+    def cdouble(self, memory_format: Any = None) -> Any:
         """``self.to(chainrule.complex128)``."""
         d = self._data.dtype
         return self if d == np.complex128 else _ops.to_dtype(self, _dtype.complex128.np)
