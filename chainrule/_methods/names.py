@@ -597,7 +597,7 @@ class NamesMethods(TensorAttrs):
     def imag(self, value: Any) -> None:
         _ops.imag(self).copy_(value)
 
-    def cfloat(self, memory_format: Any = None) -> Tensor:
+    def cfloat(self, memory_format: Any = None) -> Any:
         """``self.to(chainrule.complex64)``."""
         d = self._data.dtype
         return self if d == np.complex64 else _ops.to_dtype(self, _dtype.complex64.np)
