@@ -50,7 +50,13 @@ def test_on_the_stand_in_it_reports_every_part(tmp_path):
     assert "GPU: chainrule fake CUDA device" in r.stdout
     res = json.loads(out.read_text())
     ops = res["op_table"]
-    assert ops["cases"] > 0 and ops["match_cpu"] == ops["cases"] and not ops["failures"]
+    # Rows known not to run on the stand-in yet (shrink-only list of test_opinfo_cuda.py) may
+    # fail here; every other case must match the CPU.
+    from tests.ops.test_opinfo_cuda import NOT_ON_CUDA
+
+    known = [f for f in ops["failures"] if f.split(":")[0].rsplit("-", 1)[0] in NOT_ON_CUDA]
+    assert ops["cases"] > 0 and ops["failures"] == known, ops["failures"]
+    assert ops["match_cpu"] == ops["cases"] - len(known)
     assert res["seed_loop"]["matches_cpu"] is True
     assert res["seed_loop"]["seed_program"] == "ran"
     (label,) = res["srgan_step"]
