@@ -340,6 +340,11 @@ _LAZY_ATTRS = {
         for n in importlib.import_module(f"chainrule.{m}").__all__
     },
     **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
+    **{
+        n: f"chainrule.{m}"
+        for m in ("_nn_native", "_nn_native_norm")  # torch-level nn kernels (torch.lstm ...)
+        for n in importlib.import_module(f"chainrule.{m}").__all__
+    },
     **{n: "chainrule._sym" for n in importlib.import_module("chainrule._sym").__all__},
     **{
         n: "chainrule._autocast_api"

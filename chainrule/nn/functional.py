@@ -8,7 +8,8 @@ composition of registered ops (so every function has higher derivatives) plus co
 This module is the public face only: it re-exports, by name, the functions of the topic modules
 in ``chainrule/nn/_functional/`` (activation, loss, margin_loss, distance, linear, dropout, conv,
 pooling, adaptive_pooling, fractional_pooling, normalization, vision) and of the files beside it
-(``_attention_functional``, ``_mha_functional``, ``_ctc``, ``_functional_sample``).
+(``_attention_functional``, ``_mha_functional``, ``_ctc``, ``_functional_sample``,
+``_functional_helpers``).
 """
 
 from __future__ import annotations
@@ -164,6 +165,23 @@ from chainrule.nn._functional.vision import (
     unfold,
 )
 from chainrule.nn._functional_bag import embedding_bag
+from chainrule.nn._functional_helpers import (
+    BroadcastingList1,
+    BroadcastingList2,
+    BroadcastingList3,
+    DType,
+    Optional,
+    assert_int_or_pair,
+    boolean_dispatch,
+    conv_tbc,
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+    reproducibility_notes,
+    sparse_support_notes,
+    tf32_notes,
+)
 from chainrule.nn._functional_lce import linear_cross_entropy
 from chainrule.nn._functional_sample import (
     affine_grid,
@@ -310,4 +328,20 @@ __all__ = [
     "linear_cross_entropy",
     "GRID_SAMPLE_INTERPOLATION_MODES",
     "GRID_SAMPLE_PADDING_MODES",
+    # chainrule/nn/_functional_helpers.py
+    "conv_tbc",
+    "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
+    "handle_torch_function",
+    "boolean_dispatch",
+    "assert_int_or_pair",
+    "BroadcastingList1",
+    "BroadcastingList2",
+    "BroadcastingList3",
+    "DType",
+    "Optional",
+    "reproducibility_notes",
+    "tf32_notes",
+    "sparse_support_notes",
 ]

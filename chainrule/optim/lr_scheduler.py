@@ -7,7 +7,14 @@ _lr_base.py, so this module only re-exports (no file imports it back).
 
 from __future__ import annotations
 
+# Names torch.optim.lr_scheduler has from its imports, kept for code that reaches them there.
+from math import inf as inf
+from typing import Literal as Literal
+from typing import Self as Self
+
+from chainrule._tensor import Tensor as Tensor
 from chainrule.optim._lr_base import (
+    _EPOCH_DEPRECATION_WARNING,
     CosineAnnealingLR,
     ExponentialLR,
     LambdaLR,
@@ -33,6 +40,8 @@ from chainrule.optim.lr_scheduler_cyclic import (
     OneCycleLR,
 )
 from chainrule.optim.optimizer import Optimizer as Optimizer  # as torch's module has it
+
+EPOCH_DEPRECATION_WARNING = _EPOCH_DEPRECATION_WARNING
 
 __all__ = [
     "LRScheduler",
