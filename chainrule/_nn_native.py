@@ -130,6 +130,12 @@ def _run(name: str, mode: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         states = list(hx)
     else:
         states = [hx]
+    for t in [*states, a["data"] if a["packed"] else a["input"]]:
+        if t.ndim < (2 if a["packed"] and t is a["data"] else 3):
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-{t.ndim}, {t.ndim - 1}], "
+                "but got 2)"
+            )
     proj = mode == "LSTM" and states[0].shape[2] != states[1].shape[2]
     layers, bidir = int(a["num_layers"]), bool(a["bidirectional"])
     weights = _weights(mode, a["params"], a["has_biases"], layers, 2 if bidir else 1, proj)
@@ -138,11 +144,6 @@ def _run(name: str, mode: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         batch_sizes = [int(b) for b in np.asarray(a["batch_sizes"]._data).reshape(-1)]
     else:
         x = a["input"]
-        if x.ndim != 3:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [-{x.ndim}, {x.ndim - 1}], "
-                "but got 2)"
-            )
         if a["batch_first"]:
             x = ops.transpose(x, 0, 1)
         steps, batch = x.shape[0], x.shape[1]

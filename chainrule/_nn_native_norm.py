@@ -155,8 +155,8 @@ def native_norm(
     dtype: Any = None,
 ) -> Tensor:
     """The p-norm of all of ``input``'s elements, (sum |x|^p)^(1/p) (max |x| for inf), as
-    PyTorch's sparse kernel: ``dim`` may only be empty or every dim; ``dtype`` is the result's.
-    Gradient: that of ``linalg.vector_norm``."""
+    PyTorch's sparse kernel: ``dim`` may only be empty or every dim, ``keepdim`` False and
+    ``dtype`` None. Gradient: that of ``linalg.vector_norm``."""
     from chainrule import linalg
 
     full = list(range(input.ndim))
@@ -167,10 +167,11 @@ def native_norm(
                 "norm_sparse currently only supports full reductions, so 'dim' must either be "
                 "empty or contain all dimensions of the input"
             )
-    out = linalg.vector_norm(input, 2 if p is None else p, dtype=dtype)
     if keepdim:
-        out = _ops().reshape(out, (1,) * input.ndim)
-    return out
+        raise RuntimeError("norm_sparse currently does not support keepdim=True")
+    if dtype is not None:
+        raise RuntimeError("norm_sparse currently does not support 'dtype' argument")
+    return linalg.vector_norm(input, 2 if p is None else p)
 
 
 def _channel_dims(x: Tensor) -> tuple[int, ...]:
