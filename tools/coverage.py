@@ -57,6 +57,15 @@ REASONS = {
 }
 
 
+def _typing_helper(name: str, v: object) -> bool:
+    """Annotation-only names: typing's special forms (``Optional``, ``Literal``, ``Self``),
+    TorchScript's ``BroadcastingList1/2/3`` and aliases of builtin types (``DType = int``)."""
+    kind = type(v).__module__
+    if kind == "typing" or (kind == "torch._jit_internal" and name.startswith("BroadcastingList")):
+        return True
+    return isinstance(v, type) and v.__module__ == "builtins" and v.__name__ != name
+
+
 def _public(obj: object) -> list[str]:
     out = []
     for n in dir(obj):
@@ -68,7 +77,7 @@ def _public(obj: object) -> list[str]:
             continue
         if isinstance(v, types.ModuleType):
             continue
-        if n in ("TYPE_CHECKING", "annotations"):
+        if n in ("TYPE_CHECKING", "annotations") or _typing_helper(n, v):
             continue
         # Functions and classes another library defines (functools.partial, bisect_right,
         # typing helpers ...) are imports of PyTorch's module, not its API.
