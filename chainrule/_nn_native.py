@@ -82,7 +82,7 @@ def _bind(name: str, mode: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     if not packed and len(args) >= 2 and isinstance(args[1], Tensor):
         packed = mode == "LSTM" or (len(args) >= 3 and isinstance(args[2], Tensor))
     names = _PACKED if packed else _DENSE
-    got = dict(zip(names, args))
+    got: dict[str, Any] = dict(zip(names, args))
     got.update(kwargs)
     if len(args) > len(names) or set(got) != set(names):
         state = "tuple of Tensors hx" if mode == "LSTM" else "Tensor hx"
