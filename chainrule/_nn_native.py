@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._tensor import Tensor
+from chainrule.backends import backend_of
 
 __all__ = [
     "lstm",
@@ -60,6 +61,11 @@ _PACKED = (
     "train",
     "bidirectional",
 )
+
+
+def _host(t: Tensor) -> np.ndarray:
+    """``t``'s values on the host (a copy from a GPU): index structure is worked out there."""
+    return backend_of(t._data).to_host(t._data)
 
 
 def _ops() -> Any:
@@ -141,7 +147,7 @@ def _run(name: str, mode: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     weights = _weights(mode, a["params"], a["has_biases"], layers, 2 if bidir else 1, proj)
     if a["packed"]:
         data = a["data"]
-        batch_sizes = [int(b) for b in np.asarray(a["batch_sizes"]._data).reshape(-1)]
+        batch_sizes = [int(b) for b in _host(a["batch_sizes"]).reshape(-1)]
     else:
         x = a["input"]
         if a["batch_first"]:
@@ -357,8 +363,8 @@ def embedding_bag(
         include_last_offset=include_last_offset,
         padding_idx=pad,
     )
-    idx = np.asarray(indices._data).reshape(-1).astype(np.int64)
-    starts = np.asarray(offsets._data).reshape(-1).astype(np.int64)
+    idx = _host(indices).reshape(-1).astype(np.int64)
+    starts = _host(offsets).reshape(-1).astype(np.int64)
     end = idx.size
     if include_last_offset:
         starts, end = starts[:-1], int(starts[-1])
@@ -381,7 +387,7 @@ def embedding_bag(
     sizes = np.bincount(bag[keep], minlength=n_bags)[:n_bags]
     if mode == 1:
         return out, long(bag), long(sizes), long(sizes)
-    vals = np.asarray(weight.detach()._data)
+    vals = _host(weight.detach())
     dim = vals.shape[1]
     arg = np.zeros((n_bags, dim), np.int64)
     for b in range(n_bags):
@@ -409,7 +415,7 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
-    idx = np.asarray(indices._data).reshape(-1).astype(np.int64)
+    idx = _host(indices).reshape(-1).astype(np.int64)
     n = input.shape[0]
     bad = idx[(idx < 0) | (idx >= n)]
     if bad.size:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._tensor import Tensor
+from chainrule.backends import backend_of
 
 __all__ = [
     "native_layer_norm",
@@ -36,6 +37,11 @@ __all__ = [
     "batch_norm_backward_elemt",
     "batch_norm_update_stats",
 ]
+
+
+def _host(t: Tensor) -> np.ndarray:
+    """``t``'s values on the host (a copy from a GPU): index structure is worked out there."""
+    return backend_of(t._data).to_host(t._data)
 
 
 def _F() -> Any:  # noqa: N802
@@ -299,7 +305,7 @@ def batch_norm_backward_elemt(
     (g - sum_dy / n - (x - mean) invstd^2 sum_dy_xmu / n) * invstd * weight."""
     ops = _ops()
     with _no_grad():
-        n = float(np.asarray(ops.sum(count)._data))
+        n = float(_host(ops.sum(count)))
         inv = _bcast(invstd, input)
         xmu = input - _bcast(mean, input)
         gi = grad_out - _bcast(sum_dy, input) / n - xmu * inv * inv * _bcast(sum_dy_xmu, input) / n
