@@ -10,6 +10,9 @@ the extra outputs). The normalisation and dropout kernels are in ``chainrule._nn
 
 Like ``chainrule._nn_forms``, this module imports ``chainrule.nn`` only when a function is
 called, so that ``import chainrule`` stays light.
+
+It runs a little over 400 lines because the four recurrent kernels share one argument parser
+(two overloads each) and the cells' signatures are written out, as PyTorch's are.
 """
 
 from __future__ import annotations
