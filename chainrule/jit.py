@@ -27,7 +27,11 @@ __all__ = [
     "ScriptModule",
     "ScriptFunction",
     "annotate",
+    "fork",
+    "wait",
 ]
+
+from chainrule._futures import fork, wait  # noqa: E402  (eager: fork runs the function now)
 
 F = TypeVar("F", bound=Callable[..., Any])
 _warned: set[str] = set()
