@@ -33,7 +33,6 @@ __all__ = [
     "int5",
     "int6",
     "int7",
-
     "bits1x8",
     "bits2x4",
     "bits4x2",

@@ -212,9 +212,10 @@ class UntypedStorage:
         if isinstance(idx, slice):
             start, stop, step = idx.indices(self.size())
             if step != 1:
-                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 "
-                                   "is supported")
-            return UntypedStorage._wrap(self._bytes[start:max(stop, start)])
+                raise RuntimeError(
+                    f"Trying to slice with a step of {step}, but only a step of 1 is supported"
+                )
+            return UntypedStorage._wrap(self._bytes[start : max(stop, start)])
         if not isinstance(idx, (int, np.integer)) or isinstance(idx, bool):
             raise TypeError(f"can't index a torch.UntypedStorage with {type(idx).__name__}")
         n = self.size()
@@ -247,8 +248,7 @@ class UntypedStorage:
         src = source.untyped()._bytes
         if src.size != self._bytes.size:
             raise RuntimeError(
-                f"size does not match, self was {self.nbytes()} bytes but src was {src.size} "
-                "bytes"
+                f"size does not match, self was {self.nbytes()} bytes but src was {src.size} bytes"
             )
         self._bytes[...] = src
         return self

@@ -1,6 +1,7 @@
 """Tensor methods of the "storage" family: the tensor's storage (``untyped_storage``,
 ``storage``, ``storage_type``), ``set_`` onto a storage or another tensor's memory, and a few
-small queries (``is_nested``, ``record_stream``, ``as_subclass``).
+small queries (``is_nested``, ``record_stream``, ``as_subclass``), and the method forms of
+``hash_tensor``, ``as_strided_scatter`` and ``slice_inverse`` (in ``chainrule/_misc_api.py``).
 
 The storage classes live in ``chainrule/storage.py``, above ``Tensor``; these methods reach
 them through ``_dispatch.upper`` (loaded on first use).
@@ -90,3 +91,31 @@ class StorageMethods(TensorAttrs):
         out = self.view_as(self)  # type: ignore[attr-defined]
         out.__class__ = cls
         return out
+
+    def hash_tensor(
+        self, dim: int | Sequence[int] | None = None, *, keepdim: bool = False, mode: int = 0
+    ) -> Tensor:
+        """``chainrule.hash_tensor(self, dim, keepdim=, mode=)``: the XOR of the elements'
+        64-bit patterns, as ``uint64``."""
+        return _upper.hash_tensor(self, dim, keepdim=keepdim, mode=mode)
+
+    def as_strided_scatter(
+        self,
+        src: Tensor,
+        size: Sequence[int],
+        stride: Sequence[int],
+        storage_offset: int | None = None,
+    ) -> Tensor:
+        """``chainrule.as_strided_scatter(self, src, size, stride, storage_offset)``."""
+        return _upper.as_strided_scatter(self, src, size, stride, storage_offset)
+
+    def slice_inverse(
+        self,
+        src: Tensor,
+        dim: int = 0,
+        start: int | None = None,
+        end: int | None = None,
+        step: int = 1,
+    ) -> Tensor:
+        """``chainrule.slice_inverse(self, src, dim, start, end, step)``."""
+        return _upper.slice_inverse(self, src, dim, start, end, step)
