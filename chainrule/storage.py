@@ -274,8 +274,12 @@ class UntypedStorage:
 
 
 def _as_bytes(value: Any) -> Any:
-    if isinstance(value, (UntypedStorage, TypedStorage)):
-        return value.untyped()._bytes
+    if not isinstance(value, (int, np.integer)):
+        c = type(value)
+        name = f"{c.__module__.replace('chainrule', 'torch', 1)}.{c.__qualname__}"
+        raise RuntimeError(
+            f"can only set storage content with a int types, but got {name} instead"
+        )
     return np.asarray(value, dtype=np.int64).astype(np.uint8)
 
 
@@ -314,13 +318,14 @@ class TypedStorage:
         dtype: Any = None,
         wrap_storage: Any = None,
         _internal: bool = False,
+        _legacy: Any = None,
     ) -> None:
         if not _internal:
             _warn_typed_storage_removal()
-        fixed = type(self)._class_dtype
+        fixed = None if _legacy is None else _legacy._class_dtype
         if fixed is not None and dtype is not None and dtype is not fixed:
             raise RuntimeError(
-                f"{type(self).__name__}.__new__ received an invalid keyword argument 'dtype'"
+                f"{_legacy.__name__}.__new__ received an invalid keyword argument 'dtype'"
             )
         dt = fixed or dtype or _dt.get_default_dtype()
         self.__dict__["_dtype"] = dt
@@ -340,7 +345,7 @@ class TypedStorage:
             return
         if len(args) > 1:
             raise RuntimeError(
-                f"{_ctor_name(self)}.__new__ received an invalid combination of arguments. "
+                f"{_ctor_name(self, _legacy)}.__new__ received an invalid combination of arguments. "
                 "Expected one of:\n * no arguments\n * (int size)\n * (Sequence data)\n"
                 " * (*, UntypedStorage wrap_storage)\nToo many positional arguments"
             )
@@ -352,7 +357,7 @@ class TypedStorage:
             arr = np.asarray(list(args[0])).astype(dt.np)
         else:
             raise TypeError(
-                f"{_ctor_name(self)}(): argument must be an int or a sequence, not "
+                f"{_ctor_name(self, _legacy)}(): argument must be an int or a sequence, not "
                 f"{type(args[0]).__name__}"
             )
         self._untyped = UntypedStorage._wrap(arr.reshape(-1).view(np.uint8))
@@ -511,9 +516,8 @@ class TypedStorage:
     __repr__ = __str__
 
 
-def _ctor_name(s: TypedStorage) -> str:
-    c = type(s)
-    return f"<class 'torch.{c.__name__}'>" if c._class_dtype is not None else "TypedStorage"
+def _ctor_name(s: TypedStorage, legacy: Any = None) -> str:
+    return f"<class 'torch.{legacy.__name__}'>" if legacy is not None else "TypedStorage"
 
 
 def _values(value: Any, dt: Any) -> Any:
@@ -523,15 +527,35 @@ def _values(value: Any, dt: Any) -> Any:
 
 
 def _typed(untyped: UntypedStorage, dt: Any) -> TypedStorage:
-    cls = _LEGACY.get(dt.name, TypedStorage)
-    s = cls.__new__(cls)
+    s = TypedStorage.__new__(TypedStorage)
     s.__dict__["_dtype"] = dt
     s._untyped = untyped
     return s
 
 
+class _LegacyStorageMeta(type):
+    """``isinstance(s, FloatStorage)`` is True for any float32 ``TypedStorage``: as in
+    PyTorch, the legacy classes make plain ``TypedStorage`` objects."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if type(instance) is TypedStorage:
+            return instance.dtype is cls._class_dtype
+        return type.__instancecheck__(cls, instance)
+
+
+class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
+    """Base of ``FloatStorage`` and the other legacy classes (a fixed dtype)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        s = TypedStorage.__new__(TypedStorage)
+        TypedStorage.__init__(s, *args, _legacy=cls, **kwargs)
+        return s
+
+
 def _legacy(name: str, dt: Any) -> type[TypedStorage]:
-    return type(name, (TypedStorage,), {"_class_dtype": dt, "__module__": "chainrule"})
+    return _LegacyStorageMeta(
+        name, (_LegacyStorage,), {"_class_dtype": dt, "__module__": "chainrule"}
+    )
 
 
 FloatStorage = _legacy("FloatStorage", _dt.float32)
