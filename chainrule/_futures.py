@@ -77,15 +77,20 @@ class Future(Generic[T]):
         return self._value
 
     def then(self, callback: Callable[[Future[T]], S]) -> Future[S]:
-        """A Future completed with ``callback(self)`` once ``self`` completes (or with the
-        exception ``callback`` raises)."""
+        """A Future completed with ``callback(self)`` once ``self`` completes (or, if
+        ``callback`` raises, with a RuntimeError naming that exception, as PyTorch's)."""
         out: Future[S] = Future()
 
         def run(fut: Future[T]) -> None:
             try:
                 r = callback(fut)
             except Exception as e:  # noqa: BLE001 - the exception becomes the Future's
-                out.set_exception(e)
+                out.set_exception(
+                    RuntimeError(
+                        "Got the following error when running the callback: "
+                        f"{type(e).__name__}: {e}"
+                    )
+                )
             else:
                 out.set_result(r)
 

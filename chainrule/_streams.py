@@ -2,9 +2,9 @@
 
 On the CPU, work runs in program order, so there is one stream (``stream_id`` 0, device index
 -1): ``query()`` is True, ``synchronize()`` and ``wait_event`` return at once. The CPU backend
-has no events: ``Event.record``, ``Event.wait``, ``Stream.wait_stream`` and
+has no events: ``Event.record``, ``Stream.wait_stream`` and
 ``Stream.record_event`` raise ``RuntimeError: cpu backend doesn't support events.`` as
-PyTorch's do, ``Event.query`` and ``Event.synchronize`` succeed (nothing is pending), and
+PyTorch's do, ``Event.query``, ``Event.wait`` and ``Event.synchronize`` succeed (nothing is pending), and
 ``elapsed_time`` raises PyTorch's ``ValueError``. Another device type fails as on a PyTorch
 build without it.
 """
@@ -97,7 +97,7 @@ class Event:
         raise RuntimeError(_NO_EVENTS)
 
     def wait(self, stream: Stream | None = None) -> None:
-        raise RuntimeError(_NO_EVENTS)
+        """Make ``stream``'s later work wait for the event: nothing to wait for on the CPU."""
 
     def query(self) -> bool:
         """True: no work is pending on the CPU."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, TypeVar
 
+from chainrule import _futures
+
 __all__ = [
     "script",
     "trace",
@@ -30,8 +32,6 @@ __all__ = [
     "fork",
     "wait",
 ]
-
-from chainrule._futures import fork, wait  # noqa: E402  (eager: fork runs the function now)
 
 F = TypeVar("F", bound=Callable[..., Any])
 _warned: set[str] = set()
@@ -145,3 +145,24 @@ class ScriptModule:
 
 class ScriptFunction:
     """Stand-in type for ``isinstance(f, torch.jit.ScriptFunction)`` checks: nothing is one."""
+
+
+def fork(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``chainrule.fork``: run ``func`` now and return a completed Future (deprecated in
+    PyTorch: a ``DeprecationWarning`` each call, as there)."""
+    warnings.warn(
+        "`torch.jit.fork` is deprecated. Please use `torch.compile` instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _futures.fork(func, *args, **kwargs)
+
+
+def wait(future: Any) -> Any:
+    """``chainrule.wait``: the Future's value (deprecated in PyTorch, which warns)."""
+    warnings.warn(
+        "`torch.jit.wait` is deprecated. Please use `torch.compile` instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _futures.wait(future)
