@@ -105,7 +105,7 @@ def lobpcg(
     n = (k if X is None else X.shape[-1]) if n is None else int(n)
     if m < 3 * n:
         raise ValueError(
-            f"LPBPCG algorithm is not applicable when the number of A rows (={m}) is smaller "
+            f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller "
             f"than 3 x the number of requested eigenpairs (={n})"
         )
     if n < k:

@@ -58,6 +58,11 @@ def hash_tensor(
     if mode != 0:
         raise RuntimeError(f"hash_tensor only supports mode=0 (xor_reduction), got mode={mode}")
     a = np.asarray(input.detach().cpu().numpy())
+    if a.size == 0 and dim is None:
+        raise RuntimeError(
+            "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify "
+            "the reduction dim with the 'dim' argument."
+        )
     if _kinds.is_complex(a.dtype):
         raise RuntimeError("hash_tensor does not support complex tensors")
     wide = a.astype(np.float64 if _kinds.is_floating(a.dtype) else np.int64)
@@ -68,6 +73,9 @@ def hash_tensor(
         axes = (int(dim),)
     else:
         axes = tuple(int(d) for d in dim)
+    for d in axes or ():
+        if a.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
     out = np.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim)
     return Tensor._wrap(np.asarray(out, dtype=np.uint64))
 
@@ -92,7 +100,8 @@ def as_strided_scatter(
     """A copy of ``input`` with ``src`` written into the elements that
     ``input.as_strided(size, stride, storage_offset)`` views (positions counted in ``input``'s
     contiguous layout). Differentiable: the gradient for ``input`` is ``g`` with those
-    positions zeroed, for ``src`` it is ``g`` read at them."""
+    positions zeroed, for ``src`` it is ``g`` read at them. (Differs from torch 2.13, whose
+    input gradient is ``g`` at the written positions instead, and fails its own gradcheck.)"""
     size = tuple(int(s) for s in size)
     stride = tuple(int(s) for s in stride)
     off = 0 if storage_offset is None else int(storage_offset)

@@ -277,9 +277,7 @@ def _as_bytes(value: Any) -> Any:
     if not isinstance(value, (int, np.integer)):
         c = type(value)
         name = f"{c.__module__.replace('chainrule', 'torch', 1)}.{c.__qualname__}"
-        raise RuntimeError(
-            f"can only set storage content with a int types, but got {name} instead"
-        )
+        raise RuntimeError(f"can only set storage content with a int types, but got {name} instead")
     return np.asarray(value, dtype=np.int64).astype(np.uint8)
 
 
