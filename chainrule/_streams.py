@@ -2,10 +2,10 @@
 
 On the CPU, work runs in program order, so there is one stream (``stream_id`` 0, device index
 -1): ``query()`` is True, ``synchronize()`` and ``wait_event`` return at once. The CPU backend
-has no events: ``Event.record``, ``Stream.wait_stream`` and
-``Stream.record_event`` raise ``RuntimeError: cpu backend doesn't support events.`` as
-PyTorch's do, ``Event.query``, ``Event.wait`` and ``Event.synchronize`` succeed (nothing is pending), and
-``elapsed_time`` raises PyTorch's ``ValueError``. Another device type fails as on a PyTorch
+has no events: ``Event.record``, ``Stream.wait_stream`` and ``Stream.record_event`` raise
+``RuntimeError: cpu backend doesn't support events.`` as PyTorch's do, ``Event.query``,
+``Event.wait`` and ``Event.synchronize`` succeed (nothing is pending), and ``elapsed_time``
+raises PyTorch's ``ValueError``. Another device type fails as on a PyTorch
 build without it.
 """
 

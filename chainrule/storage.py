@@ -343,8 +343,8 @@ class TypedStorage:
             return
         if len(args) > 1:
             raise RuntimeError(
-                f"{_ctor_name(self, _legacy)}.__new__ received an invalid combination of arguments. "
-                "Expected one of:\n * no arguments\n * (int size)\n * (Sequence data)\n"
+                f"{_ctor_name(self, _legacy)}.__new__ received an invalid combination of "
+                "arguments. Expected one of:\n * no arguments\n * (int size)\n * (Sequence data)\n"
                 " * (*, UntypedStorage wrap_storage)\nToo many positional arguments"
             )
         if not args:
