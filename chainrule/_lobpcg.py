@@ -116,7 +116,7 @@ def lobpcg(
         niter = 10**9
     dt = A.dtype
     eps = float(np.finfo(dt.np).eps)
-    tol = eps**0.5 if tol is None else float(tol)
+    tol_: float = eps**0.5 if tol is None else float(tol)
     a = np.asarray(A.detach().cpu().numpy(), dtype=np.float64)
     b = None if B is None else np.asarray(B.detach().cpu().numpy(), dtype=np.float64)
     x0 = None if X is None else np.asarray(X.detach().cpu().numpy(), dtype=np.float64)
@@ -127,7 +127,7 @@ def lobpcg(
     for idx in np.ndindex(*batch):
         start = rng.standard_normal((m, n)) if x0 is None else x0[idx] if x0.ndim > 2 else x0
         bi = None if b is None else (b[idx] if b.ndim > 2 else b)
-        vecs[idx] = _solve(a[idx], bi, start, ik, k, largest, niter, tol)
+        vecs[idx] = _solve(a[idx], bi, start, ik, k, largest, niter, tol_)
     # Order the pairs by eigenvalue (largest first when largest=True).
     quot = np.einsum("...ij,...ik->...jk", vecs, a @ vecs).diagonal(axis1=-2, axis2=-1)
     order = np.argsort(-quot if largest else quot, axis=-1)

@@ -237,9 +237,10 @@ class _ClassPropertyDescriptor:
 
 def classproperty(func: Callable[..., Any]) -> Any:
     """A read-only property of the class (``C.name`` calls ``func(C)``)."""
+    wrapped: Any = func
     if not isinstance(func, (classmethod, staticmethod)):
-        func = classmethod(func)
-    return _ClassPropertyDescriptor(func)
+        wrapped = classmethod(func)
+    return _ClassPropertyDescriptor(wrapped)
 
 
 # Symbolic shapes, eager ----------------------------------------------------------------------

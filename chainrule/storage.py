@@ -75,7 +75,7 @@ _CPP_NAMES = {
 
 def cpp_type_name(dt: Any) -> str:
     """The C++ name of a dtype's element type ("float" for float32), as PyTorch's errors."""
-    return _CPP_NAMES.get(dt.name, dt.name)
+    return str(_CPP_NAMES.get(dt.name, dt.name))
 
 
 def _root(a: np.ndarray) -> np.ndarray:
@@ -294,7 +294,8 @@ class _ClassDtype:
     def __get__(self, obj: Any, cls: Any = None) -> Any:
         if obj is not None and obj.__dict__.get("_dtype") is not None:
             return obj.__dict__["_dtype"]
-        return (cls or type(obj))._class_dtype
+        owner: Any = cls or type(obj)
+        return owner._class_dtype
 
 
 class TypedStorage:
@@ -323,7 +324,8 @@ class TypedStorage:
         fixed = None if _legacy is None else _legacy._class_dtype
         if fixed is not None and dtype is not None and dtype is not fixed:
             raise RuntimeError(
-                f"{_legacy.__name__}.__new__ received an invalid keyword argument 'dtype'"
+                f"{getattr(_legacy, '__name__', '')}.__new__ received an invalid keyword "
+                "argument 'dtype'"
             )
         dt = fixed or dtype or _dt.get_default_dtype()
         self.__dict__["_dtype"] = dt
@@ -537,7 +539,7 @@ class _LegacyStorageMeta(type):
 
     def __instancecheck__(cls, instance: Any) -> bool:
         if type(instance) is TypedStorage:
-            return instance.dtype is cls._class_dtype
+            return instance.dtype is getattr(cls, "_class_dtype", None)
         return type.__instancecheck__(cls, instance)
 
 
@@ -587,7 +589,7 @@ _LEGACY: dict[str, type[TypedStorage]] = {
         ComplexDoubleStorage,
     )
 }
-_LEGACY_NAME = {k: c.__name__ for k, c in _LEGACY.items()}
+_LEGACY_NAME: dict[str, str] = {k: c.__name__ for k, c in _LEGACY.items()}
 
 
 # What the Tensor methods call (through chainrule._dispatch.upper) ------------------------------
@@ -617,11 +619,12 @@ def array_on(
     ``source``'s bytes read as ``t``'s dtype, with PyTorch's checks and messages."""
     dt = t.dtype
     if isinstance(source, TypedStorage):
-        if source.dtype is not dt:
+        sdt: Any = source.dtype
+        if sdt is not dt:
+            legacy = str(_LEGACY_NAME.get(sdt.name, sdt.name))
             raise RuntimeError(
                 f"Expected a Storage of type {cpp_type_name(dt)} or an UntypedStorage, but got "
-                f"type {_LEGACY_NAME.get(source.dtype.name, source.dtype.name)[:-7]} for "
-                "argument 1 'storage'"
+                f"type {legacy.removesuffix('Storage')} for argument 1 'storage'"
             )
         source = source.untyped()
     if not isinstance(source, UntypedStorage):

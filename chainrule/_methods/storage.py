@@ -49,7 +49,7 @@ class StorageMethods(TensorAttrs):
         elements, with ``size`` and ``stride``; the whole storage by default), another tensor
         (the same view of the same memory), or, with no argument, an empty storage. Writes
         through ``self`` are then seen by every tensor viewing that memory."""
-        _ops.check_inplace(self)
+        _ops.check_inplace(self)  # pyright: ignore[reportAttributeAccessIssue]
         dt = self.dtype
         if source is None:
             new = np.zeros(0, dt.np)
