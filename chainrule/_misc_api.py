@@ -3,7 +3,7 @@
 ``prepare_multiprocessing_environment``, ``thread_safe_generator``, the eager
 ``sym_constrain_range``/``sym_constrain_range_for_size``/``sym_fresh_size``, the
 ``SymInt``/``SymFloat``/``SymBool`` wrappers, and the enums ``AggregationType`` (``SUM``,
-``AVG``) and ``Tag``.
+``AVG``) and ``Tag``, and PyTorch's build constants (``USE_GLOBAL_DEPS`` ...).
 """
 
 from __future__ import annotations
@@ -42,6 +42,11 @@ __all__ = [
     "SUM",
     "AVG",
     "Tag",
+    "FatalError",
+    "PRIVATE_OPS",
+    "USE_GLOBAL_DEPS",
+    "USE_RTLD_GLOBAL_WITH_LIBTORCH",
+    "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12",
 ]
 
 _INT64_MAX = 9223372036854775807
@@ -441,3 +446,18 @@ _TAGS = (
 
 Tag = _IntValued("Tag", [(n, i) for i, n in enumerate(_TAGS)], module=__name__)
 Tag.__doc__ = "The tags of PyTorch's operator schemas (``torch.Tag.pointwise`` ...)."
+
+
+# Build constants and small classes ---------------------------------------------------------
+class FatalError(Exception):
+    """An unrecoverable error of PyTorch's C++ core (raised by nothing in chainrule)."""
+
+
+PRIVATE_OPS = ("unique_dim",)  # ops PyTorch keeps out of its public torch.* bindings
+USE_GLOBAL_DEPS = True  # PyTorch's build flags: how its shared libraries are loaded
+USE_RTLD_GLOBAL_WITH_LIBTORCH = False
+
+
+def profiler_allow_cudagraph_cupti_lazy_reinit_cuda12() -> bool:
+    """True, as PyTorch's (whether its profiler may re-initialise CUPTI under CUDA graphs)."""
+    return True

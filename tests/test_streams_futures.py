@@ -168,3 +168,13 @@ def test_small_helpers():
     )
     assert cr.prepare_multiprocessing_environment("/tmp") is None
     assert cr.thread_safe_generator() is None and torch.thread_safe_generator() is None
+
+
+def test_build_constants():
+    for n in ("PRIVATE_OPS", "USE_GLOBAL_DEPS", "USE_RTLD_GLOBAL_WITH_LIBTORCH"):
+        assert getattr(cr, n) == getattr(torch, n)
+    assert (
+        cr.profiler_allow_cudagraph_cupti_lazy_reinit_cuda12()
+        == torch.profiler_allow_cudagraph_cupti_lazy_reinit_cuda12()
+    )
+    assert issubclass(cr.FatalError, Exception) and issubclass(torch.FatalError, Exception)

@@ -53,6 +53,7 @@ REASONS = {
     "chalf": "NumPy has no 32-bit complex type",
     "complex32": "NumPy has no 32-bit complex type",
     "names": "named tensors",
+    "jagged": "nested tensors",
     "is_mkldnn": "oneDNN layouts",
     "to_mkldnn": "oneDNN layouts",
     "is_quantized": "quantized tensors",
@@ -65,7 +66,13 @@ REASONS = {
 
 # Names that stay counted (and missing), listed with the reason they are not planned.
 TORCHSCRIPT = "TorchScript compiler internals"
+DISPATCHER = "dispatcher internals (chainrule has no dispatch keys)"
 GAP_REASONS = {
+    "DispatchKey": DISPATCHER,
+    "DispatchKeySet": DISPATCHER,
+    "ExcludeDispatchKeyGuard": DISPATCHER,
+}
+GAP_REASONS |= {
     n: TORCHSCRIPT
     for n in (
         "AliasDb AnyType Argument ArgumentSpec AwaitType BenchmarkConfig BenchmarkExecutionStats "
