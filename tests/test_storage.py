@@ -243,6 +243,16 @@ def test_set_errors():
     pair(lambda m: m.zeros(2, dtype=m.float64).set_(m.zeros(2)))
 
 
+def test_set_on_graph_tensor_is_refused_and_no_grad_works():
+    x = cr.ones(3, requires_grad=True) * 2
+    with pytest.raises(NotImplementedError, match="autograd history"):
+        x.set_(cr.zeros(2))
+    p = cr.ones(3, requires_grad=True)
+    with cr.no_grad():
+        p.set_(cr.arange(2.0))
+    assert p.tolist() == [0.0, 1.0] and p.requires_grad
+
+
 def test_storage_round_trip_through_numpy_memory():
     x = cr.arange(4, dtype=cr.int32)
     s = x.untyped_storage()

@@ -15,6 +15,7 @@ import numpy as np
 
 from chainrule._dispatch import ops as _ops
 from chainrule._dispatch import upper as _upper
+from chainrule._grad_state import _state
 from chainrule._methods._base import TensorAttrs, TensorBase
 
 if TYPE_CHECKING:
@@ -48,8 +49,15 @@ class StorageMethods(TensorAttrs):
         """Make ``self`` view other memory, in place: a storage (from ``storage_offset``, in
         elements, with ``size`` and ``stride``; the whole storage by default), another tensor
         (the same view of the same memory), or, with no argument, an empty storage. Writes
-        through ``self`` are then seen by every tensor viewing that memory."""
+        through ``self`` are then seen by every tensor viewing that memory. Differs from torch:
+        not allowed, with grad mode on, on a tensor that has autograd history."""
         _ops.check_inplace(self)  # pyright: ignore[reportAttributeAccessIssue]
+        if self.requires_grad and self.grad_fn is not None and _state.enabled:  # type: ignore[attr-defined]
+            raise NotImplementedError(
+                "set_ on a tensor with autograd history is not supported (chainrule would not "
+                "know how gradients reach the new memory); call it under no_grad() or on a "
+                "detached tensor"
+            )
         dt = self.dtype
         if source is None:
             new = np.zeros(0, dt.np)
