@@ -242,7 +242,11 @@ _LAZY = {
 }
 _LAZY.add("func")
 _LAZY |= {"serialization"}
-_LAZY |= {"fft"}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
+_LAZY |= {
+    "fft",
+    "futures",
+    "cpu",
+}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
 
 from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
@@ -350,6 +354,21 @@ _LAZY_ATTRS = {
         n: "chainrule._autocast_api"
         for n in importlib.import_module("chainrule._autocast_api").__all__
     },
+    # Storages, streams and events, futures, sub-byte dtypes, small torch-level functions.
+    **{
+        n: f"chainrule.{m}"
+        for m in (
+            "storage",
+            "_streams",
+            "_futures",
+            "_shell_dtypes",
+            "_gradient",
+            "_misc_api",
+            "_segment_reduce",
+            "_lobpcg",
+        )
+        for n in importlib.import_module(f"chainrule.{m}").__all__
+    },
 }
 
 
@@ -378,6 +397,19 @@ _dispatch.register_lazy(
         "hardshrink": "chainrule.nn.functional",
         "prelu": "chainrule.nn.functional",
         "compile_module": "chainrule._compile.api",
+        **{
+            n: "chainrule.storage"
+            for n in (
+                "storage_of",
+                "typed_storage_of",
+                "storage_type_of",
+                "array_on",
+                "cpp_type_name",
+            )
+        },
+        **{
+            n: "chainrule._misc_api" for n in ("hash_tensor", "as_strided_scatter", "slice_inverse")
+        },
     },
 )
 

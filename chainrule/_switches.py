@@ -54,8 +54,10 @@ has_openmp = False
 
 
 def is_storage(obj: Any) -> bool:
-    """Whether ``obj`` is a storage object (chainrule has no storage objects: False)."""
-    return False
+    """Whether ``obj`` is a storage (an ``UntypedStorage`` or a ``TypedStorage``)."""
+    from chainrule.storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def typename(obj: Any) -> str:

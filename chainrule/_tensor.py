@@ -46,6 +46,7 @@ from chainrule._methods.sorting import SortingMethods
 from chainrule._methods.special import SpecialMethods
 from chainrule._methods.spectral import SpectralMethods
 from chainrule._methods.stochastic import StochasticMethods
+from chainrule._methods.storage import StorageMethods
 from chainrule._methods.surface import SurfaceMethods
 from chainrule.backends import backend_of, get_backend
 from chainrule.utils.hooks import RemovableHandle
@@ -102,6 +103,7 @@ class Tensor(
     StochasticMethods,
     SamplingMethods,
     SurfaceMethods,
+    StorageMethods,
     GeneratedInplaceMethods,
     TensorBase,
     NamesMethods,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, TypeVar
 
+from chainrule import _futures
+
 __all__ = [
     "script",
     "trace",
@@ -27,6 +29,8 @@ __all__ = [
     "ScriptModule",
     "ScriptFunction",
     "annotate",
+    "fork",
+    "wait",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -141,3 +145,24 @@ class ScriptModule:
 
 class ScriptFunction:
     """Stand-in type for ``isinstance(f, torch.jit.ScriptFunction)`` checks: nothing is one."""
+
+
+def fork(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``chainrule.fork``: run ``func`` now and return a completed Future (deprecated in
+    PyTorch: a ``DeprecationWarning`` each call, as there)."""
+    warnings.warn(
+        "`torch.jit.fork` is deprecated. Please use `torch.compile` instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _futures.fork(func, *args, **kwargs)
+
+
+def wait(future: Any) -> Any:
+    """``chainrule.wait``: the Future's value (deprecated in PyTorch, which warns)."""
+    warnings.warn(
+        "`torch.jit.wait` is deprecated. Please use `torch.compile` instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _futures.wait(future)

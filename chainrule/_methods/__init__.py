@@ -21,6 +21,7 @@ from chainrule._methods import (
     special,
     spectral,
     stochastic,
+    storage,
     surface,
 )
 
@@ -38,5 +39,6 @@ FAMILIES = (
     spectral,
     stochastic,
     surface,
+    storage,
     names,
 )
