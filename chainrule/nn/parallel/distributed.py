@@ -22,7 +22,7 @@ parameters once; the second iteration records the ready order and the third forw
 DDP runs its collectives on its own duplicate of the process group's communicator, so they
 never interleave with the user's collectives (or SyncBatchNorm's) on that group.
 
-This file is long (about 640 lines) because the reducer (buckets, readiness, rebuilding,
+This file is long (about 560 lines) because the reducer (buckets, readiness, rebuilding,
 unused-parameter search, static graph, finalisation) is one state machine that reads best in
 one place.
 """
@@ -42,8 +42,14 @@ from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.autograd._callbacks import queue_callback
 from chainrule.distributed._group import ProcessGroup, resolve
-from chainrule.distributed._mpi import mpi
 from chainrule.nn.modules.module import Module
+from chainrule.nn.parallel._buckets import (
+    Bucket,
+    GradBucket,
+    bucket_assignment,
+    duplicate,
+    reachable_leaves,
+)
 
 __all__ = ["DistributedDataParallel", "GradBucket"]
 
@@ -76,82 +82,6 @@ _UNFINISHED = (
     "print out information about which particular parameters did not receive gradient on "
     "this rank as part of this error"
 )
-
-
-class GradBucket:
-    """One bucket as a communication hook sees it (``torch.distributed.GradBucket``): the
-    flat ``buffer()`` of its gradients, which ``parameters()`` they belong to."""
-
-    def __init__(self, bucket: _Bucket, is_last: bool) -> None:
-        self._b = bucket
-        self._is_last = is_last
-
-    def index(self) -> int:
-        return self._b.index
-
-    def buffer(self) -> Tensor:
-        return self._b.tensor
-
-    def gradients(self) -> list[Tensor]:
-        return [_creation.from_numpy(v) for v in self._b.views]
-
-    def parameters(self) -> list[Tensor]:
-        return list(self._b.params)
-
-    def is_last(self) -> bool:
-        return self._is_last
-
-    def set_buffer(self, tensor: Tensor) -> None:
-        self._b.flat[...] = tensor._data.reshape(-1)
-
-
-class _Bucket:
-    """A flat array holding the gradients of ``params`` (views ``views`` into it)."""
-
-    def __init__(self, index: int, params: list[Tensor], indices: list[int]) -> None:
-        self.index = index
-        self.params = params
-        self.indices = indices
-        dtype = params[0]._data.dtype
-        self.flat = np.zeros(sum(p.numel() for p in params), dtype)
-        self.tensor = _creation.from_numpy(self.flat)
-        self.views: list[np.ndarray] = []
-        off = 0
-        for p in params:
-            n = p.numel()
-            self.views.append(self.flat[off : off + n].reshape(p._data.shape))
-            off += n
-        self.pending = len(params)
-        self.ready = [False] * len(params)
-        self.work: Any = None
-
-
-def _bucket_assignment(
-    params: list[Tensor], limits: list[int], indices: list[int] | None = None
-) -> list[list[int]]:
-    """PyTorch's ``compute_bucket_assignment_by_size``: ``params`` grouped per dtype into
-    buckets, each closed once it holds at least its limit in bytes (``limits[k]`` for the k-th
-    bucket of a dtype, the last limit for the rest). A bucket holds ``indices[i]`` for
-    ``params[i]`` (``i`` itself without ``indices``). Without ``indices`` the buckets are sorted
-    by their smallest index; with them (a gradient-ready order) they keep that order."""
-    open_: dict[Any, tuple[list[int], int]] = {}
-    which_limit: dict[Any, int] = {}
-    done: list[list[int]] = []
-    for i, p in enumerate(params):
-        key = p._data.dtype
-        idx, size = open_.get(key, ([], 0))
-        idx.append(i if indices is None else indices[i])
-        size += p._data.nbytes
-        k = which_limit.setdefault(key, 0)
-        if size >= limits[k]:
-            done.append(idx)
-            idx, size = [], 0
-            which_limit[key] = min(k + 1, len(limits) - 1)
-        open_[key] = (idx, size)
-    done.extend(idx for idx, _ in open_.values() if idx)
-    if indices is None:
-        done.sort(key=min)
-    return done
 
 
 class DistributedDataParallel(Module):
@@ -232,7 +162,7 @@ class DistributedDataParallel(Module):
         # Plain attributes set through object.__setattr__ stay out of Module's registries.
         for name, value in (
             ("process_group", pg),
-            ("_pg", _duplicate(pg)),
+            ("_pg", duplicate(pg)),
             ("_params", params),
             ("_param_index", {id(p): i for i, p in enumerate(params)}),
             ("_first_bucket_bytes", first),
@@ -248,7 +178,8 @@ class DistributedDataParallel(Module):
             ("_num_iterations", 0),
             ("_has_rebuilt_buckets", False),
             ("_rebuilt_order", []),  # gradient-ready order recorded for the rebuild
-            ("_ready_order", []),  # of the latest backward (logging data)
+            ("_ready_order", []),  # of the backward now running
+            ("_prev_ready_order", []),  # of the latest finished one (logging data)
             ("_hook_counts", np.zeros(n, np.int64)),  # static graph: hooks per parameter
             ("_hook_counts_left", np.zeros(n, np.int64)),
             ("_delay_queued", False),
@@ -266,7 +197,7 @@ class DistributedDataParallel(Module):
             limits = [first, self.bucket_bytes_cap]
         else:
             limits = [self.bucket_bytes_cap]
-        self._init_buckets(_bucket_assignment(params, limits)[::-1])
+        self._init_buckets(bucket_assignment(params, limits)[::-1])
         object.__setattr__(self, "_initial_bucket_sizes", [b.flat.nbytes for b in self._buckets])
         handles = [p.register_post_accumulate_grad_hook(self._on_grad) for p in params]
         object.__setattr__(self, "_hook_handles", handles)
@@ -281,7 +212,7 @@ class DistributedDataParallel(Module):
         buckets = []
         where: list[tuple[int, int]] = [(0, 0)] * len(self._params)
         for bi, idx in enumerate(assignment):
-            b = _Bucket(bi, [self._params[i] for i in idx], list(idx))
+            b = Bucket(bi, [self._params[i] for i in idx], list(idx))
             buckets.append(b)
             for k, i in enumerate(idx):
                 where[i] = (bi, k)
@@ -391,7 +322,7 @@ class DistributedDataParallel(Module):
                 f"size of: {len(order)}"
             )
         limits = [self._first_bucket_bytes, self.bucket_bytes_cap]
-        assignment = _bucket_assignment([self._params[i] for i in order], limits, list(order))
+        assignment = bucket_assignment([self._params[i] for i in order], limits, list(order))
         assignment = self._sync_bucket_indices(assignment)
         object.__setattr__(self, "_has_rebuilt_buckets", True)
         order.clear()
@@ -430,7 +361,7 @@ class DistributedDataParallel(Module):
         if self.static_graph:
             self._hook_counts_left[:] = self._hook_counts
         if self._dynamic_find_unused():
-            used = _reachable_leaves(out)
+            used = reachable_leaves(out)
             object.__setattr__(
                 self, "_unused", [i for i, p in enumerate(self._params) if id(p) not in used]
             )
@@ -525,7 +456,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_next_launch", len(self._buckets))
         self._finalize()
 
-    def _launch(self, b: _Bucket) -> None:
+    def _launch(self, b: Bucket) -> None:
         self._launch_log.append(b.index)
         if self._comm_hook is not None:
             state, hook = self._comm_hook
@@ -535,6 +466,7 @@ class DistributedDataParallel(Module):
 
     def _finalize(self) -> None:
         object.__setattr__(self, "_expect", False)
+        object.__setattr__(self, "_prev_ready_order", list(self._ready_order))
         if self._static_after_first() and self._should_rebuild():
             self._rebuilt_order.extend(self._unused)  # torch: unused ones go last
         for b in self._buckets:
@@ -628,9 +560,9 @@ class DistributedDataParallel(Module):
             "has_rebuilt_buckets": int(self._has_rebuilt_buckets),
             "static_graph": int(self.static_graph),
         }
-        if self._ready_order:
+        if self._prev_ready_order:
             data["prev_iteration_grad_ready_order_indices"] = ", ".join(
-                str(i) for i in self._ready_order
+                str(i) for i in self._prev_ready_order
             )
         if self._has_rebuilt_buckets:
             data["rebuilt_bucket_sizes"] = ", ".join(str(b.flat.nbytes) for b in self._buckets)
@@ -641,54 +573,3 @@ class DistributedDataParallel(Module):
 
     def extra_repr(self) -> str:
         return ""
-
-
-def _duplicate(pg: ProcessGroup) -> ProcessGroup:
-    """A group of the same ranks over a duplicate communicator (collective over ``pg``)."""
-    import datetime
-
-    MPI = mpi()
-    comm = pg._comm.Dup()
-    comm.Set_errhandler(MPI.ERRORS_RETURN)
-    return ProcessGroup(
-        comm, list(pg._global_ranks), datetime.timedelta(seconds=pg._timeout_s), f"{pg._name}-ddp"
-    )
-
-
-def _reachable_leaves(out: Any) -> set[int]:
-    """ids of the leaves whose gradients ``out``'s graph leads to (through ``grad_fn`` and
-    ``next_functions``, to each AccumulateGrad's ``variable``)."""
-    stack = []
-    for t in _tensors_in(out):
-        if t.grad_fn is not None:
-            stack.append(t.grad_fn)
-        elif t.requires_grad:
-            stack.append(("leaf", t))
-    seen: set[int] = set()
-    leaves: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            leaves.add(id(node[1]))
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        var = getattr(node, "variable", None)
-        if var is not None:
-            leaves.add(id(var))
-        for nxt, _ in getattr(node, "next_functions", ()):
-            if nxt is not None:
-                stack.append(nxt)
-    return leaves
-
-
-def _tensors_in(obj: Any) -> Iterator[Tensor]:
-    if isinstance(obj, Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _tensors_in(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from _tensors_in(v)
