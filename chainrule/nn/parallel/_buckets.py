@@ -12,7 +12,7 @@ import numpy as np
 
 from chainrule import _creation
 from chainrule._tensor import Tensor
-from chainrule.distributed._group import ProcessGroup
+from chainrule.distributed._group import ProcessGroup, arrive
 from chainrule.distributed._mpi import mpi
 
 __all__ = ["GradBucket", "Bucket", "bucket_assignment", "duplicate", "reachable_leaves"]
@@ -97,6 +97,7 @@ def bucket_assignment(
 def duplicate(pg: ProcessGroup) -> ProcessGroup:
     """A group of the same ranks over a duplicate communicator (collective over ``pg``)."""
     MPI = mpi()
+    arrive(pg, "DistributedDataParallel")  # every rank is here: the blocking Dup cannot hang
     comm = pg._comm.Dup()
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     return ProcessGroup(
