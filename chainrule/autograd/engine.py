@@ -11,8 +11,9 @@
 5. **Route** (in ``_drain``; ``_fix_grad``): check each gradient against its input's
    metadata, add it into the input buffer of the node it feeds, and count the edge off; the
    node is ready when its count reaches zero.
-6. **Finish** (``_finish``): the gradients captured for ``inputs=``, returned (``grad``) or
-   added into a non-leaf's ``.grad`` (``backward``).
+6. **Finish** (``_finish``): the final callbacks queued during this backward run
+   (``autograd._callbacks.queue_callback``, PyTorch's ``queue_callback``), then the gradients
+   captured for ``inputs=`` are returned (``grad``) or added into a non-leaf's ``.grad``.
 
 Gradients are raw arrays unless ``create_graph`` is set; see Note [two speeds] in graph.py.
 The hooks a node runs in phase 4 are in ``_run_hooks.py``. Over 400 lines because the phases
