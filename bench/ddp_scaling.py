@@ -1,13 +1,21 @@
-"""Data-parallel scaling: one MLP training step (784-512-512-10, float32, global batch 256,
-SGD) with DistributedDataParallel on 1 and 2 ranks, chainrule (over MPI) against PyTorch DDP
-(gloo), 1 BLAS thread per rank; and the all-reduce time of one 25 MB bucket, chainrule's
-``all_reduce`` against mpi4py's blocking ``Allreduce`` (the MPI library's own figure).
+"""Data-parallel scaling with DistributedDataParallel on 1 and 2 ranks, chainrule (over MPI)
+against PyTorch DDP (gloo), 1 BLAS thread per rank, for two workloads:
 
-    python bench/ddp_scaling.py [--steps 30] [--ranks 1,2]
+- ``mlp``: one MLP training step (784-512-512-10, float32, global batch 256, SGD), plus the
+  all-reduce time of one 25 MB bucket, chainrule's ``all_reduce`` against mpi4py's blocking
+  ``Allreduce`` (the MPI library's own figure);
+- ``srgan``: one adversarial training step of the ``make demo`` model (examples/srgan with its
+  defaults: scale 2, 24 channels, 2 residual blocks, global batch 8 of 32x32 patches, Adam):
+  G forward, the D update (backward with ``inputs=`` D's parameters, as ``srgan.py --nproc``
+  does), then the G update through D and the perceptual loss, both networks wrapped in DDP.
+
+    python bench/ddp_scaling.py [--steps 30] [--ranks 1,2] [--workloads mlp,srgan]
 
 Prints a table and writes ``bench/results/ddp_scaling.json``. Throughput is samples per second
-over all ranks; "DDP overhead" is the DDP step time on one rank minus the plain module's step
-time (bucket copies and the hooks: what DDP adds besides the network). Recorded, not asserted.
+over all ranks (the global batch over the median step time); "scaling" is that throughput
+over the same library's on one rank; "DDP overhead" is the DDP step time on one rank minus the
+plain module's step time (bucket copies and the hooks: what DDP adds besides the network).
+Recorded, not asserted.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 GLOBAL_BATCH = 256
+SRGAN_BATCH = 8  # examples/srgan/srgan.py's default --batch
 
 
 def _mlp(m):
@@ -36,7 +45,47 @@ def _mlp(m):
     )
 
 
-def worker(lib: str, steps: int) -> None:
+def _srgan_timer(m, dist, rank: int, world: int, steps: int):
+    """Median seconds of one SRGAN demo step on this rank, with DDP and (one rank) without."""
+    sys.path.insert(0, str(HERE))
+    from workloads import _srgan_models
+
+    mods = _srgan_models(m)
+    local = SRGAN_BATCH // world
+    rng = np.random.default_rng(rank)
+    hr_np = rng.uniform(0, 1, (local, 3, 32, 32)).astype(np.float32)
+    lr_np = hr_np.reshape(local, 3, 16, 2, 16, 2).mean(axis=(3, 5))
+    bic_np = np.repeat(np.repeat(lr_np, 2, axis=2), 2, axis=3)
+    lr, bic, hr = (m.from_numpy(a.copy()) for a in (lr_np, bic_np, hr_np))
+
+    def timed(ddp: bool) -> float:
+        m.manual_seed(0)
+        plainG, plainD = mods.Generator(2, 24, 2), mods.Discriminator(24)
+        criterion = mods.GeneratorLoss()
+        DDP = m.nn.parallel.DistributedDataParallel
+        netG, netD = (DDP(plainG), DDP(plainD)) if ddp else (plainG, plainD)
+        optG = m.optim.Adam(netG.parameters(), lr=1e-4)
+        optD = m.optim.Adam(netD.parameters(), lr=1e-4)
+        times = []
+        for _ in range(steps + 3):
+            dist.barrier()
+            t0 = time.perf_counter()
+            fake = netG(lr, bic)
+            netD.zero_grad()
+            d_loss = 1 - netD(hr).mean() + netD(fake).mean()
+            d_loss.backward(retain_graph=True, inputs=list(plainD.parameters()))
+            optD.step()
+            netG.zero_grad()
+            criterion(plainD(fake).mean(), fake, hr).backward()
+            optG.step()
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times[3:]))
+
+    t_ddp = timed(True)
+    return t_ddp, (timed(False) if world == 1 else float("nan"))
+
+
+def worker(lib: str, steps: int, workload: str = "mlp") -> None:
     if lib == "torch":
         import torch as m
         import torch.distributed as dist
@@ -49,6 +98,20 @@ def worker(lib: str, steps: int) -> None:
 
         dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if workload == "srgan":
+        t_ddp, t_plain = _srgan_timer(m, dist, rank, world, steps)
+        if rank == 0:
+            row = {
+                "workload": "srgan",
+                "lib": lib,
+                "ranks": world,
+                "step_ms": t_ddp * 1e3,
+                "plain_step_ms": t_plain * 1e3,
+                "samples_per_s": SRGAN_BATCH / t_ddp,
+            }
+            print("RESULT " + json.dumps(row), flush=True)
+        dist.destroy_process_group()
+        return
     local = GLOBAL_BATCH // world
     rng = np.random.default_rng(rank)
     x = m.from_numpy(rng.standard_normal((local, 784)).astype(np.float32))
@@ -95,6 +158,7 @@ def worker(lib: str, steps: int) -> None:
             "RESULT "
             + json.dumps(
                 {
+                    "workload": "mlp",
                     "lib": lib,
                     "ranks": world,
                     "step_ms": t_ddp * 1e3,
@@ -115,7 +179,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run(lib: str, ranks: int, steps: int) -> dict:
+def run(lib: str, ranks: int, steps: int, workload: str = "mlp") -> dict:
     env = dict(
         os.environ,
         PYTHONPATH=str(ROOT),
@@ -124,6 +188,7 @@ def run(lib: str, ranks: int, steps: int) -> dict:
         MKL_NUM_THREADS="1",
     )
     me = [str(HERE / "ddp_scaling.py"), "--worker", lib, "--steps", str(steps)]
+    me += ["--workloads", workload]
     if lib == "chainrule":
         cmd = [
             sys.executable,
@@ -160,21 +225,35 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--worker", default=None)
     p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--srgan-steps", type=int, default=10)
     p.add_argument("--ranks", default="1,2")
+    p.add_argument("--workloads", default="mlp,srgan")
     a = p.parse_args()
     if a.worker:
-        worker(a.worker, a.steps)
+        worker(a.worker, a.steps, a.workloads)
         return
-    rows = [run(lib, int(n), a.steps) for n in a.ranks.split(",") for lib in ("chainrule", "torch")]
+    rows = [
+        run(lib, int(n), a.srgan_steps if w == "srgan" else a.steps, w)
+        for w in a.workloads.split(",")
+        for n in a.ranks.split(",")
+        for lib in ("chainrule", "torch")
+    ]
+    one = {(r["workload"], r["lib"]): r["samples_per_s"] for r in rows if r["ranks"] == 1}
+    for r in rows:
+        base = one.get((r["workload"], r["lib"]))
+        r["scaling"] = r["samples_per_s"] / base if base else float("nan")
     print(
-        f"{'library':<10} {'ranks':>5} {'step ms':>8} {'samples/s':>10} {'DDP overhead ms':>16} "
-        f"{'25MB allreduce ms':>18} {'MPI Allreduce ms':>17}"
+        f"{'workload':<8} {'library':<10} {'ranks':>5} {'step ms':>8} {'samples/s':>10} "
+        f"{'scaling':>8} {'DDP overhead ms':>16} {'25MB allreduce ms':>18} {'MPI Allreduce ms':>17}"
     )
     for r in rows:
         over = r["step_ms"] - r["plain_step_ms"]
+        ar = r.get("allreduce_25MB_ms", float("nan"))
+        ref = r.get("mpi_allreduce_25MB_ms", float("nan"))
         print(
-            f"{r['lib']:<10} {r['ranks']:>5} {r['step_ms']:>8.2f} {r['samples_per_s']:>10.0f} "
-            f"{over:>16.2f} {r['allreduce_25MB_ms']:>18.2f} {r['mpi_allreduce_25MB_ms']:>17.2f}"
+            f"{r['workload']:<8} {r['lib']:<10} {r['ranks']:>5} {r['step_ms']:>8.2f} "
+            f"{r['samples_per_s']:>10.1f} {r['scaling']:>7.2f}x {over:>16.2f} {ar:>18.2f} "
+            f"{ref:>17.2f}"
         )
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "ddp_scaling.json").write_text(json.dumps(rows, indent=1))

@@ -11,8 +11,9 @@
 5. **Route** (in ``_drain``; ``_fix_grad``): check each gradient against its input's
    metadata, add it into the input buffer of the node it feeds, and count the edge off; the
    node is ready when its count reaches zero.
-6. **Finish** (``_finish``): the gradients captured for ``inputs=``, returned (``grad``) or
-   added into a non-leaf's ``.grad`` (``backward``).
+6. **Finish** (``_finish``): the final callbacks queued during this backward run
+   (``autograd._callbacks.queue_callback``, PyTorch's ``queue_callback``), then the gradients
+   captured for ``inputs=`` are returned (``grad``) or added into a non-leaf's ``.grad``.
 
 Gradients are raw arrays unless ``create_graph`` is set; see Note [two speeds] in graph.py.
 The hooks a node runs in phase 4 are in ``_run_hooks.py``. Over 400 lines because the phases
@@ -44,7 +45,7 @@ from typing import Any, Callable, Sequence
 
 from chainrule import _kinds
 from chainrule._dispatch import ops as _ops
-from chainrule.autograd import grad_mode
+from chainrule.autograd import _callbacks, grad_mode
 from chainrule.autograd._nodes import _GRAD_LOCK, AccumulateGrad, Node, OpNode
 from chainrule.autograd._run_hooks import _as_tensor, _post_hooks, _pre_hooks
 from chainrule.autograd._sites import _origin, user_site
@@ -83,6 +84,8 @@ def run_backward(
     prev_mode = state.enabled
     state.enabled = create_graph
     fast = task.plain and not create_graph  # Note [plain nodes]
+    _callbacks.push()
+    ok = False
     try:
         if heap:  # empty where no root leads to inputs=
             _drain(
@@ -95,8 +98,10 @@ def run_backward(
                 fast,
                 not create_graph,
             )
+        ok = True
     finally:
         state.enabled = prev_mode
+        _callbacks.pop(ok)  # final callbacks (queue_callback), after the graph is done
     if inputs is None:
         return None
     return _finish(inputs, task.results, accumulate, create_graph, allow_unused)

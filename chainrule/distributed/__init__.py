@@ -44,6 +44,7 @@ from chainrule.distributed._group import (
     is_initialized,
     new_group,
 )
+from chainrule.distributed._monitored import monitored_barrier
 from chainrule.distributed._mpi import ReduceOp
 from chainrule.distributed._mpi import is_available as _mpi_available
 from chainrule.distributed._objects import (
@@ -81,6 +82,7 @@ __all__ = [
     "DistTimeoutError",
     "default_pg_timeout",
     "barrier",
+    "monitored_barrier",
     "all_reduce",
     "broadcast",
     "reduce",

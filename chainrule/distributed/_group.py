@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import datetime
 import os
+import time
+import zlib
 from typing import Any, Sequence
+
+import numpy as np
 
 from chainrule.distributed import _work
 from chainrule.distributed._mpi import mpi
@@ -169,13 +173,7 @@ def init_process_group(
     if _world["pg"] is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = Backend(backend if backend is not None else "mpi")
-    if timeout is None:
-        timeout = default_pg_timeout
-    if not isinstance(timeout, datetime.timedelta):
-        raise TypeError(
-            f"Expected timeout argument to be of type datetime.timedelta, got "
-            f"{type(timeout).__name__}"
-        )
+    timeout = _check_timeout(timeout, default_pg_timeout)
     if init_method is not None and not isinstance(init_method, str):
         raise TypeError(f"init_method must be a str, got {type(init_method).__name__}")
     MPI = mpi()
@@ -196,6 +194,16 @@ def init_process_group(
         )
     # A stray ERRORS_ARE_FATAL would kill the job without a Python traceback.
     comm.Set_errhandler(MPI.ERRORS_RETURN)
+    # Every rank must arrive within ``timeout`` before the (blocking) duplicate for the side
+    # channel; there is no group yet to ask who is missing.
+    secs = timeout.total_seconds()
+    try:
+        _work.wait_requests([comm.Ibarrier()], None, "", 0, time.monotonic() + secs)
+    except _work.DistTimeoutError:
+        raise _work.DistTimeoutError(
+            f"init_process_group timed out after {secs:g} s on rank {mpi_rank}: not every one "
+            f"of the {mpi_size} processes that MPI started has called it"
+        ) from None
     pg = ProcessGroup(comm, list(range(mpi_size)), timeout, group_name or "0", is_world=True)
     _world.update(pg=pg, backend=name, groups=[pg])
     GroupMember.WORLD = pg
@@ -297,6 +305,67 @@ def get_node_local_rank(fallback_rank: int | None = None) -> int:
     )
 
 
+def _check_timeout(
+    timeout: datetime.timedelta | None, default: datetime.timedelta
+) -> datetime.timedelta:
+    if timeout is None:
+        return default
+    if not isinstance(timeout, datetime.timedelta):
+        raise TypeError(
+            f"Expected timeout argument to be of type datetime.timedelta, got "
+            f"{type(timeout).__name__}"
+        )
+    return timeout
+
+
+def arrive(pg: ProcessGroup, what: str, payload: int = 0, secs: float | None = None) -> list[int]:
+    """Wait (with a deadline: ``secs``, default the group's timeout) until every rank of ``pg``
+    has reached ``what``, gathering one integer from each. A blocking MPI call that follows (a
+    communicator split or duplicate: MPI 3.1 has no non-blocking form of them) then cannot hang
+    on a rank that never comes; the timeout error names the ranks that did not arrive."""
+    secs = pg._timeout_s if secs is None else secs
+    seq = pg._enter(what)
+    mine = np.array([payload], np.int64)
+    every = np.zeros(pg.size(), np.int64)
+    req = pg._comm.Iallgather(mine, every)
+    _work.wait_requests([req], pg, what, seq, time.monotonic() + secs, secs=secs)
+    return [int(v) for v in every]
+
+
+_NEW_GROUP_TAG = 4  # on the world's side communicator, beside _work's (1, 2) and all_to_all's (3)
+
+
+def _arrive_members(world: ProcessGroup, members: list[int], secs: float) -> None:
+    """``use_local_synchronization``: the members of a new group wait for each other only,
+    by messages over the world's side communicator, with a deadline."""
+    MPI = mpi()
+    me = world.rank()
+    others = [r for r in members if r != me]
+    token = np.array([zlib.crc32(repr(members).encode())], np.int64)
+    inbox = {r: np.zeros(1, np.int64) for r in others}
+    recvs = {r: world._side.Irecv(inbox[r], r, _NEW_GROUP_TAG) for r in others}
+    sends = [world._side.Isend(token, r, _NEW_GROUP_TAG) for r in others]
+    deadline = time.monotonic() + secs
+    try:
+        _work.wait_requests(list(recvs.values()), None, "new_group", 0, deadline)
+    except _work.DistTimeoutError:
+        missing = [r for r, q in recvs.items() if not q.Test()]
+        for r in missing:
+            recvs[r].Cancel()
+        _work._pending_replies.extend(sends)
+        raise _work.DistTimeoutError(
+            f"new_group(ranks={members}, use_local_synchronization=True) timed out after "
+            f"{secs:g} s on rank {me}; ranks of the new group that did not arrive: {missing}"
+        ) from None
+    MPI.Request.Waitall(sends)
+    differ = [r for r in others if inbox[r][0] != token[0]]
+    if differ:
+        raise ValueError(
+            f"new_group: ranks {differ} passed other ranks than {members} (every member must "
+            "pass the same list)"
+        )
+
+
 def new_group(
     ranks: Sequence[int] | None = None,
     timeout: datetime.timedelta | None = None,
@@ -305,12 +374,21 @@ def new_group(
     use_local_synchronization: bool = False,
     group_desc: str | None = None,
 ) -> Any:
-    """A group of the given global ``ranks`` (default: all). Every rank of the default group
-    must call it, in the same order; a rank outside ``ranks`` gets
-    ``GroupMember.NON_GROUP_MEMBER``, on which collectives do nothing."""
+    """A group of the given global ``ranks`` (default: all), for collectives among them only.
+
+    Every rank of the default group must call it, in the same order, with the same ``ranks``
+    (an MPI communicator split); with ``use_local_synchronization=True`` only the members do
+    (MPI's ``Comm_create_group``). A rank outside ``ranks`` gets
+    ``GroupMember.NON_GROUP_MEMBER``, on which collectives do nothing. Group ranks follow the
+    sorted global ranks, as in PyTorch. ``timeout`` (default: the default group's) bounds the
+    creation and every collective of the new group; ``backend`` may be "mpi" or "gloo", and
+    ``pg_options`` is accepted and unused.
+    """
     world = _default_pg("new_group")
     if backend is not None:
         Backend(backend)
+    tmo = _check_timeout(timeout, datetime.timedelta(seconds=world._timeout_s))
+    secs = tmo.total_seconds()
     size = world.size()
     members = list(range(size)) if ranks is None else sorted(int(r) for r in ranks)
     if len(set(members)) != len(members):
@@ -320,9 +398,26 @@ def new_group(
             raise ValueError(f"new_group: rank {r} is out of range for a world of size {size}")
     MPI = mpi()
     me = world.rank()
-    color = 0 if me in members else MPI.UNDEFINED
-    comm = world._comm.Split(color, members.index(me) if me in members else 0)
-    tmo = timeout if timeout is not None else datetime.timedelta(seconds=world._timeout_s)
+    if use_local_synchronization:
+        if me not in members:
+            return GroupMember.NON_GROUP_MEMBER
+        _arrive_members(world, members, secs)
+        everyone = world._comm.Get_group()
+        subset = everyone.Incl(members)
+        comm = world._comm.Create_group(subset, _NEW_GROUP_TAG)
+        subset.Free()
+        everyone.Free()
+    else:
+        token = zlib.crc32(repr(members).encode())
+        every = arrive(world, "new_group", token, secs)
+        differ = [r for r, t in enumerate(every) if t != token]
+        if differ:
+            raise ValueError(
+                f"new_group: ranks {differ} passed other ranks than {members} (every rank of the "
+                "default group must pass the same list, or use use_local_synchronization=True)"
+            )
+        color = 0 if me in members else MPI.UNDEFINED
+        comm = world._comm.Split(color, members.index(me) if me in members else 0)
     if comm == MPI.COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
     comm.Set_errhandler(MPI.ERRORS_RETURN)

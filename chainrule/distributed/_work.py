@@ -59,8 +59,10 @@ def wait_requests(
     seq: int,
     deadline: float,
     statuses: list[Any] | None = None,
+    secs: float | None = None,
 ) -> None:
-    """Poll ``reqs`` until all complete; past ``deadline``, raise the timeout error.
+    """Poll ``reqs`` until all complete; past ``deadline``, raise the timeout error (which
+    names ``secs`` as the timeout, the group's by default).
 
     The loop spins briefly, then yields the core (ranks often outnumber cores, and a peer
     needs the CPU to progress), and after a few milliseconds sleeps with a growing pause (up to
@@ -75,7 +77,7 @@ def wait_requests(
             serve_queries()
             now = time.monotonic()
             if now > deadline:
-                raise _timeout_error(group, what, seq, deadline)
+                raise _timeout_error(group, what, seq, deadline, secs)
             if now - start > 5e-3:
                 time.sleep(min(1e-3, (now - start) / 20))
                 continue
@@ -87,7 +89,7 @@ _yield = getattr(__import__("os"), "sched_yield", lambda: time.sleep(0))
 
 
 def _timeout_error(
-    group: ProcessGroup | None, what: str, seq: int, deadline: float
+    group: ProcessGroup | None, what: str, seq: int, deadline: float, secs: float | None = None
 ) -> DistTimeoutError:
     if group is None:
         return DistTimeoutError(f"{what} timed out")
@@ -95,7 +97,7 @@ def _timeout_error(
     me = group._comm.Get_rank()
     size = group._comm.Get_size()
     side = group._side
-    secs = group._timeout_s
+    secs = group._timeout_s if secs is None else secs
     asks = [side.isend(("query", seq), dest=r, tag=_QUERY) for r in range(size) if r != me]
     replies: dict[int, tuple[int, str | None]] = {}
     grace_end = time.monotonic() + min(5.0, max(0.5, secs / 10))

@@ -44,6 +44,12 @@ def set_env() -> None:
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     set_env()
+    # MPI_Init waits for every process mpirun started (Open MPI's start-up exchange), with no
+    # timeout of its own: it runs here, before the script, so that init_process_group's
+    # timeout then covers a rank that is slow to reach it (it waits in a polled barrier).
+    from chainrule.distributed._mpi import mpi
+
+    mpi()
     torch_names = bool(args) and args[0] == "--torch"
     if torch_names:
         args = args[1:]

@@ -107,3 +107,26 @@ def test_distributed_sampler_errors() -> None:
         ValueError, match=r"Invalid rank 3, rank should be in the interval \[0, 2\]"
     ):
         DistributedSampler(range(10), num_replicas=3, rank=3)
+
+
+@needs_mpi
+def test_buckets_and_static_graph_match_torch_in_a_world_of_one() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    env.pop("WORLD_SIZE", None)
+    env.pop("RANK", None)
+    r = subprocess.run(
+        [sys.executable, str(JOBS / "buckets_vs_torch.py")],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("OK buckets as torch") == 7, r.stdout + r.stderr
+    assert "OK buckets as torch: swap {'bucket_cap_mb': 0.0002}: 1 0 5 4, 3 2" in r.stdout
+    for line in (
+        "OK static_graph: a parameter unused in the first iteration may not be used later",
+        "OK _set_static_graph warns as torch",
+    ):
+        assert line in r.stdout, r.stdout + r.stderr

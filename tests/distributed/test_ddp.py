@@ -21,7 +21,8 @@ _FEATURES = [
     "OK find_unused_parameters: globally unused grads untouched, partly used averaged",
     "OK unused parameter without find_unused_parameters: PyTorch's error at the next forward",
     "OK gradient_as_bucket_view: grads are bucket views, same training",
-    "OK overlap: bucket 0 launched before",
+    "OK bucket rebuild: ready order [[1, 0], [5, 4], [3, 2]], bucket 0 launched before",
+    "OK static_graph: unused found once, first all-reduce delayed, rebuilt at the third",
     "OK state_dict keys carry the module. prefix",
 ]
 

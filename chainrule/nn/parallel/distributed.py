@@ -4,22 +4,34 @@ Each rank holds a replica of the module and a shard of the batch. At constructio
 are made equal (parameters and buffers broadcast from rank 0). During backward, each
 parameter's post-accumulate-grad hook copies its gradient into a flat bucket; once every
 gradient of a bucket is in, the bucket's all-reduce (an average) is started without waiting,
-so communication overlaps the rest of backward. Buckets hold parameters in reverse order (the
-order backward produces gradients), the first bucket small (1 MiB) so that communication starts
-early, the others ``bucket_cap_mb``. When the last bucket is launched, every bucket is waited
-for and the averaged gradients written into ``.grad``: the gradients are the gradient of the
-mean of the ranks' losses, the same on every rank.
+so communication overlaps the rest of backward. When the last bucket is launched, every bucket
+is waited for and the averaged gradients written into ``.grad``: the gradients are the gradient
+of the mean of the ranks' losses, the same on every rank.
+
+Note [bucket rebuild] (as PyTorch's Reducer): at construction the buckets follow the reverse
+parameter order; without ``find_unused_parameters`` (or with ``static_graph``) that first
+layout is a single bucket. The first backward that communicates records the order in which the
+gradients became ready; the next forward (with grad enabled) rebuilds the buckets once in that
+order, the first bucket 1 MiB (with the default ``bucket_cap_mb``) and the others
+``bucket_cap_mb``, and rank 0's layout is broadcast so that every rank launches the same
+buckets. With ``find_unused_parameters`` (and no static graph) the buckets are never rebuilt.
+With ``static_graph`` the first iteration counts the hooks of each parameter and delays every
+all-reduce to the end of its backward (an engine final callback), finding the unused
+parameters once; the second iteration records the ready order and the third forward rebuilds.
 
 DDP runs its collectives on its own duplicate of the process group's communicator, so they
 never interleave with the user's collectives (or SyncBatchNorm's) on that group.
 
-This file is long (about 480 lines) because the reducer (buckets, readiness, unused-parameter
-search, finalisation) is one state machine that reads best in one place.
+This file is long (about 560 lines) because the reducer (buckets, readiness, rebuilding,
+unused-parameter search, static graph, finalisation) is one state machine that reads best in
+one place.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
+import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -28,9 +40,16 @@ import chainrule.distributed as dist
 from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode as _grad_mode
+from chainrule.autograd._callbacks import queue_callback
 from chainrule.distributed._group import ProcessGroup, resolve
-from chainrule.distributed._mpi import mpi
 from chainrule.nn.modules.module import Module
+from chainrule.nn.parallel._buckets import (
+    Bucket,
+    GradBucket,
+    bucket_assignment,
+    duplicate,
+    reachable_leaves,
+)
 
 __all__ = ["DistributedDataParallel", "GradBucket"]
 
@@ -65,73 +84,6 @@ _UNFINISHED = (
 )
 
 
-class GradBucket:
-    """One bucket as a communication hook sees it (``torch.distributed.GradBucket``): the
-    flat ``buffer()`` of its gradients, which ``parameters()`` they belong to."""
-
-    def __init__(self, bucket: _Bucket, is_last: bool) -> None:
-        self._b = bucket
-        self._is_last = is_last
-
-    def index(self) -> int:
-        return self._b.index
-
-    def buffer(self) -> Tensor:
-        return self._b.tensor
-
-    def gradients(self) -> list[Tensor]:
-        return [_creation.from_numpy(v) for v in self._b.views]
-
-    def parameters(self) -> list[Tensor]:
-        return list(self._b.params)
-
-    def is_last(self) -> bool:
-        return self._is_last
-
-    def set_buffer(self, tensor: Tensor) -> None:
-        self._b.flat[...] = tensor._data.reshape(-1)
-
-
-class _Bucket:
-    """A flat array holding the gradients of ``params`` (views ``views`` into it)."""
-
-    def __init__(self, index: int, params: list[Tensor], indices: list[int]) -> None:
-        self.index = index
-        self.params = params
-        self.indices = indices
-        dtype = params[0]._data.dtype
-        self.flat = np.zeros(sum(p.numel() for p in params), dtype)
-        self.tensor = _creation.from_numpy(self.flat)
-        self.views: list[np.ndarray] = []
-        off = 0
-        for p in params:
-            n = p.numel()
-            self.views.append(self.flat[off : off + n].reshape(p._data.shape))
-            off += n
-        self.pending = len(params)
-        self.ready = [False] * len(params)
-        self.work: Any = None
-
-
-def _bucket_assignment(params: list[Tensor], cap_bytes: int) -> list[list[int]]:
-    """Indices into ``params`` (already in reverse order) grouped into buckets per dtype: the
-    first bucket of each dtype up to 1 MiB, the others up to ``cap_bytes``."""
-    open_: dict[Any, tuple[list[int], int, int]] = {}  # dtype -> (indices, bytes, limit)
-    done: list[list[int]] = []
-    for i, p in enumerate(params):
-        key = p._data.dtype
-        idx, size, limit = open_.get(key, ([], 0, min(_FIRST_BUCKET_BYTES, cap_bytes)))
-        idx.append(i)
-        size += p._data.nbytes
-        if size >= limit:
-            done.append(idx)
-            idx, size, limit = [], 0, cap_bytes
-        open_[key] = (idx, size, limit)
-    done.extend(idx for idx, _, _ in open_.values() if idx)
-    # Launch order: by the position of each bucket's first parameter (reverse model order).
-    return sorted(done, key=lambda b: b[0])
-
-
 class DistributedDataParallel(Module):
     """Synchronous data parallelism: wrap the model, give each rank its shard of the batch
     (``utils.data.DistributedSampler``), and ``backward()`` leaves every rank with the same
@@ -142,17 +94,19 @@ class DistributedDataParallel(Module):
         broadcast_buffers: broadcast rank 0's buffers (BatchNorm statistics) before every
             forward (default True).
         process_group: the group to average over (default: the default group).
-        bucket_cap_mb: bucket size in MiB (default 25); the first bucket is 1 MiB.
+        bucket_cap_mb: bucket size in MiB (default 25, the first bucket after the rebuild
+            then 1 MiB; an explicit value is every bucket's limit). See Note [bucket rebuild].
         find_unused_parameters: find, after each forward, the parameters the output does not
             depend on, so that their buckets need not wait for them. Without it, a parameter
             that gets no gradient leaves the reduction unfinished, and the next forward raises
             PyTorch's "Expected to have finished reduction" error.
         gradient_as_bucket_view: make ``.grad`` views of the buckets (saves a copy each way).
+        static_graph: the set of used parameters and the order of their gradients is the same
+            every iteration: unused parameters are found once, in the first iteration (whose
+            all-reduces wait for the end of its backward), and the buckets are rebuilt once.
         init_sync: broadcast parameters and buffers from rank 0 at construction.
 
-    Differs from torch: ``device_ids``/``output_device``/``dim`` have no effect (CPU only);
-    buckets keep their construction order (PyTorch rebuilds them after the first iteration
-    in the order gradients arrived); ``static_graph`` is accepted and changes nothing.
+    Differs from torch: ``device_ids``/``output_device``/``dim`` have no effect (CPU only).
     """
 
     def __init__(
@@ -197,40 +151,77 @@ class DistributedDataParallel(Module):
         self.broadcast_buffers = True if broadcast_buffers is None else bool(broadcast_buffers)
         self.find_unused_parameters = bool(find_unused_parameters)
         self.gradient_as_bucket_view = bool(gradient_as_bucket_view)
-        self.static_graph = bool(static_graph)
+        self.static_graph = False
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         cap = 25.0 if bucket_cap_mb is None else float(bucket_cap_mb)
         self.bucket_bytes_cap = int(cap * _MB)
+        # torch: the small first bucket only with the default cap.
+        first = _FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
+        n = len(params)
         # Plain attributes set through object.__setattr__ stay out of Module's registries.
-        object.__setattr__(self, "process_group", pg)
-        object.__setattr__(self, "_pg", _duplicate(pg))
-        object.__setattr__(self, "_params", params)
-        object.__setattr__(self, "_param_index", {id(p): i for i, p in enumerate(params)})
+        for name, value in (
+            ("process_group", pg),
+            ("_pg", duplicate(pg)),
+            ("_params", params),
+            ("_param_index", {id(p): i for i, p in enumerate(params)}),
+            ("_first_bucket_bytes", first),
+            ("_comm_hook", None),
+            ("_expect", False),  # a synced forward awaits its backward
+            ("_started", False),  # some hook of that backward has fired
+            ("_next_launch", 0),
+            ("_launch_log", []),
+            ("_locally_used", np.zeros(n, np.uint8)),
+            ("_globally_used", None),  # static graph: found in the first iteration
+            ("_unused", []),  # parameters marked ready at the first hook
+            ("_marked_unused", False),
+            ("_num_iterations", 0),
+            ("_has_rebuilt_buckets", False),
+            ("_rebuilt_order", []),  # gradient-ready order recorded for the rebuild
+            ("_ready_order", []),  # of the backward now running
+            ("_prev_ready_order", []),  # of the latest finished one (logging data)
+            ("_hook_counts", np.zeros(n, np.int64)),  # static graph: hooks per parameter
+            ("_hook_counts_left", np.zeros(n, np.int64)),
+            ("_delay_queued", False),
+            ("_initial_bucket_sizes", []),
+        ):
+            object.__setattr__(self, name, value)
         self._verify_same_model()
         if init_sync:
             self._broadcast_coalesced(list(params) + list(self._buffers_to_sync()))
-        rev = params[::-1]
-        buckets = []
-        where: dict[int, tuple[int, int]] = {}
-        for bi, idx in enumerate(_bucket_assignment(rev, self.bucket_bytes_cap)):
-            ps = [rev[i] for i in idx]
-            b = _Bucket(bi, ps, [len(params) - 1 - i for i in idx])
-            buckets.append(b)
-            for k, p in enumerate(ps):
-                where[id(p)] = (bi, k)
-        object.__setattr__(self, "_buckets", buckets)
-        object.__setattr__(self, "_where", where)
-        object.__setattr__(self, "_comm_hook", None)
-        object.__setattr__(self, "_expect", False)
-        object.__setattr__(self, "_started", False)
-        object.__setattr__(self, "_next_launch", 0)
-        object.__setattr__(self, "_locally_used", np.zeros(len(params), np.uint8))
-        object.__setattr__(self, "_launch_log", [])
+        # torch: a single first bucket unless unused parameters are searched (the parameters'
+        # order need not be backward's; the rebuild fixes it after the first iteration).
+        if static_graph or not self.find_unused_parameters:
+            limits = [sys.maxsize]
+        elif first < self.bucket_bytes_cap:
+            limits = [first, self.bucket_bytes_cap]
+        else:
+            limits = [self.bucket_bytes_cap]
+        self._init_buckets(bucket_assignment(params, limits)[::-1])
+        object.__setattr__(self, "_initial_bucket_sizes", [b.flat.nbytes for b in self._buckets])
         handles = [p.register_post_accumulate_grad_hook(self._on_grad) for p in params]
         object.__setattr__(self, "_hook_handles", handles)
+        if static_graph:
+            self._set_static_graph()
 
     # -- construction -------------------------------------------------------------------------
+
+    def _init_buckets(self, assignment: list[list[int]]) -> None:
+        """Make the buckets (launch order) from lists of parameter indices. With
+        ``gradient_as_bucket_view``, gradients already there move into the new buckets."""
+        buckets = []
+        where: list[tuple[int, int]] = [(0, 0)] * len(self._params)
+        for bi, idx in enumerate(assignment):
+            b = Bucket(bi, [self._params[i] for i in idx], list(idx))
+            buckets.append(b)
+            for k, i in enumerate(idx):
+                where[i] = (bi, k)
+                g = self._params[i].grad
+                if self.gradient_as_bucket_view and g is not None:
+                    b.views[k][...] = g._data
+                    self._params[i].grad = _creation.from_numpy(b.views[k])
+        object.__setattr__(self, "_buckets", buckets)
+        object.__setattr__(self, "_where", where)
 
     def _buffers_to_sync(self) -> Iterator[Tensor]:
         for b in self.module.buffers():
@@ -277,6 +268,20 @@ class DistributedDataParallel(Module):
 
     # -- forward --------------------------------------------------------------------------------
 
+    def _static_first(self) -> bool:
+        return self.static_graph and self._num_iterations == 1
+
+    def _static_after_first(self) -> bool:
+        return self.static_graph and self._num_iterations > 1
+
+    def _dynamic_find_unused(self) -> bool:
+        return not self.static_graph and self.find_unused_parameters
+
+    def _should_rebuild(self) -> bool:
+        return (self.static_graph or not self.find_unused_parameters) and not (
+            self._has_rebuilt_buckets
+        )
+
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         grad_on = _grad_mode.is_grad_enabled()
         # As in PyTorch, only a backward that delivered some gradients but not all leaves the
@@ -291,6 +296,10 @@ class DistributedDataParallel(Module):
             raise RuntimeError(
                 _UNFINISHED.format(rank=self._pg.rank(), indices=" ".join(sorted(missing, key=int)))
             )
+        if grad_on and self.require_backward_grad_sync:
+            object.__setattr__(self, "_num_iterations", self._num_iterations + 1)
+        if grad_on:
+            self._rebuild_buckets()
         if self.broadcast_buffers and self.require_forward_param_sync:
             bufs = list(self._buffers_to_sync())
             if bufs:
@@ -300,53 +309,127 @@ class DistributedDataParallel(Module):
             self._prepare_for_backward(out)
         return out
 
+    def _rebuild_buckets(self) -> bool:
+        """Rebuild the buckets once, in the recorded gradient-ready order (Note [bucket
+        rebuild]); rank 0's layout is broadcast to every rank. Returns whether it rebuilt."""
+        order = self._rebuilt_order
+        if not self._should_rebuild() or not order:
+            return False
+        if len(order) != len(self._params):
+            raise RuntimeError(
+                "rebuilt parameter indices size is not same as original model parameters "
+                f"size.Original model param size is: {len(self._params)} versus rebuilt params "
+                f"size of: {len(order)}"
+            )
+        limits = [self._first_bucket_bytes, self.bucket_bytes_cap]
+        assignment = bucket_assignment([self._params[i] for i in order], limits, list(order))
+        assignment = self._sync_bucket_indices(assignment)
+        object.__setattr__(self, "_has_rebuilt_buckets", True)
+        order.clear()
+        self._init_buckets(assignment)
+        return True
+
+    def _sync_bucket_indices(self, assignment: list[list[int]]) -> list[list[int]]:
+        """Rank 0's bucket layout on every rank (one broadcast: the indices, the number of
+        buckets and their sizes; the ranks' ready orders may differ)."""
+        if self._pg.size() == 1:
+            return assignment
+        n = len(self._params)
+        packed = np.zeros(2 * n + 1, np.int64)
+        packed[:n] = [i for b in assignment for i in b]
+        packed[n] = len(assignment)
+        packed[n + 1 : n + 1 + len(assignment)] = [len(b) for b in assignment]
+        dist.broadcast(_creation.from_numpy(packed), self._pg._global_ranks[0], group=self._pg)
+        out, off = [], 0
+        for size in packed[n + 1 : n + 1 + int(packed[n])]:
+            out.append([int(i) for i in packed[off : off + size]])
+            off += int(size)
+        return out
+
     def _prepare_for_backward(self, out: Any) -> None:
         object.__setattr__(self, "_expect", True)
         object.__setattr__(self, "_started", False)
         object.__setattr__(self, "_next_launch", 0)
+        object.__setattr__(self, "_marked_unused", False)
+        object.__setattr__(self, "_delay_queued", False)
         self._launch_log.clear()
-        self._locally_used[:] = 0
+        self._ready_order.clear()
         for b in self._buckets:
             b.pending = len(b.params)
             b.ready = [False] * len(b.params)
             b.work = None
-        if self.find_unused_parameters:
-            used = _reachable_leaves(out)
-            for p in self._params:
-                if id(p) not in used:
-                    bi, k = self._where[id(p)]
-                    self._buckets[bi].views[k][...] = 0
-                    self._mark_ready(bi, k)
+        if self.static_graph:
+            self._hook_counts_left[:] = self._hook_counts
+        if self._dynamic_find_unused():
+            used = reachable_leaves(out)
+            object.__setattr__(
+                self, "_unused", [i for i, p in enumerate(self._params) if id(p) not in used]
+            )
 
     # -- backward: hooks, launches, finalisation ----------------------------------------------
 
     def _on_grad(self, p: Tensor) -> None:
+        i = self._param_index[id(p)]
+        if self._dynamic_find_unused() or self._static_first():
+            if p.grad is not None:
+                self._locally_used[i] = 1
+        if self._static_first():
+            self._hook_counts[i] += 1
+            if self._expect and not self._delay_queued:
+                object.__setattr__(self, "_started", True)
+                object.__setattr__(self, "_delay_queued", True)
+                queue_callback(self._delay_all_reduce)
+            return
         if not self._expect:
             return  # backward outside a synced DDP forward (no_sync, or a plain module call)
         object.__setattr__(self, "_started", True)
-        bi, k = self._where[id(p)]
-        b = self._buckets[bi]
-        if b.ready[k]:
-            raise RuntimeError(
-                "Expected to mark a variable ready only once. This error is caused by one of "
-                "the following reasons: 1) Use of a module parameter outside the `forward` "
-                "function. 2) Reused parameters in multiple reentrant backward passes. "
-                f"Parameter at index {b.indices[k]} has been marked as ready twice."
-            )
-        view = b.views[k]
-        g = p.grad
-        if g is not None and g._data.__array_interface__["data"][0] != view.ctypes.data:
-            view[...] = g._data
-        self._locally_used[self._param_index[id(p)]] = 1
-        self._mark_ready(bi, k)
+        self._ready_order.append(i)
+        if not self._marked_unused:
+            # As torch: unused parameters are marked ready at the first hook, not in forward,
+            # since the output may never be backpropagated.
+            object.__setattr__(self, "_marked_unused", True)
+            for j in self._unused:
+                self._mark_ready(j)
+        if self._static_after_first():
+            if self._hook_counts_left[i] <= 0:
+                raise RuntimeError(
+                    "Your training graph has changed in this iteration, e.g., one parameter "
+                    "is unused in first iteration, but then got used in the second iteration. "
+                    "this is not compatible with static_graph set to True."
+                )
+            self._hook_counts_left[i] -= 1
+            if self._hook_counts_left[i]:
+                return
+        if self._should_rebuild():
+            self._rebuilt_order.append(i)
+        self._mark_ready(i)
         # Drive the MPI progress of buckets already in flight (MPI progresses in MPI calls).
         for other in self._buckets[: self._next_launch]:
             w = other.work
             if w is not None:
                 w.is_completed() if isinstance(w, dist.Work) else w.done()
 
-    def _mark_ready(self, bi: int, k: int) -> None:
+    def _copy_grad(self, i: int) -> None:
+        """Copy parameter ``i``'s gradient into its bucket view (zeros when it has none)."""
+        bi, k = self._where[i]
+        view = self._buckets[bi].views[k]
+        g = self._params[i].grad
+        if g is None:
+            view[...] = 0
+        elif g._data.__array_interface__["data"][0] != view.ctypes.data:
+            view[...] = g._data
+
+    def _mark_ready(self, i: int) -> None:
+        bi, k = self._where[i]
         b = self._buckets[bi]
+        if b.ready[k]:
+            raise RuntimeError(
+                "Expected to mark a variable ready only once. This error is caused by one of "
+                "the following reasons: 1) Use of a module parameter outside the `forward` "
+                "function. 2) Reused parameters in multiple reentrant backward passes. "
+                f"Parameter at index {i} has been marked as ready twice."
+            )
+        self._copy_grad(i)
         b.ready[k] = True
         b.pending -= 1
         while (
@@ -357,7 +440,23 @@ class DistributedDataParallel(Module):
         if self._next_launch == len(self._buckets) and self._expect:
             self._finalize()
 
-    def _launch(self, b: _Bucket) -> None:
+    def _delay_all_reduce(self) -> None:
+        """Static graph, first iteration, at the end of backward: the parameters no hook
+        reached are the unused ones for good; every bucket is launched, then finalised."""
+        if not self._expect:
+            return
+        object.__setattr__(self, "_unused", [i for i, c in enumerate(self._hook_counts) if not c])
+        for i in range(len(self._params)):
+            self._copy_grad(i)
+        for b in self._buckets:
+            b.ready = [True] * len(b.params)
+            b.pending = 0
+        for b in self._buckets:
+            self._launch(b)
+        object.__setattr__(self, "_next_launch", len(self._buckets))
+        self._finalize()
+
+    def _launch(self, b: Bucket) -> None:
         self._launch_log.append(b.index)
         if self._comm_hook is not None:
             state, hook = self._comm_hook
@@ -367,6 +466,9 @@ class DistributedDataParallel(Module):
 
     def _finalize(self) -> None:
         object.__setattr__(self, "_expect", False)
+        object.__setattr__(self, "_prev_ready_order", list(self._ready_order))
+        if self._static_after_first() and self._should_rebuild():
+            self._rebuilt_order.extend(self._unused)  # torch: unused ones go last
         for b in self._buckets:
             res = b.work.wait()  # a Work (True), or a comm hook's future (the reduced buffer)
             if isinstance(res, (list, tuple)) and res:
@@ -374,11 +476,14 @@ class DistributedDataParallel(Module):
             if isinstance(res, Tensor) and res._data is not b.flat:
                 b.flat[...] = res._data.reshape(-1)
             b.work = None
-        globally_used = None
-        if self.find_unused_parameters:
+        globally_used = self._globally_used
+        if self._dynamic_find_unused() or self._static_first():
             used = _creation.from_numpy(self._locally_used.copy())
             dist.all_reduce(used, dist.ReduceOp.MAX, group=self._pg)
             globally_used = used._data
+            self._locally_used[:] = 0
+            if self.static_graph:
+                object.__setattr__(self, "_globally_used", globally_used)
         for b in self._buckets:
             for p, view, i in zip(b.params, b.views, b.indices):
                 if globally_used is not None and not globally_used[i]:
@@ -422,56 +527,49 @@ class DistributedDataParallel(Module):
             raise TypeError("Communication hook must be callable.")
         object.__setattr__(self, "_comm_hook", (state, hook))
 
+    def _set_static_graph(self) -> None:
+        """Declare the graph static (PyTorch's private API, as ``static_graph=True``): call it
+        before the first iteration."""
+        if self.static_graph:
+            warnings.warn(
+                "You've set static_graph to be True, no need to set it again.", stacklevel=2
+            )
+            return
+        self.static_graph = True
+        object.__setattr__(self, "_delay_queued", False)
+        if self.find_unused_parameters:
+            warnings.warn(
+                "You passed find_unused_parameters=true to DistributedDataParallel, "
+                "`_set_static_graph` will detect unused parameters automatically, so "
+                "you do not need to set find_unused_parameters=true, just be sure these "
+                "unused parameters will not change during training loop while calling "
+                "`_set_static_graph`.",
+                stacklevel=2,
+            )
+
+    def _get_ddp_logging_data(self) -> dict[str, Any]:
+        """The bucket part of PyTorch's DDP logging data: ``bucket_sizes`` (bytes, launch
+        order, at construction), ``rebuilt_bucket_sizes`` and
+        ``rebuilt_per_bucket_param_indices`` (once rebuilt),
+        ``prev_iteration_grad_ready_order_indices`` (the latest backward), and the flags."""
+        data: dict[str, Any] = {
+            "bucket_sizes": ", ".join(str(n) for n in self._initial_bucket_sizes),
+            "bucket_cap_bytes": self.bucket_bytes_cap,
+            "find_unused_parameters": int(self.find_unused_parameters),
+            "gradient_as_bucket_view": int(self.gradient_as_bucket_view),
+            "has_rebuilt_buckets": int(self._has_rebuilt_buckets),
+            "static_graph": int(self.static_graph),
+        }
+        if self._prev_ready_order:
+            data["prev_iteration_grad_ready_order_indices"] = ", ".join(
+                str(i) for i in self._prev_ready_order
+            )
+        if self._has_rebuilt_buckets:
+            data["rebuilt_bucket_sizes"] = ", ".join(str(b.flat.nbytes) for b in self._buckets)
+            data["rebuilt_per_bucket_param_indices"] = ", ".join(
+                " ".join(str(i) for i in b.indices) for b in self._buckets
+            )
+        return data
+
     def extra_repr(self) -> str:
         return ""
-
-
-def _duplicate(pg: ProcessGroup) -> ProcessGroup:
-    """A group of the same ranks over a duplicate communicator (collective over ``pg``)."""
-    import datetime
-
-    MPI = mpi()
-    comm = pg._comm.Dup()
-    comm.Set_errhandler(MPI.ERRORS_RETURN)
-    return ProcessGroup(
-        comm, list(pg._global_ranks), datetime.timedelta(seconds=pg._timeout_s), f"{pg._name}-ddp"
-    )
-
-
-def _reachable_leaves(out: Any) -> set[int]:
-    """ids of the leaves whose gradients ``out``'s graph leads to (through ``grad_fn`` and
-    ``next_functions``, to each AccumulateGrad's ``variable``)."""
-    stack = []
-    for t in _tensors_in(out):
-        if t.grad_fn is not None:
-            stack.append(t.grad_fn)
-        elif t.requires_grad:
-            stack.append(("leaf", t))
-    seen: set[int] = set()
-    leaves: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if isinstance(node, tuple):
-            leaves.add(id(node[1]))
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        var = getattr(node, "variable", None)
-        if var is not None:
-            leaves.add(id(var))
-        for nxt, _ in getattr(node, "next_functions", ()):
-            if nxt is not None:
-                stack.append(nxt)
-    return leaves
-
-
-def _tensors_in(obj: Any) -> Iterator[Tensor]:
-    if isinstance(obj, Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _tensors_in(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from _tensors_in(v)

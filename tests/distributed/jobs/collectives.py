@@ -200,6 +200,69 @@ def run_all(tag: str, dtypes: list, sizes: list) -> None:
     dist.barrier()
 
 
+def subgroups() -> None:
+    """new_group with its arguments, and collectives on groups that are not the world."""
+    import datetime
+
+    f64 = np.float64
+    # Ranks 1..N-1 (global), listed backwards: group ranks follow the sorted global ranks.
+    high = dist.new_group(list(range(N - 1, 0, -1)), timeout=datetime.timedelta(seconds=30))
+    if R == 0:
+        ok(high is dist.GroupMember.NON_GROUP_MEMBER, True, "non-member of high")
+        ok(dist.get_rank(high), -1, "rank outside the group")
+    else:
+        ok(dist.get_rank(high), R - 1, "group rank of high")
+        ok(dist.get_world_size(high), N - 1, "size of high")
+        ok(dist.get_process_group_ranks(high), list(range(1, N)), "ranks of high")
+        ok(dist.get_global_rank(high, 0), 1, "global rank of group rank 0")
+        ok(dist.get_group_rank(high, N - 1), N - 2, "group rank of the last rank")
+        t = torch.from_numpy(np.array([f64(R)]))
+        dist.broadcast(t, src=N - 1, group=high)  # src is a global rank
+        ok(t.numpy(), np.array([f64(N - 1)]), "broadcast on high")
+        t = torch.from_numpy(np.array([f64(R), -f64(R)]))
+        dist.all_reduce(t, ReduceOp.MAX, group=high)
+        ok(t.numpy(), np.array([f64(N - 1), -1.0]), "all_reduce MAX on high")
+        outs = [torch.from_numpy(np.zeros(2)) for _ in range(N - 1)]
+        dist.all_gather(outs, torch.from_numpy(np.array([f64(R), 2.0 * R])), group=high)
+        for j, o in enumerate(outs):
+            ok(o.numpy(), np.array([f64(j + 1), 2.0 * (j + 1)]), "all_gather on high")
+        t = torch.from_numpy(np.array([f64(R)]))
+        dist.reduce(t, dst=1, group=high)
+        if R == 1:
+            ok(t.numpy(), np.array([f64(sum(range(1, N)))]), "reduce on high")
+        if N > 2 and R in (1, N - 1):
+            t = torch.from_numpy(np.array([f64(R)]) if R == 1 else np.zeros(1))
+            if R == 1:
+                dist.send(t, N - 1, group=high)
+            else:
+                ok(dist.recv(t, 1, group=high), 1, "recv on high: the sender's global rank")
+                ok(t.numpy(), np.array([1.0]), "send/recv on high")
+        dist.barrier(group=high)
+        dist.monitored_barrier(group=high, wait_all_ranks=True)
+    # Only the members take part in use_local_synchronization=True (MPI Comm_create_group).
+    if R in (0, N - 1):
+        ends = dist.new_group([0, N - 1], use_local_synchronization=True, backend="gloo")
+        t = torch.from_numpy(np.array([f64(R)]))
+        dist.all_reduce(t, group=ends)
+        ok(t.numpy(), np.array([f64(N - 1)]), "all_reduce on a locally synchronised group")
+        ok(dist.get_rank(ends), 0 if R == 0 else 1, "rank in the locally synchronised group")
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=30))
+    for bad, err in ((5, TypeError), (None, ValueError)):
+        try:
+            if bad is None:
+                dist.new_group([0] if R == 0 else [0, 1])  # ranks disagree: all raise
+            else:
+                dist.new_group([0], timeout=bad)
+        except err as e:
+            want = "passed other ranks" if bad is None else "of type datetime.timedelta"
+            ok(want in str(e), True, f"new_group error {e}")
+        else:
+            raise AssertionError(f"no {err.__name__} from new_group")
+    dist.barrier()
+    print(f"rank {R}/{N}: subgroups done", flush=True)
+
+
+subgroups()
 if sys.argv[1:] == ["quick"]:
     # Four ranks on two cores: a cross-section of the grid (all dtypes run on two ranks).
     DTYPES, SIZES = ["float64", "float16", "int64", "uint8", "bool"], [0, 7]

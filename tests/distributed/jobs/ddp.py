@@ -206,28 +206,91 @@ if full:
     close(m.module, ref, "gradient_as_bucket_view")
     ok("gradient_as_bucket_view: grads are bucket views, same training")
 
-    # Overlap: a bucket's all-reduce is launched while backward still computes gradients.
+    # Bucket rebuild, as PyTorch: one bucket in the first iteration, then (at the next forward)
+    # buckets in the order the gradients became ready, so that the first all-reduce starts
+    # while backward still computes the rest. Swap registers b first but applies it last.
+    class Swap(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.b = nn.Linear(8, 3)
+            self.a = nn.Linear(6, 8)
+            self.c = nn.Linear(6, 8)
+
+        def forward(self, x, use_c=True):
+            return self.b(self.a(x) * (self.c(x) if use_c else 1))
+
     events: list[tuple[str, int]] = []
-    m = DDP(nn.Sequential(*[nn.Linear(6, 6) for _ in range(6)]), bucket_cap_mb=0.0002)
 
     def logging_hook(state, bucket):
         events.append(("launch", bucket.index()))
         return dist.all_reduce(bucket.buffer(), dist.ReduceOp.AVG, async_op=True).get_future()
 
-    m.register_comm_hook(None, logging_hook)
-    for i, p in enumerate(m.parameters()):
-        p.register_post_accumulate_grad_hook(lambda p, i=i: events.append(("grad", i)))
+    def watched(module: nn.Module, **kwargs) -> DDP:
+        # Registered before DDP's own hooks, so each ("grad", i) precedes what DDP does with it.
+        for i, p in enumerate(module.parameters()):
+            p.register_post_accumulate_grad_hook(lambda p, i=i: events.append(("grad", i)))
+        m = DDP(module, **kwargs)
+        m.register_comm_hook(None, logging_hook)
+        return m
+
+    def launched_before_last_grad() -> bool:
+        last_grad = max(i for i, e in enumerate(events) if e[0] == "grad")
+        return events.index(("launch", 0)) < last_grad
+
+    torch.manual_seed(0)
+    m = watched(Swap(), bucket_cap_mb=0.0002)  # 209 bytes: three buckets after the rebuild
+    assert len(m._buckets) == 1
     m(xs).sum().backward()
-    first_launch = events.index(("launch", 0))
-    later_grads = [e for e in events[first_launch:] if e[0] == "grad"]
-    assert len(m._buckets) > 3 and len(later_grads) >= 6, events
-    last_grad = max(i for i, e in enumerate(events) if e[0] == "grad")
-    assert first_launch < last_grad, events
-    assert m._buckets[0].params[0] is m.module[5].bias, events  # the last layer goes first
-    ok(f"overlap: bucket 0 launched before {len(later_grads) - 1} of 12 gradients were computed")
+    assert not launched_before_last_grad(), events
+    if R == 1:  # a rank's own ready order is overruled by rank 0's
+        m._rebuilt_order.reverse()
+    events.clear()
+    m(xs).sum().backward()
+    layout = [b.indices for b in m._buckets]
+    assert layout == [[1, 0], [5, 4], [3, 2]], layout  # b's grads first, then c's, then a's
+    assert m._launch_log == [0, 1, 2] and launched_before_last_grad(), events
+    assert events.index(("launch", 0)) < events.index(("grad", 2)), events
+    every = [None] * N
+    dist.all_gather_object(every, layout)
+    assert all(x == layout for x in every), every
+    ok(f"bucket rebuild: ready order {layout}, bucket 0 launched before a's gradients")
+
+    # static_graph: the first iteration finds the unused parameters (here c on rank 1) and
+    # delays every all-reduce to the end of its backward; the third forward rebuilds.
+    def static_reference() -> nn.Module:
+        torch.manual_seed(0)
+        ref = Swap()
+        opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+        for step in range(STEPS):
+            bx, _ = batch(step, "mlp")
+            opt.zero_grad()
+            (
+                sum(ref(bx[r * share : (r + 1) * share], r != 1).sum() for r in range(N)) / N
+            ).backward()
+            opt.step()
+        return ref
+
+    torch.manual_seed(R)
+    m = watched(Swap(), bucket_cap_mb=0.0002, static_graph=True)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    for step in range(STEPS):
+        bx, _ = batch(step, "mlp")
+        events.clear()
+        opt.zero_grad()
+        m(bx[R * share : (R + 1) * share], R != 1).sum().backward()
+        opt.step()
+        same_on_all_ranks(m, f"static_graph step {step}")
+        if step == 0:
+            assert not launched_before_last_grad(), events
+            assert m._unused == ([4, 5] if R == 1 else []), m._unused
+        if step == 1:
+            assert not m._has_rebuilt_buckets
+    assert m._has_rebuilt_buckets and launched_before_last_grad(), events
+    close(m.module, static_reference(), "static_graph")
+    ok("static_graph: unused found once, first all-reduce delayed, rebuilt at the third forward")
 
     sd = m.state_dict()
-    assert list(sd)[:2] == ["module.0.weight", "module.0.bias"], list(sd)[:2]
+    assert list(sd)[:2] == ["module.b.weight", "module.b.bias"], list(sd)[:2]
     ok("state_dict keys carry the module. prefix")
 
 dist.barrier()
