@@ -242,6 +242,7 @@ _LAZY = {
 }
 _LAZY.add("func")
 _LAZY |= {"serialization"}
+_LAZY |= {"sparse"}  # torch.sparse (chainrule/sparse/, docs/sparse.md)
 _LAZY |= {"fft"}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
 
 from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
@@ -312,7 +313,13 @@ _LAZY_ATTRS = {
             "legacy_contiguous_format",
             "empty_strided",
             "empty_permuted",
+            "sparse_coo",
         )
+    },
+    "sparse_coo_tensor": "chainrule.sparse._coo",
+    **{
+        n: "chainrule.sparse._ops"
+        for n in ("spmm", "smm", "hspmm", "sspaddmm", "dsmm", "saddmm")
     },
     **{
         n: "chainrule._linalg_legacy"
@@ -373,6 +380,13 @@ _dispatch.register_lazy(
         "hardshrink": "chainrule.nn.functional",
         "prelu": "chainrule.nn.functional",
         "compile_module": "chainrule._compile.api",
+        "sparse_coo": "chainrule._layout",
+        **{n: "chainrule.sparse._coo" for n in ("to_sparse", "to_dense", "SparseTensor")},
+        **{
+            n: "chainrule.sparse._ops"
+            for n in ("sparse_mm", "sparse_matmul", "sparse_addmm", "sparse_add", "sparse_mul")
+            + ("sparse_sum", "sparse_transpose")
+        },
     },
 )
 
