@@ -233,7 +233,7 @@ class SparseTensor(Tensor):
         if g is None:
             return None
         if self._sp_coalesced:
-            return _make(self._sp_indices.detach(), g, self.shape, False)
+            return _make(self._sp_indices.detach(), g, self.shape, True)
         # PyTorch masks the gradient with the coalesced pattern: one entry per position,
         # whose derivative every duplicate shares.
         lin = _linear(self._sp_indices._data, self.shape[: self.sparse_dim()])
@@ -297,8 +297,9 @@ class SparseTensor(Tensor):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
     def __reduce_ex__(self, proto: Any) -> Any:
-        return (_rebuild, (self._sp_indices, self._sp_values.detach(), tuple(self.shape),
-                           self._sp_coalesced, self.requires_grad and self.is_leaf))
+        parts = (self._sp_indices.numpy(), self._sp_values.detach().numpy().copy())
+        leaf = self.requires_grad and self.is_leaf
+        return (_rebuild, (*parts, tuple(self.shape), self._sp_coalesced, leaf))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SparseTensor:
         out = self.detach().clone()
@@ -378,9 +379,10 @@ class SparseTensor(Tensor):
 
 
 def _rebuild(
-    indices: Tensor, values: Tensor, size: tuple[int, ...], coalesced: bool, leaf: bool
+    indices: np.ndarray, values: np.ndarray, size: tuple[int, ...], coalesced: bool, leaf: bool
 ) -> SparseTensor:
-    out = _make(indices, values, size, coalesced)
+    """A pickled SparseTensor (the two parts travel as NumPy arrays)."""
+    out = _make(_new_tensor(indices), _new_tensor(values), size, coalesced)
     if leaf:
         out.requires_grad_(True)
     return out
@@ -421,9 +423,9 @@ def coalesce_like(g: SparseTensor, like: SparseTensor) -> Tensor:
 
 def to_dense(s: SparseTensor, dtype: Any = None) -> Tensor:
     """``out[indices[:, k]] += values[k]`` as one accumulating ``index_put`` on zeros."""
+    if dtype is not None:
+        raise RuntimeError("dtype argument is not supported by sparse_to_dense")
     v = s._sp_values
-    if dtype is not None and dtype is not v.dtype:
-        v = v.to(dtype)
     out = _zeros(tuple(s.shape), dtype=v.dtype)
     rows = tuple(_new_tensor(r) for r in s._sp_indices._data)
     return index_put(out, rows, v, accumulate=True)
@@ -545,10 +547,10 @@ def sparse_coo_tensor(
         v = val_t.view_as(val_t)
     else:
         v = val_t
-    return _make(_new_tensor(idx), v, shape, bool(is_coalesced))
+    return _make(_new_tensor(idx), v, shape, bool(is_coalesced) or nnz <= 1)
 
 
-_DTYPE_SUFFIX = re.compile(r",\s*dtype=torch\.\w+\)$")
+_DTYPE_SUFFIX = re.compile(r",\s*dtype=(torch|chainrule)\.\w+\)$")
 
 
 def _inner(t: Tensor, prefix: str) -> str:

@@ -38,7 +38,7 @@ __all__ = [
 def _scalar_type(t: Tensor) -> str:
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
              "int32": "Int", "bool": "Bool", "bfloat16": "BFloat16"}
-    return names.get(str(t.dtype).replace("torch.", ""), str(t.dtype))
+    return names.get(str(t.dtype).split(".")[-1], str(t.dtype))
 
 
 def _check_matrix_product(s: SparseTensor, d: Tensor, name: str = "addmm") -> None:
@@ -220,7 +220,7 @@ def sparse_sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Tenso
     keep = [d for d in range(sd) if d not in summed]
     shape = tuple(input.shape[d] for d in range(input.dim()) if d not in dims)
     if not summed:
-        return _make(input._sp_indices, v, shape, input._sp_coalesced)
+        return coalesce(_make(input._sp_indices, v, shape, False))
     idx = _new_tensor(np.ascontiguousarray(input._sp_indices._data[keep]))
     return coalesce(_make(idx, v, shape, False))
 
