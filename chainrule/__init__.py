@@ -317,10 +317,7 @@ _LAZY_ATTRS = {
         )
     },
     "sparse_coo_tensor": "chainrule.sparse._coo",
-    **{
-        n: "chainrule.sparse._ops"
-        for n in ("spmm", "smm", "hspmm", "sspaddmm", "dsmm", "saddmm")
-    },
+    **{n: "chainrule.sparse._ops" for n in ("spmm", "smm", "hspmm", "sspaddmm", "dsmm", "saddmm")},
     **{
         n: "chainrule._linalg_legacy"
         for n in (

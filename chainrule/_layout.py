@@ -1,9 +1,9 @@
 """Layouts and memory formats, as PyTorch's ``torch.layout`` and ``torch.memory_format``
 objects, and ``empty_strided``.
 
-``strided`` is every dense tensor's layout; ``sparse_coo`` that of chainrule/sparse/'s tensors. The memory
-formats are accepted where PyTorch takes them (``memory_format=``); chainrule keeps its arrays
-in row-major order whatever the format names.
+``strided`` is every dense tensor's layout, ``sparse_coo`` that of chainrule/sparse/'s tensors.
+The memory formats are accepted where PyTorch takes them (``memory_format=``); chainrule keeps
+its arrays in row-major order whatever the format names.
 """
 
 from __future__ import annotations

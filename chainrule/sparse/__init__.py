@@ -31,9 +31,7 @@ def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
     return sparse_mm(mat1, mat2)
 
 
-def addmm(
-    mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1.0, alpha: Any = 1.0
-) -> Tensor:
+def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1.0, alpha: Any = 1.0) -> Tensor:
     """``torch.sparse.addmm``: ``beta * mat + alpha * (mat1 @ mat2)``, ``mat1`` sparse."""
     return sparse_addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
 

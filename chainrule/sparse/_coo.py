@@ -83,9 +83,7 @@ class _SparseData:
         raise not_supported(func.__name__)
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(
-            "can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first."
-        )
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -286,9 +284,7 @@ class SparseTensor(Tensor):
         return super().type(dtype)
 
     def numpy(self, force: bool = False) -> np.ndarray:
-        raise TypeError(
-            "can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first."
-        )
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def tolist(self) -> Any:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
@@ -443,9 +439,13 @@ def to_sparse(
     ``sparse_dim`` dims (all by default) are sparse; its values are ``x`` read at those
     indices, so the gradient to ``x`` is the dense form of the values' gradient."""
     if layout is not None and layout is not _upper.sparse_coo:
-        raise NotImplementedError(f"to_sparse: conversion to {layout} is not supported by chainrule")
+        raise NotImplementedError(
+            f"to_sparse: conversion to {layout} is not supported by chainrule"
+        )
     if blocksize is not None:
-        raise RuntimeError("to_sparse for Strided to SparseCoo conversion does not use specified blocksize")
+        raise RuntimeError(
+            "to_sparse for Strided to SparseCoo conversion does not use specified blocksize"
+        )
     if isinstance(x, SparseTensor):
         if sparse_dim is not None and sparse_dim != x.sparse_dim():
             raise RuntimeError(
@@ -530,17 +530,7 @@ def sparse_coo_tensor(
                 f"got {list(val_t.shape)}"
             )
     if nnz:
-        lo = idx.min(axis=1)
-        for d in range(sd):
-            if lo[d] < 0:
-                raise RuntimeError(f"found negative index {lo[d]} for dim {d}")
-        hi = idx.max(axis=1)
-        for d in range(sd):
-            if hi[d] >= shape[d]:
-                raise RuntimeError(
-                    f"size is inconsistent with indices: for dim {d}, size is {shape[d]} but "
-                    f"found index {hi[d]}"
-                )
+        _check_bounds(idx, shape)
     if requires_grad:
         v = val_t.detach().requires_grad_(True)
     elif val_t.requires_grad:
@@ -548,6 +538,20 @@ def sparse_coo_tensor(
     else:
         v = val_t
     return _make(_new_tensor(idx), v, shape, bool(is_coalesced) or nnz <= 1)
+
+
+def _check_bounds(idx: np.ndarray, shape: tuple[int, ...]) -> None:
+    """PyTorch's invariant checks: every index within its dim's size."""
+    lo, hi = idx.min(axis=1), idx.max(axis=1)
+    for d in range(idx.shape[0]):
+        if lo[d] < 0:
+            raise RuntimeError(f"found negative index {lo[d]} for dim {d}")
+    for d in range(idx.shape[0]):
+        if hi[d] >= shape[d]:
+            raise RuntimeError(
+                f"size is inconsistent with indices: for dim {d}, size is {shape[d]} but "
+                f"found index {hi[d]}"
+            )
 
 
 _DTYPE_SUFFIX = re.compile(r",\s*dtype=(torch|chainrule)\.\w+\)$")

@@ -35,9 +35,17 @@ __all__ = [
     "sparse_log_softmax",
 ]
 
+
 def _scalar_type(t: Tensor) -> str:
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "bool": "Bool", "bfloat16": "BFloat16"}
+    names = {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "int64": "Long",
+        "int32": "Int",
+        "bool": "Bool",
+        "bfloat16": "BFloat16",
+    }
     return names.get(str(t.dtype).split(".")[-1], str(t.dtype))
 
 
@@ -325,7 +333,9 @@ def sparse_transpose(input: SparseTensor, dim0: int, dim1: int, name: str = "tra
     )
 
 
-def _softmax_parts(input: SparseTensor, dim: int, dtype: Any) -> tuple[SparseTensor, Tensor, Tensor, Tensor]:
+def _softmax_parts(
+    input: SparseTensor, dim: int, dtype: Any
+) -> tuple[SparseTensor, Tensor, Tensor, Tensor]:
     if input.dense_dim() != 0:
         raise NotImplementedError("chainrule: sparse softmax over a hybrid tensor is not supported")
     c = coalesce(input)

@@ -125,9 +125,13 @@ def test_repr() -> None:
 
 def test_construction_errors() -> None:
     i, v = IDX, VAL
-    _fails_same(lambda m: m.sparse_coo_tensor(m.tensor(i), m.tensor(v), (1, 3), check_invariants=True))
+    _fails_same(
+        lambda m: m.sparse_coo_tensor(m.tensor(i), m.tensor(v), (1, 3), check_invariants=True)
+    )
     _fails_same(lambda m: m.sparse_coo_tensor(m.tensor(i), m.tensor(v[:3]), (3, 3)))
-    _fails_same(lambda m: m.sparse_coo_tensor(m.tensor(-i), m.tensor(v), (3, 3), check_invariants=True))
+    _fails_same(
+        lambda m: m.sparse_coo_tensor(m.tensor(-i), m.tensor(v), (3, 3), check_invariants=True)
+    )
     _fails_same(lambda m: m.sparse_coo_tensor(m.tensor(i), m.tensor(v), (3, 3, 2)))
     _fails_same(lambda m: m.sparse_coo_tensor(m.tensor(i), m.ones(5, 2), (3, 3, 3)))
 
@@ -308,7 +312,9 @@ def test_uncoalesced_addition(f: Callable[..., Any]) -> None:
         (out.to_dense() * m.tensor(np.arange(9.0).reshape(3, 3))).sum().backward()
         grads.append(s.grad)
     assert outs[0].is_sparse and not outs[0].is_coalesced() and not outs[1].is_coalesced()
-    np.testing.assert_allclose(outs[0].to_dense().detach().numpy(), outs[1].to_dense().detach().numpy())
+    np.testing.assert_allclose(
+        outs[0].to_dense().detach().numpy(), outs[1].to_dense().detach().numpy()
+    )
     _same_masked_grad(grads[0], grads[1])
 
 
@@ -327,7 +333,9 @@ def test_hybrid_sum_and_transpose() -> None:
 def test_arithmetic_errors() -> None:
     _fails_same(lambda m: _sp(m) + m.ones(3, 3))
     _fails_same(
-        lambda m: _sp(m) + m.sparse_coo_tensor(m.tensor(IDX), m.tensor(VAL, dtype=m.float32), (3, 4))
+        lambda m: (
+            _sp(m) + m.sparse_coo_tensor(m.tensor(IDX), m.tensor(VAL, dtype=m.float32), (3, 4))
+        )
     )
     _fails_same(lambda m: m.sparse_coo_tensor(m.tensor([[0, 1, 2]] * 3), m.ones(3)).t())
 
@@ -407,7 +415,11 @@ def test_gcn_layer() -> None:
     deg = np.bincount(edges[0], minlength=n) + 1.0
     idx = np.concatenate([edges, np.stack([np.arange(n)] * 2)], axis=1)
     val = 1.0 / np.sqrt(deg[idx[0]] * deg[idx[1]])
-    feats, w1, w2 = rng.standard_normal((n, f)), rng.standard_normal((f, h)), rng.standard_normal((h, c))
+    feats, w1, w2 = (
+        rng.standard_normal((n, f)),
+        rng.standard_normal((f, h)),
+        rng.standard_normal((h, c)),
+    )
     res = []
     for m in (cr, torch):
         adj = m.sparse_coo_tensor(m.tensor(idx), m.tensor(val), (n, n))
