@@ -33,7 +33,7 @@ def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
 
 def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1.0, alpha: Any = 1.0) -> Tensor:
     """``torch.sparse.addmm``: ``beta * mat + alpha * (mat1 @ mat2)``, ``mat1`` sparse."""
-    return sparse_addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
+    return sparse_addmm(mat, mat1, mat2, beta=beta, alpha=alpha)  # type: ignore[arg-type]
 
 
 def sum(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:  # noqa: A001 - torch's name

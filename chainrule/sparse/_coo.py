@@ -159,6 +159,11 @@ class SparseTensor(Tensor):
         """Whether the indices are sorted and unique (set by ``coalesce``)."""
         return self._sp_coalesced
 
+    def _with_values(self, values: Tensor) -> SparseTensor:
+        """This tensor's indices with ``values`` (differentiable in them; gradcheck's
+        ``masked=True``)."""
+        return _make(self._sp_indices, values, self.shape, self._sp_coalesced)
+
     def _coalesced_(self, coalesced: bool) -> SparseTensor:
         self._sp_coalesced = bool(coalesced)
         return self
@@ -388,7 +393,7 @@ def _linear(idx: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """Each column of ``idx`` as one row-major position in ``sizes``."""
     if idx.shape[0] == 0:
         return np.zeros(idx.shape[1], dtype=np.int64)
-    return np.ravel_multi_index(tuple(idx), tuple(sizes)).astype(np.int64, copy=False)
+    return np.asarray(np.ravel_multi_index(tuple(idx), tuple(sizes)), dtype=np.int64)
 
 
 def coalesce(s: SparseTensor) -> SparseTensor:

@@ -445,3 +445,20 @@ def test_pickle_and_deepcopy() -> None:
         assert t.is_sparse and t.requires_grad and t.is_leaf and not t.is_coalesced()
         np.testing.assert_array_equal(t._indices().numpy(), IDX)
         np.testing.assert_allclose(t._values().numpy(), VAL)
+
+
+def test_gradcheck_sparse_inputs() -> None:
+    """gradcheck of a sparse input: ``masked=True`` checks its stored values, else every
+    element of its dense form, as PyTorch's (sparse.mm's masked gradient then fails in both);
+    a sparse output is PyTorch's error."""
+    for m in (cr, torch):
+        s = m.sparse_coo_tensor(m.tensor(IDX), m.tensor(VAL), (3, 3)).coalesce().requires_grad_()
+        x = m.tensor(X[:, :2], requires_grad=True)
+        assert m.autograd.gradcheck(lambda s, x: m.sparse.mm(s, x), (s, x), masked=True)
+        assert m.autograd.gradcheck(lambda s: m.sparse.softmax(s, 1).to_dense(), (s,), masked=True)
+        assert m.autograd.gradcheck(lambda s: (s * 2.0).to_dense(), (s,), masked=True)
+        with pytest.raises(
+            RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"
+        ):
+            m.autograd.gradcheck(lambda s, x: m.sparse.mm(s, x), (s, x))
+    _fails_same(lambda m: m.autograd.gradcheck(lambda s: s * 2.0, (_sp(m, "float64", grad=True),)))
