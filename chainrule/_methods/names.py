@@ -499,6 +499,25 @@ class NamesMethods(TensorAttrs):
         """A dense tensor is its own dense form (cast to ``dtype`` if given)."""
         return self if dtype is None or dtype is self.dtype else self.to(dtype)  # type: ignore[attr-defined]
 
+    # The sparse COO queries on a dense tensor, as PyTorch answers them (docs/sparse.md).
+    def sparse_dim(self) -> int:
+        return 0
+
+    def dense_dim(self) -> int:
+        return self.ndim  # type: ignore[attr-defined]
+
+    def is_coalesced(self) -> bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    def coalesce(self) -> Any:
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+    def indices(self) -> Any:
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> Any:
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
     @property
     def is_sparse_csr(self) -> bool:
         return False

@@ -462,3 +462,11 @@ def test_gradcheck_sparse_inputs() -> None:
         ):
             m.autograd.gradcheck(lambda s, x: m.sparse.mm(s, x), (s, x))
     _fails_same(lambda m: m.autograd.gradcheck(lambda s: s * 2.0, (_sp(m, "float64", grad=True),)))
+
+
+def test_dense_tensor_sparse_queries() -> None:
+    for m in (cr, torch):
+        d = m.ones(2, 3)
+        assert (d.sparse_dim(), d.dense_dim()) == (0, 2)
+    for name in ("is_coalesced", "coalesce", "indices", "values"):
+        _fails_same(lambda m, name=name: getattr(m.ones(2, 3), name)())
