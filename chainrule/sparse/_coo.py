@@ -1,6 +1,9 @@
 """Sparse COO tensors (``torch.sparse_coo``): the SparseTensor class, ``sparse_coo_tensor``,
 coalescing, conversion to and from dense, and PyTorch's repr (docs/sparse.md).
 
+This file is over 400 lines because SparseTensor carries the whole method surface that differs
+from a dense tensor's (structure, autograd, conversions, the operators), one topic: the layout.
+
 Note [sparse tensors hold two dense tensors]
     A SparseTensor is a Tensor subclass whose state is two dense Tensors: ``indices`` (int64,
     sparse_dim x nnz) and ``values`` (nnz x the dense dims). Every sparse op is written with
