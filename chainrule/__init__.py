@@ -242,11 +242,9 @@ _LAZY = {
 }
 _LAZY.add("func")
 _LAZY |= {"serialization"}
-_LAZY |= {
-    "fft",
-    "futures",
-    "cpu",
-}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
+_LAZY |= {"sparse"}  # torch.sparse (chainrule/sparse/, docs/sparse.md)
+_LAZY |= {"fft"}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
+_LAZY |= {"futures", "cpu"}  # torch.futures, torch.cpu (docs/storage.md)
 
 from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
@@ -316,8 +314,11 @@ _LAZY_ATTRS = {
             "legacy_contiguous_format",
             "empty_strided",
             "empty_permuted",
+            "sparse_coo",
         )
     },
+    "sparse_coo_tensor": "chainrule.sparse._coo",
+    **{n: "chainrule.sparse._ops" for n in ("spmm", "smm", "hspmm", "sspaddmm", "dsmm", "saddmm")},
     **{
         n: "chainrule._linalg_legacy"
         for n in (
@@ -409,6 +410,13 @@ _dispatch.register_lazy(
         },
         **{
             n: "chainrule._misc_api" for n in ("hash_tensor", "as_strided_scatter", "slice_inverse")
+        },
+        "sparse_coo": "chainrule._layout",
+        **{n: "chainrule.sparse._coo" for n in ("to_sparse", "to_dense", "SparseTensor")},
+        **{
+            n: "chainrule.sparse._ops"
+            for n in ("sparse_mm", "sparse_matmul", "sparse_addmm", "sparse_add", "sparse_mul")
+            + ("sparse_sum", "sparse_transpose")
         },
     },
 )

@@ -1,9 +1,9 @@
 """Layouts and memory formats, as PyTorch's ``torch.layout`` and ``torch.memory_format``
 objects, and ``empty_strided``.
 
-chainrule's tensors are dense arrays, so ``strided`` is every tensor's layout. The memory
-formats are accepted where PyTorch takes them (``memory_format=``); chainrule keeps its arrays
-in row-major order whatever the format names.
+``strided`` is every dense tensor's layout, ``sparse_coo`` that of chainrule/sparse/'s tensors.
+The memory formats are accepted where PyTorch takes them (``memory_format=``); chainrule keeps
+its arrays in row-major order whatever the format names.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ __all__ = [
     "layout",
     "memory_format",
     "strided",
+    "sparse_coo",
     "contiguous_format",
     "preserve_format",
     "channels_last",
@@ -64,6 +65,7 @@ class memory_format(_Named):  # noqa: N801 - PyTorch's name
 
 
 strided = layout._make("strided")
+sparse_coo = layout._make("sparse_coo")  # chainrule/sparse/ (docs/sparse.md)
 contiguous_format = memory_format._make("contiguous_format")
 preserve_format = memory_format._make("preserve_format")
 channels_last = memory_format._make("channels_last")

@@ -484,6 +484,40 @@ class NamesMethods(TensorAttrs):
     def is_sparse(self) -> bool:
         return False
 
+    # A class flag, not a property: torch.mm/matmul/addmm read it on their operands
+    # (chainrule/sparse/, docs/sparse.md); True on SparseTensor.
+    _sparse = False
+
+    def to_sparse(self, *args: Any, **kwargs: Any) -> Any:
+        """The sparse COO form of this dense tensor: its entries that are not zero."""
+        return _upper.to_sparse(self, *args, **kwargs)
+
+    def to_sparse_coo(self) -> Any:
+        return _upper.to_sparse(self)
+
+    def to_dense(self, dtype: Any = None, *, masked_grad: bool | None = None) -> Any:
+        """A dense tensor is its own dense form (cast to ``dtype`` if given)."""
+        return self if dtype is None or dtype is self.dtype else self.to(dtype)  # type: ignore[attr-defined]
+
+    # The sparse COO queries on a dense tensor, as PyTorch answers them (docs/sparse.md).
+    def sparse_dim(self) -> int:
+        return 0
+
+    def dense_dim(self) -> int:
+        return self.ndim  # type: ignore[attr-defined]
+
+    def is_coalesced(self) -> bool:
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+    def coalesce(self) -> Any:
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
+    def indices(self) -> Any:
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> Any:
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
     @property
     def is_sparse_csr(self) -> bool:
         return False

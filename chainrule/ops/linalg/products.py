@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule._autocast_state import state as _ac
+from chainrule._dispatch import upper as _upper
 from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.complex_numbers import cj
@@ -99,6 +100,8 @@ def matmul(input: Any, other: Any) -> Any:
                 "both arguments to matmul need to be at least 1D, but they are "
                 f"{input._data.ndim}D and {other._data.ndim}D"
             )
+    if input._sparse or other._sparse:  # a sparse COO operand: chainrule/sparse/
+        return _upper.sparse_matmul(input, other)
     ka = input._data.shape[-1]
     kb = other._data.shape[-2] if other._data.ndim > 1 else other._data.shape[0]
     if input._data.ndim == 1 and other._data.ndim == 1:
@@ -168,6 +171,8 @@ def mm(input: Any, mat2: Any) -> Any:
     """Product of two matrices, (n, m) @ (m, p)."""
     if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
         input, mat2 = _autocast.lower(input, mat2)
+    if getattr(input, "_sparse", False) or getattr(mat2, "_sparse", False):
+        return _upper.sparse_mm(input, mat2)  # a sparse COO operand: chainrule/sparse/
     _check_mm(input, mat2)
     _check_same_dtype(
         "mm",
@@ -344,6 +349,8 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
     if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
         input, mat1, mat2 = _autocast.lower(input, mat1, mat2)
+    if getattr(mat1, "_sparse", False):  # a sparse COO operand: chainrule/sparse/
+        return _upper.sparse_addmm(input, mat1, mat2, beta=beta, alpha=alpha)
     _require_tensor("addmm", input, "input")
     _check_mm(mat1, mat2)
     check_addmm_dtype(input, mat1, mat2)
