@@ -26,25 +26,9 @@ from tests.opinfo.registry import all_rows
 
 ROWS = all_rows()
 
-# Rows whose ops do not yet run on a CUDA tensor (docs/gpu.md, "What is left"). Filled from
-# the failures of this module; each entry is a row name.
-# The LU/QR-factorization rows (issue 15's complex/linalg work, merged after the stand-in
-# run): the SciPy-based LU is not routed through the Backend yet.
-NOT_ON_CUDA: frozenset[str] = frozenset(
-    {
-        "householder_product",
-        "linalg_lu",
-        "linalg_lu_factor",
-        "linalg_lu_factor_ex",
-        "linalg_lu_solve",
-        "linalg_lu_solve_adjoint",
-        "linalg_lu_solve_right",
-        "lu_unpack",
-        "ormqr",
-        "ormqr_right",
-        "torch_lu_solve",
-    }
-)
+# Rows whose ops do not yet run on a CUDA tensor (docs/gpu.md, "What is left"); each entry is a
+# row name. Empty: every row of the table runs on the stand-in. It may only shrink.
+NOT_ON_CUDA: frozenset[str] = frozenset()
 
 
 def _cases() -> list[Any]:
