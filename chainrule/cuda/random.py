@@ -1,8 +1,9 @@
 """``torch.cuda``'s random-state functions over the per-GPU generators (Note [one generator per
 GPU] in chainrule/_random.py): each GPU's stream is independent of the CPU's and of the other
 GPUs'. ``get_rng_state``/``set_rng_state`` take a device (default: the current GPU) and use the
-CPU generator's ByteTensor format; without a GPU they raise PyTorch's CPU-build error, and the
-seeding functions do nothing (PyTorch queues them)."""
+CPU generator's ByteTensor format. Without a GPU each answers as PyTorch's CPU build:
+``get_rng_state`` and ``initial_seed`` raise its ``AssertionError``, ``get_rng_state_all`` is
+empty, and the seeding functions and ``set_rng_state`` do nothing (PyTorch queues them)."""
 
 from __future__ import annotations
 
@@ -88,12 +89,13 @@ def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
     from chainrule._random import cuda_generator
     from chainrule._rng_state import restore_generator
 
-    restore_generator(cuda_generator(_gpu(device)), new_state)
+    if cuda_available():  # without a GPU PyTorch queues the call, which never runs
+        restore_generator(cuda_generator(_gpu(device)), new_state)
 
 
 def get_rng_state_all() -> list[Any]:
     """The states of every GPU's generator, in device order."""
-    n = get_backend("cuda").device_count()
+    n = get_backend("cuda").device_count() if cuda_available() else 0
     return [get_rng_state(i) for i in range(n)]
 
 
