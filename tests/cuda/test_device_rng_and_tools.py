@@ -157,3 +157,38 @@ def test_sparse_adam_on_cuda_refuses_dense_gradients_as_torch(fake_cuda: Any) ->
     (tw * tw).sum().backward()
     with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
         torch.optim.SparseAdam([tw]).step()
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_parametrization_on_cuda(orthogonal_map: str, shape: Any, fake_cuda: Any):
+    from chainrule.nn.utils.parametrizations import orthogonal
+
+    rng = np.random.default_rng(1)
+    q0 = np.linalg.qr(rng.standard_normal((max(shape), max(shape))))[0][: shape[0], : shape[1]]
+    x0 = rng.standard_normal((2, shape[1]))
+    res = []
+    for dev in ("cpu", "cuda"):
+        cr.manual_seed(0)
+        lin = orthogonal(cr.nn.Linear(shape[1], shape[0]), orthogonal_map=orthogonal_map)
+        lin.to(dev)
+        w = lin.weight
+        lin(cr.tensor(x0, dtype=cr.float32, device=dev)).pow(2).sum().backward()
+        grad = lin.parametrizations.weight.original.grad
+        cr.manual_seed(5)  # assignment draws (non-square) from the weight's device generator
+        lin.weight = cr.tensor(q0, dtype=cr.float32, device=dev)
+        assert (
+            w.device
+            == grad.device
+            == lin.weight.device
+            == cr.device(dev, 0 if dev == "cuda" else None)
+        )
+        res.append((_h(w), _h(grad), _h(lin.weight)))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(res[1][2], q0, atol=1e-5)  # the assigned weight reads back
+    # Registered on a CUDA module directly.
+    lin = orthogonal(cr.nn.Linear(shape[1], shape[0], device="cuda"), orthogonal_map=orthogonal_map)
+    w = _h(lin.weight).astype(np.float64)
+    small = w @ w.T if shape[0] <= shape[1] else w.T @ w
+    np.testing.assert_allclose(small, np.eye(min(shape)), atol=1e-5)
