@@ -46,7 +46,10 @@ def cuda_index_of(device: Any) -> int | None:
     d = _device(device)
     if d.type != "cuda":
         return None
-    return d.index if d.index is not None else get_backend("cuda").current_device()
+    if d.index is not None:
+        return d.index
+    be: Any = get_backend("cuda")
+    return be.current_device()
 
 
 __all__ = [

@@ -27,7 +27,7 @@ __all__ = [
 
 def _gpu(device: Any = "cuda") -> int:
     """The GPU index ``device`` names (``'cuda'``: the current one), checked."""
-    be = get_backend("cuda")  # PyTorch's CPU-build AssertionError without a GPU
+    be: Any = get_backend("cuda")  # PyTorch's CPU-build AssertionError without a GPU
     idx = _index(device)
     return be.current_device() if idx is None else be.check_device(idx)
 
@@ -37,7 +37,8 @@ def manual_seed(seed: int) -> None:
     from chainrule._random import seed_cuda_generators
 
     if cuda_available():
-        idx = get_backend("cuda").current_device()
+        be: Any = get_backend("cuda")
+        idx = be.current_device()
         seed_cuda(int(seed), idx)
         seed_cuda_generators(int(seed), idx)
 
@@ -65,7 +66,8 @@ def seed_all() -> None:
 def _entropy() -> int:
     import numpy as np
 
-    return int(np.random.SeedSequence().entropy) & 0xFFFFFFFFFFFFFFFF
+    entropy: Any = np.random.SeedSequence().entropy  # an int when none is given
+    return int(entropy) & 0xFFFFFFFFFFFFFFFF
 
 
 def initial_seed() -> int:
@@ -95,7 +97,8 @@ def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
 
 def get_rng_state_all() -> list[Any]:
     """The states of every GPU's generator, in device order."""
-    n = get_backend("cuda").device_count() if cuda_available() else 0
+    be: Any = get_backend("cuda") if cuda_available() else None
+    n = be.device_count() if be is not None else 0
     return [get_rng_state(i) for i in range(n)]
 
 

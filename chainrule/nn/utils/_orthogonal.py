@@ -44,7 +44,7 @@ def _matrix_exp(a: Tensor) -> Tensor:
     """exp(a) for square (batched) a: a / 2^s with ||a / 2^s||_1 <= 1/2, an 18-term Taylor
     series (error below float64 rounding), then s squarings."""
     # The 1-norm picks the number of squarings: one scalar read (a sync on a GPU).
-    norm = float(a.detach().abs().sum(-2).max()) if a.numel() else 0.0
+    norm = float(a.detach().abs().sum(-2).amax()) if a.numel() else 0.0
     s = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 else 0
     x = a / (2.0**s)
     n = a.shape[-1]
