@@ -26,12 +26,30 @@ if TYPE_CHECKING:
     from chainrule._random import Generator
 
 
-def rng_of(generator: Any) -> Any:
-    """The NumPy generator behind ``generator`` (or the default one). ``chainrule._random``
-    (and with it ``numpy.random``, a sixth of the import time) loads on first use."""
+def rng_of(generator: Any, device: Any = None) -> Any:
+    """The NumPy generator behind ``generator`` (or the default one of ``device``, the
+    default device when None: the CPU's, or a GPU's, Note [one generator per GPU] in
+    _random.py). ``chainrule._random`` (and with it ``numpy.random``, a sixth of the import
+    time) loads on first use."""
     from chainrule._random import rng_of as _rng_of
 
-    return _rng_of(generator)
+    return _rng_of(generator, cuda_index_of(device) if generator is None else None)
+
+
+def cuda_index_of(device: Any) -> int | None:
+    """The GPU index of ``device`` (None: the default device; ``'cuda'``: the current GPU),
+    or None for the CPU."""
+    if device is None:
+        device = _DEFAULT_DEVICE[0]
+        if device is None:
+            return None
+    d = _device(device)
+    if d.type != "cuda":
+        return None
+    if d.index is not None:
+        return d.index
+    be: Any = get_backend("cuda")
+    return be.current_device()
 
 
 __all__ = [
@@ -385,7 +403,7 @@ def rand(
     """Uniform samples in [0, 1) (both parts, for a complex dtype). Differs from torch:
     NumPy's generator, so other values."""
     dt = _dt(dtype)
-    g = rng_of(generator)
+    g = rng_of(generator, device)
     a = g.random(_size(size), dtype=np.float64)
     if dt.kind == "c":
         a = a + 1j * g.random(_size(size), dtype=np.float64)
@@ -402,7 +420,7 @@ def randn(
     """Standard normal samples; for a complex dtype, real and imaginary parts each of variance
     1/2 (E|z|**2 = 1, as PyTorch). Differs from torch: NumPy's generator, so other values."""
     dt = _dt(dtype)
-    g = rng_of(generator)
+    g = rng_of(generator, device)
     a = g.standard_normal(_size(size))
     if dt.kind == "c":
         a = (a + 1j * g.standard_normal(_size(size))) * np.sqrt(0.5)
@@ -428,7 +446,9 @@ def randint(
         low, high = 0, low
     dt = _dtype.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
     return _finish(
-        rng_of(generator).integers(low, high, _size((size,))).astype(dt), device, requires_grad
+        rng_of(generator, device).integers(low, high, _size((size,))).astype(dt),
+        device,
+        requires_grad,
     )
 
 
@@ -437,7 +457,7 @@ def randperm(
 ) -> Tensor:
     """A random permutation of ``0..n-1`` (int64)."""
     dt = _dtype.to_dtype(dtype).np if dtype is not None else np.dtype(np.int64)
-    return _finish(rng_of(generator).permutation(n).astype(dt), device, False)
+    return _finish(rng_of(generator, device).permutation(n).astype(dt), device, False)
 
 
 def _like(

@@ -57,7 +57,46 @@ def manual_seed(seed: int) -> Generator:
     from chainrule.backends import seed_cuda
 
     seed_cuda(seed)
+    seed_cuda_generators(seed)
     return default_generator.manual_seed(seed)
+
+
+# Note [one generator per GPU]
+#     As in PyTorch, each GPU has its own default generator, independent of the CPU's: the
+#     factories (rand, randn, randint, randperm and their _like forms) and the in-place
+#     samplers of a CUDA tensor draw from the generator of the tensor's GPU. It is made on
+#     first use, seeded by chainrule.manual_seed / cuda.manual_seed_all (every GPU) or
+#     cuda.manual_seed (the current GPU), else with PyTorch's default seed. Its draws are made
+#     on the host (the same PCG64 as the CPU's, so one seed gives the CPU's numbers on each
+#     device, as the tests use) and copied to the device; PyTorch's CUDA numbers (Philox)
+#     differ, as its CPU numbers do.
+_CUDA_GENERATORS: dict[int, Generator] = {}
+_CUDA_SEED = [67280421310721]  # for every GPU without its own seed
+_CUDA_SEEDS: dict[int, int] = {}
+
+
+def seed_cuda_generators(seed: int, index: int | None = None) -> None:
+    """Seed GPU ``index``'s generator (every GPU's when None), now or when first made."""
+    seed = int(seed)
+    if index is None:
+        _CUDA_SEED[0] = seed
+        _CUDA_SEEDS.clear()
+        for g in _CUDA_GENERATORS.values():
+            g.manual_seed(seed)
+    else:
+        _CUDA_SEEDS[index] = seed
+        g = _CUDA_GENERATORS.get(index)
+        if g is not None:
+            g.manual_seed(seed)
+
+
+def cuda_generator(index: int) -> Generator:
+    """The default generator of GPU ``index`` (Note [one generator per GPU])."""
+    g = _CUDA_GENERATORS.get(index)
+    if g is None:
+        g = _CUDA_GENERATORS[index] = Generator(f"cuda:{index}")
+        g.manual_seed(_CUDA_SEEDS.get(index, _CUDA_SEED[0]))
+    return g
 
 
 def seed() -> int:
@@ -68,13 +107,16 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def rng_of(generator: Generator | None) -> np.random.Generator:
-    """The NumPy generator behind ``generator`` (the default one for None); while
-    ``chainrule.compile`` captures, one whose draws it records (Note [recorder slot] in
+def rng_of(generator: Generator | None, cuda_index: int | None = None) -> np.random.Generator:
+    """The NumPy generator behind ``generator`` (for None: the default one, or GPU
+    ``cuda_index``'s when the draws are for a CUDA tensor, Note [one generator per GPU]);
+    while ``chainrule.compile`` captures, one whose draws it records (Note [recorder slot] in
     _dispatch.py)."""
     rec = _recorder[0]
     if rec is not None:
         return rec.rng(generator)
+    if generator is None and cuda_index is not None:
+        return cuda_generator(cuda_index)._rng
     return (generator or default_generator)._rng
 
 

@@ -16,22 +16,32 @@ __all__ = [
 
 def get_rng_state() -> Any:
     """The default generator's state as a uint8 tensor (for :func:`set_rng_state`)."""
-    import json
-
-    from chainrule._creation import tensor
     from chainrule._random import default_generator
 
-    blob = json.dumps(
-        {"seed": default_generator.initial_seed(), "state": default_generator.get_state()}
-    ).encode()
-    return tensor(np.frombuffer(blob, dtype=np.uint8).copy())
+    return generator_state(default_generator)
 
 
 def set_rng_state(new_state: Any) -> None:
     """Restore the default generator from a state of :func:`get_rng_state`."""
+    from chainrule._random import default_generator
+
+    restore_generator(default_generator, new_state)
+
+
+def generator_state(gen: Any) -> Any:
+    """``gen``'s seed and state as a uint8 CPU tensor (for :func:`restore_generator`)."""
     import json
 
-    from chainrule._random import default_generator
+    from chainrule._creation import tensor
+
+    blob = json.dumps({"seed": gen.initial_seed(), "state": gen.get_state()}).encode()
+    return tensor(np.frombuffer(blob, dtype=np.uint8).copy())
+
+
+def restore_generator(gen: Any, new_state: Any) -> None:
+    """Restore ``gen`` from a state of :func:`generator_state`, with PyTorch's errors."""
+    import json
+
     from chainrule._tensor import Tensor
 
     if not isinstance(new_state, Tensor):
@@ -39,9 +49,10 @@ def set_rng_state(new_state: Any) -> None:
     if new_state._data.dtype != np.uint8:
         raise TypeError("expected a torch.ByteTensor, but got " + new_state.type())
     try:
-        obj = json.loads(bytes(new_state._data.tobytes()).decode())
-        default_generator.set_state(obj["state"])
-        default_generator._seed = int(obj["seed"])
+        data = new_state._backend.to_host(new_state._data)
+        obj = json.loads(bytes(data.tobytes()).decode())
+        gen.set_state(obj["state"])
+        gen._seed = int(obj["seed"])
     except (ValueError, KeyError, TypeError) as err:
         raise RuntimeError("Invalid RNG state: not a state made by get_rng_state") from err
 

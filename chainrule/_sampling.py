@@ -23,10 +23,15 @@ from chainrule.backends import backend_of
 __all__ = ["multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo", "fill_sampled"]
 
 
-def rng(generator: Any) -> np.random.Generator:
+def rng(generator: Any, ref: Any = None) -> np.random.Generator:
+    """The NumPy generator behind ``generator``; for None, the default one of the device of
+    Tensor ``ref`` (the CPU's, or its GPU's: Note [one generator per GPU] in _random.py)."""
     from chainrule._random import rng_of
 
-    return rng_of(generator)
+    idx = None
+    if generator is None and isinstance(ref, Tensor) and not isinstance(ref._data, np.ndarray):
+        idx = backend_of(ref._data).device_index(ref._data)
+    return rng_of(generator, idx)
 
 
 # Note [sampling on the host]
@@ -80,7 +85,7 @@ def multinomial(
     sums = rows.sum(1)
     if (sums <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    gen = rng(generator)
+    gen = rng(generator, input)
     out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
     for r in range(rows.shape[0]):
         w = rows[r] / sums[r]
@@ -108,7 +113,7 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
     )
     if ((prob < 0) | (prob > 1)).any() or np.isnan(prob).any():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = rng(generator).random(prob.shape) < prob
+    draws = rng(generator, input).random(prob.shape) < prob
     return _like(draws.astype(_np_dtype(input)), input)
 
 
@@ -124,9 +129,11 @@ def normal(
 ) -> Tensor:
     """Normal samples with elementwise ``mean`` and ``std`` (tensors or numbers, broadcast),
     or of ``size`` when both are numbers."""
-    gen = rng(generator)
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mt and not st:
+        from chainrule._creation import rng_of
+
+        gen = rng_of(generator, device)
         if size is None:
             raise TypeError('normal() missing 1 required positional arguments: "size"')
         dt = _dtype.to_dtype(dtype if dtype is not None else _dtype.get_default_dtype()).np
@@ -143,6 +150,7 @@ def normal(
     if (s < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0")
     ref = mean if mt else std
+    gen = rng(generator, ref)
     shape = np.broadcast_shapes(m.shape, s.shape)
     return _like((gen.standard_normal(shape) * s + m).astype(_np_dtype(ref)), ref)
 
@@ -152,7 +160,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:
     lam = _host(input)  # Note [sampling on the host]
     if (lam < 0).any() or np.isnan(lam).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return _like(rng(generator).poisson(lam).astype(_np_dtype(input)), input)
+    return _like(rng(generator, input).poisson(lam).astype(_np_dtype(input)), input)
 
 
 def fill_sampled(t: Tensor, values: np.ndarray) -> Tensor:

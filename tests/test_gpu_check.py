@@ -61,3 +61,5 @@ def test_on_the_stand_in_it_reports_every_part(tmp_path):
     assert res["seed_loop"]["seed_program"] == "ran"
     (label,) = res["srgan_step"]
     assert label.startswith("demo") and res["srgan_step"][label]["chainrule_ms"] > 0
+    gaps = res["beyond_op_table"]
+    assert len(gaps) == 5 and all(v is True for v in gaps.values()), gaps

@@ -14,6 +14,11 @@ tests/opinfo tables). Three parts, each with a time budget:
    itself, as written.
 3. **SRGAN step time** against PyTorch CUDA, at the demo's size (2x, 32x32 patches, batch 8)
    and at 4x with 96x96 patches, batch 16 (64 channels, 16 residual blocks, as SRGAN).
+4. **Beyond the op table** (a few seconds): ``gradcheck`` of CUDA inputs, the per-GPU random
+   generators (independent of the CPU's; ``cuda.get_rng_state``/``set_rng_state``),
+   ``parametrizations.orthogonal``, ``geqrf``, ``stft``/``istft`` and a
+   ``TransformedDistribution`` on CUDA against the CPU (``geqrf`` and ``stft`` against
+   PyTorch CUDA too).
 
 PyTorch's TF32 is switched off for all three, so both libraries do the same float32 arithmetic.
 
@@ -297,6 +302,102 @@ def check_srgan_speed(torch: Any, budget: float, sizes: str = "all") -> dict[str
     return res
 
 
+# 4. Beyond the op table -------------------------------------------------------------------------
+def _gaps(torch: Any) -> dict[str, Callable[[], bool]]:
+    import chainrule as cr
+
+    rng = np.random.default_rng(5)
+
+    def h(t: Any) -> np.ndarray:
+        return t.detach().cpu().numpy()
+
+    def gradcheck() -> bool:
+        x = cr.tensor(rng.standard_normal((3, 3)), device="cuda", requires_grad=True)
+        f = lambda a: (a.sin() @ a).exp()  # noqa: E731
+        return bool(cr.autograd.gradcheck(f, (x,)) and cr.autograd.gradgradcheck(f, (x,)))
+
+    def rng_streams() -> bool:
+        cr.manual_seed(0)
+        a, b = h(cr.randn(6)), h(cr.randn(6, device="cuda"))
+        cr.manual_seed(0)
+        b2, a2 = h(cr.randn(6, device="cuda")), h(cr.randn(6))
+        state = cr.cuda.get_rng_state()
+        c = h(cr.rand(5, device="cuda"))
+        cr.rand(3)
+        cr.cuda.set_rng_state(state)
+        return bool(
+            (a == a2).all() and (b == b2).all() and (c == h(cr.rand(5, device="cuda"))).all()
+        )
+
+    def orthogonal() -> bool:
+        from chainrule.nn.utils.parametrizations import orthogonal as orth
+
+        ok = True
+        for mp in ("matrix_exp", "cayley", "householder"):
+            outs = []
+            for dev in ("cpu", "cuda"):
+                cr.manual_seed(0)
+                lin = orth(cr.nn.Linear(3, 5), orthogonal_map=mp).to(dev)
+                x = cr.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=cr.float32, device=dev)
+                lin(x).pow(2).sum().backward()
+                outs.append((h(lin.weight), h(lin.parametrizations.weight.original.grad)))
+            ok = ok and all(_close(b, a, 1e-5, 1e-4) for a, b in zip(*outs))
+        return ok
+
+    def geqrf_stft() -> bool:
+        a = rng.standard_normal((2, 5, 3)).astype(np.float32)
+        sig = rng.standard_normal(64).astype(np.float32)
+        mine = {}
+        for dev in ("cpu", "cuda"):
+            q, tau = cr.geqrf(cr.tensor(a, device=dev))
+            w = cr.hann_window(16, device=dev)
+            s_ = cr.stft(
+                cr.tensor(sig, device=dev), 16, hop_length=4, window=w, return_complex=True
+            )
+            y = cr.istft(s_, 16, hop_length=4, window=w, length=64)
+            mine[dev] = [h(q), h(tau), h(s_), h(y)]
+        ok = all(_close(b, a_, 1e-4, 1e-3) for a_, b in zip(mine["cpu"], mine["cuda"]))
+        if torch is not None:
+            tq, ttau = torch.geqrf(torch.tensor(a, device="cuda"))
+            tw = torch.hann_window(16, device="cuda")
+            ts = torch.stft(
+                torch.tensor(sig, device="cuda"), 16, hop_length=4, window=tw, return_complex=True
+            )
+            ref = [_to_np(tq), _to_np(ttau), _to_np(ts)]
+            ok = ok and all(_close(r, g, 1e-4, 1e-3) for r, g in zip(ref, mine["cuda"]))
+        return ok
+
+    def transformed() -> bool:
+        import chainrule.distributions as D
+
+        outs = []
+        for dev in ("cpu", "cuda"):
+            base = D.Normal(cr.zeros(3, device=dev), cr.ones(3, device=dev))
+            d = D.TransformedDistribution(base, [D.transforms.StickBreakingTransform()])
+            v = cr.tensor([0.2, 0.3, 0.1, 0.4], device=dev)
+            outs.append(h(d.log_prob(v)))
+        return _close(outs[1], outs[0], 1e-5, 1e-4)
+
+    return {
+        "gradcheck_cuda_inputs": gradcheck,
+        "rng_per_gpu": rng_streams,
+        "orthogonal": orthogonal,
+        "geqrf_stft": geqrf_stft,
+        "transformed_distribution": transformed,
+    }
+
+
+def check_device_gaps(torch: Any) -> dict[str, Any]:
+    """Each check of part 4: True, False (a mismatch) or the error it raised."""
+    res: dict[str, Any] = {}
+    for name, fn in _gaps(torch).items():
+        try:
+            res[name] = fn()
+        except Exception as e:  # noqa: BLE001 - each check's failure is reported
+            res[name] = f"{type(e).__name__}: {str(e)[:200]}"
+    return res
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="also write the results to this file")
@@ -350,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     speed = results["srgan_step"] = check_srgan_speed(torch, args.speed_budget, args.speed_sizes)
     for label, r in speed.items():
         print(f"SRGAN step, {label}: {r}")
+    gaps = results["beyond_op_table"] = check_device_gaps(torch)
+    print("beyond the op table: " + ", ".join(f"{k}: {v}" for k, v in gaps.items()))
     results["seconds"] = round(time.perf_counter() - t0, 1)
     print(f"total {results['seconds']} s")
     if args.json:
@@ -361,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
         and seed.get("matches_torch", True)
         and seed["seed_program"] == "ran"
         and all("chainrule_ms" in r for r in speed.values())
+        and all(v is True for v in gaps.values())
     )
     return 0 if ok else 1
 

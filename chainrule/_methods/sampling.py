@@ -31,7 +31,7 @@ class SamplingMethods:
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         return _s().fill_sampled(
-            self, _s().rng(generator).standard_normal(tuple(self.shape)) * std + mean
+            self, _s().rng(generator, self).standard_normal(tuple(self.shape)) * std + mean
         )
 
     def uniform_(
@@ -43,7 +43,9 @@ class SamplingMethods:
             raise RuntimeError(
                 f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
             )
-        return _s().fill_sampled(self, _s().rng(generator).uniform(from_, to, tuple(self.shape)))
+        return _s().fill_sampled(
+            self, _s().rng(generator, self).uniform(from_, to, tuple(self.shape))
+        )
 
     def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         if hasattr(p, "_data"):  # read on the host (Note [sampling on the host])
@@ -52,7 +54,7 @@ class SamplingMethods:
             prob = np.asarray(p, dtype=np.float64)
         if ((prob < 0) | (prob > 1)).any():
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        draws = _s().rng(generator).random(tuple(self.shape)) < prob
+        draws = _s().rng(generator, self).random(tuple(self.shape)) < prob
         return _s().fill_sampled(self, draws)
 
     def exponential_(self: Any, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -60,20 +62,20 @@ class SamplingMethods:
         if lambd <= 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
         return _s().fill_sampled(
-            self, _s().rng(generator).exponential(1.0 / lambd, tuple(self.shape))
+            self, _s().rng(generator, self).exponential(1.0 / lambd, tuple(self.shape))
         )
 
     def geometric_(self: Any, p: float, *, generator: Any = None) -> Tensor:
         if not 0 < p < 1:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-        return _s().fill_sampled(self, _s().rng(generator).geometric(p, tuple(self.shape)))
+        return _s().fill_sampled(self, _s().rng(generator, self).geometric(p, tuple(self.shape)))
 
     def cauchy_(
         self: Any, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
     ) -> Tensor:
         _s().float_only(self, "cauchy_cpu")
         return _s().fill_sampled(
-            self, median + sigma * _s().rng(generator).standard_cauchy(tuple(self.shape))
+            self, median + sigma * _s().rng(generator, self).standard_cauchy(tuple(self.shape))
         )
 
     def log_normal_(
@@ -82,7 +84,9 @@ class SamplingMethods:
         _s().float_only(self, "log_normal_cpu")
         if std <= 0:
             raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-        return _s().fill_sampled(self, _s().rng(generator).lognormal(mean, std, tuple(self.shape)))
+        return _s().fill_sampled(
+            self, _s().rng(generator, self).lognormal(mean, std, tuple(self.shape))
+        )
 
     def random_(
         self: Any, from_: int = 0, to: int | None = None, *, generator: Any = None, **kw: Any
@@ -102,7 +106,9 @@ class SamplingMethods:
             raise RuntimeError(
                 f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}"
             )
-        return _s().fill_sampled(self, _s().rng(generator).integers(from_, to, tuple(self.shape)))
+        return _s().fill_sampled(
+            self, _s().rng(generator, self).integers(from_, to, tuple(self.shape))
+        )
 
     def bernoulli(self: Any, p: Any = None, *, generator: Any = None) -> Tensor:
         return _s().bernoulli(self, p, generator=generator)

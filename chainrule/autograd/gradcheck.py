@@ -47,9 +47,29 @@ def _float_outputs(outs: tuple[Any, ...]) -> list[int]:
     return [k for k, o in enumerate(outs) if _kinds.is_inexact(o._data)]
 
 
+def _host(a: Any) -> np.ndarray:
+    """``a`` as a host array: NumPy data as it is, a device array copied to the host (the
+    Jacobians are assembled and compared on the host)."""
+    if isinstance(a, np.ndarray) or not hasattr(a, "shape"):
+        return np.asarray(a)
+    from chainrule.backends import backend_of
+
+    return backend_of(a).to_host(a)
+
+
+def _on_device_of(ref: Any, a: np.ndarray) -> Any:
+    """Host array ``a`` on the device of array ``ref`` (``a`` itself for a NumPy ``ref``)."""
+    if isinstance(ref, np.ndarray):
+        return a
+    from chainrule.backends import backend_of
+
+    be = backend_of(ref)
+    return be.from_host(a, be.device_index(ref))
+
+
 def _as_real(a: Any) -> np.ndarray:
     """A float64 vector (a copy) of ``a``'s values; a complex element becomes (real, imag)."""
-    a = np.asarray(a)
+    a = _host(a)
     if _kinds.is_complex(a):
         return np.stack([a.real, a.imag], -1).astype(np.float64).reshape(-1)
     return np.array(a, dtype=np.float64).reshape(-1)
@@ -105,6 +125,7 @@ def _analytical(
             for si, seed in enumerate(seeds):
                 g = np.zeros(out._data.shape, out._data.dtype)
                 g.reshape(-1)[k] = seed
+                g = _on_device_of(out._data, g)
                 grads = autograd.grad(
                     out, dins, _new_tensor(g), retain_graph=True, allow_unused=True
                 )
@@ -254,11 +275,12 @@ def _fast_check(
         vs.append(v / max(np.linalg.norm(v), 1e-12))
     # Numerical J u for all differentiable inputs moved together.
     saved = [inputs[i]._data.copy() for i in diff]
+    steps = [_on_device_of(inputs[i]._data, eps * us[ci]) for ci, i in enumerate(diff)]
     for ci, i in enumerate(diff):
-        inputs[i]._data[...] = saved[ci] + eps * us[ci]
+        inputs[i]._data[...] = saved[ci] + steps[ci]
     plus = [_as_real(x._data) for x in _outputs(func, inputs)]
     for ci, i in enumerate(diff):
-        inputs[i]._data[...] = saved[ci] - eps * us[ci]
+        inputs[i]._data[...] = saved[ci] - steps[ci]
     minus = [_as_real(x._data) for x in _outputs(func, inputs)]
     for ci, i in enumerate(diff):
         inputs[i]._data[...] = saved[ci]
@@ -269,7 +291,7 @@ def _fast_check(
     )
     roots = [outs[o] for o in out_idx if outs[o]._requires_grad]
     gos = [
-        _new_tensor(vs[co].astype(outs[o]._data.dtype))
+        _new_tensor(_on_device_of(outs[o]._data, vs[co].astype(outs[o]._data.dtype)))
         for co, o in enumerate(out_idx)
         if outs[o]._requires_grad
     ]
@@ -328,7 +350,9 @@ def gradgradcheck(
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
             _new_tensor(
-                _random_like(rng, outs[k]._data).astype(outs[k]._data.dtype)
+                _on_device_of(
+                    outs[k]._data, _random_like(rng, outs[k]._data).astype(outs[k]._data.dtype)
+                )
             ).requires_grad_(True)
             for k in out_idx
         )

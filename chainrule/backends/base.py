@@ -154,6 +154,13 @@ class Backend:
         ``out=``) and ``out`` is returned."""
         raise NotImplementedError
 
+    def lu_factor(self, a: Any) -> tuple[Any, Any]:
+        """LAPACK's getrf of each matrix of a non-empty ``a`` (..., m, n): ``(lu, piv)``, L
+        (unit diagonal implied) below the diagonal of ``lu`` and U on and above it, ``piv``
+        (..., min(m, n)) the 1-based ``int32`` row swapped with each row in turn. A singular
+        matrix gives a zero on U's diagonal, without a warning."""
+        raise NotImplementedError
+
 
 def doubling_scan(xp: Any, ufunc: Any, array: Any, axis: int) -> Any:
     """The inclusive scan of an associative ``ufunc`` along ``axis`` in ceil(log2 n) whole-array

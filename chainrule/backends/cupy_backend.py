@@ -14,6 +14,7 @@ memory, streams, events) that ``chainrule.cuda`` exposes.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, ContextManager
 
 import numpy as np
@@ -215,6 +216,25 @@ class CupyBackend(Backend):
             return r
         out[...] = r
         return out
+
+    def lu_factor(self, a: Any) -> tuple[Any, Any]:
+        # cupyx.scipy.linalg.lu_factor (cuSOLVER getrf) takes one 2-d matrix and gives 0-based
+        # pivots: one call per matrix of the batch, on the device.
+        cp = self._cp
+        getrf = self._cpx.scipy.linalg.lu_factor
+        m, n = a.shape[-2:]
+        batch = tuple(a.shape[:-2])
+        flat = a.reshape((-1, m, n))
+        lus, pivs = [], []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CuPy warns on an exactly singular matrix
+            for i in range(flat.shape[0]):
+                lu, piv = getrf(flat[i], check_finite=False)
+                lus.append(lu)
+                pivs.append(piv)
+        lu = cp.ascontiguousarray(cp.stack(lus).reshape(a.shape))
+        piv = (cp.stack(pivs) + 1).astype(cp.int32).reshape(batch + (min(m, n),))
+        return lu, piv
 
     # Devices -------------------------------------------------------------------------------
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, ContextManager
 
 import numpy as np
@@ -94,3 +95,11 @@ class NumpyBackend(Backend):
         if out is None:
             return np.einsum(subscripts, *operands)
         return np.einsum(subscripts, *operands, out=out)
+
+    def lu_factor(self, a: Any) -> tuple[Any, Any]:
+        import scipy.linalg  # an optional dependency, imported on first use
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SciPy warns on an exactly singular matrix
+            lu, piv = scipy.linalg.lu_factor(np.asarray(a), check_finite=False)
+        return lu, (piv + 1).astype(np.int32)

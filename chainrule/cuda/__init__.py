@@ -16,8 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.backends import cuda_available, get_backend, seed_cuda
+from chainrule.backends import cuda_available, get_backend
 from chainrule.cuda._devindex import _index
+from chainrule.cuda.random import (
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
 from chainrule.cuda.streams import Event, Stream, current_stream, default_stream, stream
 
 __all__ = [
@@ -29,6 +40,13 @@ __all__ = [
     "synchronize",
     "manual_seed",
     "manual_seed_all",
+    "seed",
+    "seed_all",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "get_rng_state_all",
+    "set_rng_state_all",
     "empty_cache",
     "memory_allocated",
     "max_memory_allocated",
@@ -105,17 +123,6 @@ class device:
 def synchronize(device: Any = None) -> None:
     """Wait until all work queued on ``device`` (default: the current GPU) has finished."""
     _backend().synchronize(_index(device))
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the current GPU's generator; a no-op without a GPU backend (as in PyTorch)."""
-    if cuda_available():
-        seed_cuda(int(seed), _backend().current_device())
-
-
-def manual_seed_all(seed: int) -> None:
-    """Seed every GPU's generator (kept until a GPU is first used, as PyTorch does)."""
-    seed_cuda(int(seed))
 
 
 def empty_cache() -> None:

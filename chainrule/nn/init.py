@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule._random import rng_of
+from chainrule._creation import rng_of as _rng_on
 from chainrule._tensor import Tensor
 
 __all__ = [
@@ -99,12 +99,14 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from U(a, b)."""
-    return _fill(tensor, rng_of(generator).uniform(a, b, size=tuple(tensor.shape)))
+    return _fill(tensor, _rng_on(generator, tensor.device).uniform(a, b, size=tuple(tensor.shape)))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from N(mean, std^2)."""
-    return _fill(tensor, rng_of(generator).normal(mean, std, size=tuple(tensor.shape)))
+    return _fill(
+        tensor, _rng_on(generator, tensor.device).normal(mean, std, size=tuple(tensor.shape))
+    )
 
 
 def trunc_normal_(
@@ -117,7 +119,7 @@ def trunc_normal_(
 ) -> Tensor:
     """Fill with draws from N(mean, std^2) restricted to [a, b] (by redrawing the values that
     fall outside; a and b are absolute bounds, as in PyTorch)."""
-    rng = rng_of(generator)
+    rng = _rng_on(generator, tensor.device)
     out = rng.normal(mean, std, size=tuple(tensor.shape))
     bad = (out < a) | (out > b)
     for _ in range(1000):
@@ -223,7 +225,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = rng_of(generator).normal(0.0, 1.0, size=(rows, cols))
+    flat = _rng_on(generator, tensor.device).normal(0.0, 1.0, size=(rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

@@ -1,5 +1,6 @@
 """LU and Householder factorizations: ``lu_factor_ex`` (a registered op, LAPACK's getrf through
-SciPy), the unpacking and solving built on it (``lu_unpack``, ``lu_solve``), and the
+``Backend.lu_factor``: SciPy on the CPU, cuSOLVER through ``cupyx.scipy.linalg`` on a GPU), the
+unpacking and solving built on it (``lu_unpack``, ``lu_solve``), and the
 Householder forms ``geqrf`` (not differentiable, as in PyTorch), ``householder_product``
 (``orgqr``) and ``ormqr``, composed from differentiable ops.
 
@@ -14,18 +15,20 @@ the formula of PyTorch's ``linalg_lu_backward``. ``lu_solve`` and ``lu_unpack`` 
 compositions (triangular solves reading the packed LU's triangles, a row gather, ``tril``/
 ``triu``), so their gradients to LU and B come from those ops.
 
-SciPy is imported on first use (an optional dependency).
+Everything stays on the input's device: the pivots' permutation is built by k whole-batch swap
+steps on the device (``_perm``), P and the row gathers from it; only ``lu_factor``'s error check
+reads ``info`` on the host (one small copy, where PyTorch synchronizes too). ``geqrf`` is
+``xp.linalg.qr(mode="raw")`` (LAPACK's or cuSOLVER's geqrf). SciPy is imported on first use
+(an optional dependency).
 """
 
 from __future__ import annotations
 
 import builtins
-import warnings
 from typing import Any
 
 import numpy as np
 
-from chainrule._creation import tensor
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, ns
 
@@ -74,7 +77,7 @@ def _check_matrix(name: str, A: Any) -> None:
 
 def _check_info(name: str, A: Any, info: Any) -> None:
     """PyTorch's error for a zero on U's diagonal (a singular matrix)."""
-    bad = np.asarray(info._data).reshape(-1)
+    bad = _host(info).reshape(-1)  # one small device-to-host copy, as PyTorch syncs here
     if (bad != 0).any():
         i = builtins.int(np.flatnonzero(bad != 0)[0])
         where = f"(Batch element {i}): " if A.ndim > 2 else ""
@@ -89,24 +92,23 @@ def _check_info(name: str, A: Any, info: Any) -> None:
 
 
 def _lu_fwd(xp: Any, a: Any) -> Any:
-    import scipy.linalg
-
-    host = np.asarray(a) if xp is np else xp.asnumpy(a)
-    m, n = host.shape[-2:]
+    m, n = a.shape[-2:]
     k = min(m, n)
-    if host.size == 0:
-        lu = host.copy()
-        piv = np.broadcast_to(np.arange(1, k + 1, dtype=np.int32), host.shape[:-2] + (k,))
+    batch = tuple(a.shape[:-2])
+    if a.size == 0:
+        lu = a.copy()
+        piv = xp.ascontiguousarray(
+            xp.broadcast_to(xp.arange(1, k + 1, dtype=xp.int32), batch + (k,))
+        )
     else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SciPy warns on an exactly singular matrix
-            lu, piv = scipy.linalg.lu_factor(host, check_finite=False)
-        piv = (piv + 1).astype(np.int32)
-    diag = np.diagonal(lu, axis1=-2, axis2=-1)[..., :k]
-    zero = diag == 0
-    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
-    out = (lu.astype(host.dtype), np.ascontiguousarray(piv), info)
-    return out if xp is np else tuple(xp.asarray(o) for o in out)
+        # LAPACK's getrf: SciPy on the CPU, cuSOLVER (cupyx.scipy.linalg) on a GPU.
+        lu, piv = backend_of(a).lu_factor(a)
+    if k == 0:
+        info = xp.zeros(batch, dtype=xp.int32)
+    else:
+        zero = xp.diagonal(lu, axis1=-2, axis2=-1)[..., :k] == 0
+        info = xp.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(xp.int32)
+    return (lu.astype(a.dtype, copy=False), xp.ascontiguousarray(piv), info)
 
 
 _lu = OpDef(
@@ -120,21 +122,23 @@ _lu = OpDef(
 )
 
 
-def _perm(piv: np.ndarray, m: int) -> np.ndarray:
-    """The row order of P^T A for LAPACK's 1-based sequential swaps ``piv`` (..., k)."""
-    batch = piv.shape[:-1]
-    perm = np.broadcast_to(np.arange(m), batch + (m,)).copy()
-    idx = np.indices(batch) if batch else ()
-    for i in range(piv.shape[-1]):
-        j = piv[..., i].astype(np.int64) - 1
-        a = perm[(*idx, np.full(batch, i, dtype=np.int64))] if batch else perm[i]
-        b = perm[(*idx, j)] if batch else perm[j]
-        if batch:
-            perm[(*idx, np.full(batch, i, dtype=np.int64))] = b
-            perm[(*idx, j)] = a
-        else:
-            perm[i], perm[j] = b, a
-    return perm
+def _perm(piv: Any, m: int) -> Any:
+    """The row order of P^T A for LAPACK's 1-based sequential swaps ``piv`` (..., k): an
+    array on ``piv``'s device (k whole-batch swap steps, no host copy)."""
+    piv = getattr(piv, "_data", piv)
+    xp = backend_of(piv).xp
+    batch = tuple(piv.shape[:-1])
+    k = piv.shape[-1]
+    b = builtins.int(np.prod(batch)) if batch else 1
+    perm = xp.broadcast_to(xp.arange(m), (b, m)).copy()
+    swaps = piv.reshape((b, k)).astype(xp.int64) - 1
+    rows = xp.arange(b)
+    for i in range(k):
+        j = swaps[:, i]
+        here = perm[:, i].copy()
+        perm[:, i] = perm[rows, j]
+        perm[rows, j] = here
+    return perm.reshape(batch + (m,))
 
 
 def _host(x: Any) -> np.ndarray:
@@ -166,7 +170,8 @@ def _lu_vjp(ctx: Any, grads: Any) -> Any:
     x = ns.linalg_solve_triangular(_mT(lu), phi, upper=True, left=True, unitriangular=True)
     # X U^-T: solve Y U^T = X (U^T lower).
     y = ns.linalg_solve_triangular(_mT(lu), x, upper=False, left=False, unitriangular=False)
-    inv = np.argsort(_perm(_host(piv), m), axis=-1)  # rows of P Y from those of Y
+    perm = _perm(piv, m)
+    inv = backend_of(perm).xp.argsort(perm, axis=-1)  # rows of P Y from those of Y
     return (_gather_rows(y, inv),)
 
 
@@ -174,13 +179,17 @@ def _mT(x: Any) -> Any:
     return ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2)
 
 
-def _gather_rows(x: Any, perm: np.ndarray) -> Any:
-    """x with its rows (dim -2) reordered: out[..., i, :] = x[..., perm[..., i], :]."""
-    idx = np.broadcast_to(perm[..., None], perm.shape + (x.shape[-1],))
-    idx = np.broadcast_to(idx, tuple(x.shape[:-2]) + idx.shape[-2:])
+def _gather_rows(x: Any, perm: Any) -> Any:
+    """x with its rows (dim -2) reordered: out[..., i, :] = x[..., perm[..., i], :]; ``perm``
+    an array on x's device."""
+    from chainrule._tensor import _new_tensor
+
+    xp = backend_of(perm).xp
+    idx = xp.broadcast_to(perm[..., None], perm.shape + (x.shape[-1],))
+    idx = xp.broadcast_to(idx, tuple(x.shape[:-2]) + idx.shape[-2:])
     if hasattr(x, "_data"):
-        return x.gather(-2, tensor(np.ascontiguousarray(idx)))
-    return np.take_along_axis(x, idx, axis=-2)
+        return x.gather(-2, _new_tensor(xp.ascontiguousarray(idx)))
+    return xp.take_along_axis(x, idx, axis=-2)
 
 
 def lu_factor_ex(
@@ -224,25 +233,28 @@ def lu_unpack(
     triu(LU) (k x n), P the permutation matrix with A = P L U. Differentiable in LU (through
     tril/triu); empty tensors for the parts not asked for, as PyTorch."""
     from chainrule._creation import eye, zeros
+    from chainrule._tensor import _new_tensor
 
     _check_pivots(LU_data, LU_pivots, "lu_unpack")
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
     dt = LU_data.dtype
+    dev = LU_data.device
     if unpack_data:
-        low = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=dt)
+        low = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=dt, device=dev)
         up = LU_data[..., :k, :].triu()
     else:
-        low = zeros(0, dtype=dt)
-        up = zeros(0, dtype=dt)
+        low = zeros(0, dtype=dt, device=dev)
+        up = zeros(0, dtype=dt, device=dev)
     if unpack_pivots:
-        perm = _perm(_host(LU_pivots), m)
-        eye_m = np.eye(m, dtype=dt.np)
+        perm = _perm(LU_pivots, m)
+        xp = backend_of(perm).xp
+        eye_m = xp.eye(m, dtype=dt.np)
         # P^T = I[perm], so P = I[perm]^T.
-        p = np.swapaxes(eye_m[perm], -1, -2)
-        pt = tensor(np.ascontiguousarray(p))
+        p = xp.swapaxes(eye_m[perm], -1, -2)
+        pt = _new_tensor(xp.ascontiguousarray(p))
     else:
-        pt = zeros(0, dtype=dt)
+        pt = zeros(0, dtype=dt, device=dev)
     return LuUnpack(pt, low, up)
 
 
@@ -272,7 +284,9 @@ def lu_solve_packed(
     batch = np.broadcast_shapes(tuple(LU.shape[:-2]), tuple(B.shape[:-2]))
     LU = LU.expand(*batch, n, n) if tuple(LU.shape[:-2]) != batch else LU
     B = B.expand(*batch, *B.shape[-2:]) if tuple(B.shape[:-2]) != batch else B
-    perm = _perm(np.broadcast_to(_host(pivots), batch + (n,)), n)
+    piv = pivots._data
+    xp = backend_of(piv).xp
+    perm = _perm(xp.broadcast_to(piv, batch + (n,)), n)
     if not adjoint:
         # A X = B:  L U X = P^T B.
         pb = _gather_rows(B, perm)
@@ -282,7 +296,7 @@ def lu_solve_packed(
     luh = LU.mH
     z = ns.linalg_solve_triangular(luh, B, upper=False, left=True, unitriangular=False)
     w = ns.linalg_solve_triangular(luh, z, upper=True, left=True, unitriangular=True)
-    return _gather_rows(w, np.argsort(perm, axis=-1))
+    return _gather_rows(w, xp.argsort(perm, axis=-1))
 
 
 # Householder products -----------------------------------------------------------------------
@@ -295,23 +309,24 @@ def geqrf(input: Any) -> Any:
 
     Raises:
         RuntimeError: for fewer than 2 dims or a non-floating dtype."""
-    import scipy.linalg.lapack as lapack
+    from chainrule._tensor import _new_tensor
 
     _check_matrix("geqrf", input)
-    a = _host(input)
+    a = input._data
+    xp = backend_of(a).xp
     m, n = a.shape[-2:]
-    fn: Any = lapack.get_lapack_funcs("geqrf", (a,))
-    flat = a.reshape((-1, m, n))
-    outs, taus = [], []
-    for mat in flat:
-        qr, tau, _, info = fn(np.asfortranarray(mat))
-        outs.append(np.asarray(qr))
-        taus.append(np.asarray(tau)[: min(m, n)])
-    res = np.stack(outs).reshape(a.shape) if flat.shape[0] else a.copy()
-    tau = (np.stack(taus) if taus else np.zeros((0, min(m, n)), a.dtype)).reshape(
-        a.shape[:-2] + (min(m, n),)
+    k = min(m, n)
+    if a.size == 0:
+        res, tau = a.copy(), xp.zeros(tuple(a.shape[:-2]) + (k,), dtype=a.dtype)
+    else:
+        # LAPACK's geqrf (cuSOLVER's on a GPU) through qr's raw mode, which returns the
+        # factored matrix transposed (Fortran order read as C order).
+        h, tau = xp.linalg.qr(a, mode="raw")
+        res = xp.ascontiguousarray(xp.swapaxes(h, -1, -2))
+    return Geqrf(
+        _new_tensor(res.astype(a.dtype, copy=False)),
+        _new_tensor(xp.ascontiguousarray(tau.astype(a.dtype, copy=False))),
     )
-    return Geqrf(tensor(res.astype(a.dtype)), tensor(tau.astype(a.dtype)))
 
 
 def householder_product(A: Any, tau: Any) -> Any:
@@ -345,8 +360,9 @@ def householder_product(A: Any, tau: Any) -> Any:
             f"input, but got tau.ndim equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
         )
     dt = A.dtype
-    below = A.tril(-1) + eye(m, n, dtype=dt)  # unit leading entries, zeros above
-    q = eye(m, dtype=dt).expand(*A.shape[:-2], m, m)
+    dev = A.device
+    below = A.tril(-1) + eye(m, n, dtype=dt, device=dev)  # unit leading entries, zeros above
+    q = eye(m, dtype=dt, device=dev).expand(*A.shape[:-2], m, m)
     for i in range(k):
         v = below[..., :, i : i + 1]  # (..., m, 1)
         t = tau[..., i : i + 1].unsqueeze(-1)  # (..., 1, 1)
@@ -379,8 +395,9 @@ def ormqr(input: Any, tau: Any, other: Any, left: bool = True, transpose: bool =
     k = tau.shape[-1]
     n = input.shape[-1]
     dt = input.dtype
-    below = input[..., :, :k].tril(-1) + eye(m, k, dtype=dt)
-    q = eye(m, dtype=dt).expand(*input.shape[:-2], m, m)
+    dev = input.device
+    below = input[..., :, :k].tril(-1) + eye(m, k, dtype=dt, device=dev)
+    q = eye(m, dtype=dt, device=dev).expand(*input.shape[:-2], m, m)
     for i in range(min(k, n)):
         v = below[..., :, i : i + 1]
         t = tau[..., i : i + 1].unsqueeze(-1)

@@ -253,7 +253,7 @@ def istft(  # noqa: C901
             UserWarning,
             stacklevel=2,
         )
-        w = ones(win, dtype=real_dt)
+        w = ones(win, dtype=real_dt, device=input.device)
     else:
         w = window
     w = _padded_window(w, win, n_fft)
@@ -271,13 +271,14 @@ def istft(  # noqa: C901
             x = x.narrow(-1, 0, n_fft // 2 + 1)
         frames = _sp.c2r(x, (2,), norm, n_fft)
     y_tmp = frames * w  # (B, n_frames, n_fft)
-    index = tensor((np.arange(n_frames)[:, None] * hop + np.arange(n_fft)).reshape(-1))
+    dev = input.device
+    index = tensor((np.arange(n_frames)[:, None] * hop + np.arange(n_fft)).reshape(-1), device=dev)
     batch = y_tmp.shape[0]
-    y = zeros(batch, expected_len, dtype=y_tmp.dtype).index_add(
+    y = zeros(batch, expected_len, dtype=y_tmp.dtype, device=dev).index_add(
         1, index, y_tmp.reshape(batch, n_frames * n_fft)
     )
     w2 = (w * w).expand(n_frames, n_fft).reshape(n_frames * n_fft)
-    env = zeros(expected_len, dtype=w2.dtype).index_add(0, index, w2)
+    env = zeros(expected_len, dtype=w2.dtype, device=dev).index_add(0, index, w2)
     start = n_fft // 2 if center else 0
     if length is not None:
         end = start + builtins.int(length)

@@ -15,7 +15,10 @@ NumPy differ, so that code written for the GPU is exercised on a machine without
   (``multiply.at`` raises ``NotImplementedError``); there is no ``errstate``;
 - ``random.Generator`` lacks ``normal``, ``choice``, ``permutation``, ``shuffle`` and
   ``multinomial``; the legacy ``random.RandomState`` has them;
-- ``linalg`` failures give NaNs unless ``cupyx.errstate(linalg='raise')``;
+- ``linalg`` has only CuPy's names (no ``multi_dot``, ``vector_norm``, ...), and its failures
+  give NaNs unless ``cupyx.errstate(linalg='raise')``; ``fft`` has CuPy's signatures (no
+  ``out=``) and dtypes; ``cupyx.scipy.linalg`` has ``lu_factor``/``lu_solve``/``lu``/
+  ``solve_triangular`` for single matrices, as CuPy's;
 - ``cuda`` offers ``Device``, ``runtime``, ``Stream``, ``Event``, ``get_elapsed_time``,
   ``set_allocator`` and a memory pool, backed by the CPU (two fake devices).
 
@@ -29,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from tests._fakecupy import cuda, cupyx, linalg, random
+from tests._fakecupy import cuda, cupyx, fft, linalg, random
 from tests._fakecupy._core import call, ndarray, ufunc, unwrap, wrap
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "cuda",
     "random",
     "linalg",
+    "fft",
     "cupyx",
     "lib",
     "get_default_memory_pool",

@@ -1,5 +1,8 @@
-"""``cupy.linalg`` for the stand-in: NumPy's, except that a failure (singular matrix, not
-positive definite) gives NaNs unless ``cupyx.errstate(linalg='raise')``, as in CuPy."""
+"""``cupy.linalg`` for the stand-in: NumPy's functions of the names CuPy's
+``cupy/linalg/__init__.py`` exports (``_NAMES``; no ``multi_dot``, ``outer``, ``vector_norm``,
+``matrix_norm``, ``svdvals``, ... : ``AttributeError`` as in CuPy), except that a failure
+(singular matrix, not positive definite) gives NaNs unless ``cupyx.errstate(linalg='raise')``,
+as in CuPy."""
 
 from __future__ import annotations
 
@@ -41,7 +44,37 @@ cholesky = _guarded("cholesky", lambda a, *_: np.empty_like(a))
 solve = _guarded("solve", lambda a, b, *_: _solve_shape(a, b))
 
 
+# cupy.linalg.__all__ (CuPy's cupy/linalg/__init__.py).
+_NAMES = {
+    "matrix_power",
+    "cross",
+    "matmul",
+    "matrix_transpose",
+    "cholesky",
+    "qr",
+    "svd",
+    "eigh",
+    "eig",
+    "eigvalsh",
+    "eigvals",
+    "norm",
+    "cond",
+    "det",
+    "matrix_rank",
+    "slogdet",
+    "solve",
+    "tensorsolve",
+    "lstsq",
+    "inv",
+    "pinv",
+    "tensorinv",
+    "LinAlgError",
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name not in _NAMES:
+        raise AttributeError(f"module 'cupy.linalg' has no attribute '{name}'")
     obj = getattr(np.linalg, name)
     if not callable(obj) or isinstance(obj, type):
         return obj

@@ -182,3 +182,55 @@ def test_memory_pool_counts_live_buffers():
     assert pool.used_bytes() - before == 8000  # the view keeps the buffer alive
     del view
     assert pool.used_bytes() == before
+
+
+# cupy/fft/__init__.py (CuPy's source) exports 19 names; its transforms take no ``out=``
+# (NumPy 2.0's), refuse host arrays, check ``norm`` and keep single precision.
+def test_fft_has_cupys_names_signatures_and_dtypes():
+    from tests._fakecupy import fft
+
+    assert set(fft.__all__) == {
+        "fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
+        "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
+        "rfftn", "config",
+    }  # fmt: skip
+    x = cp.asarray(np.arange(8.0, dtype=np.float32))
+    assert cp.fft.rfft(x).dtype == np.complex64 and cp.fft.irfft(cp.fft.rfft(x)).dtype == np.float32
+    with pytest.raises(TypeError):
+        cp.fft.fft(x, out=cp.zeros(8, dtype=np.complex64))
+    with pytest.raises(TypeError, match="must be a cupy.ndarray"):
+        cp.fft.fft(np.ones(4))
+    with pytest.raises(ValueError, match="Invalid norm value"):
+        cp.fft.fft(x, norm="unitary")
+    assert cp.fft.fftn(x, axes=()) is x
+    np.testing.assert_allclose(
+        cp.fft.fftn(x, norm="ortho").get(), np.fft.fftn(x.get(), norm="ortho")
+    )
+    # numpy.fft.* on a device array runs cupy.fft.* (__array_function__).
+    assert isinstance(np.fft.fft(x), cp.ndarray)
+
+
+# cupy/linalg/__init__.py lists what cupy.linalg has: no multi_dot, vector_norm, ...
+def test_linalg_has_only_cupys_names():
+    for name in ("qr", "svd", "eigh", "solve", "inv", "det", "slogdet", "lstsq", "pinv"):
+        assert callable(getattr(cp.linalg, name))
+    for name in ("multi_dot", "vector_norm", "matrix_norm", "svdvals", "outer", "vecdot"):
+        with pytest.raises(AttributeError):
+            getattr(cp.linalg, name)
+
+
+# cupyx/scipy/linalg/_decomp_lu.py: lu_factor takes one 2-d matrix (_util._assert_2d), gives
+# 0-based int32 pivots, warns on an exactly singular matrix, checks finiteness by default.
+def test_cupyx_scipy_lu_factor_is_two_dimensional_only():
+    sl = cupyx.scipy.linalg
+    a = cp.asarray(np.array([[0.0, 2.0], [3.0, 4.0]]))
+    lu, piv = sl.lu_factor(a)
+    assert isinstance(lu, cp.ndarray) and piv.dtype == np.int32 and piv.get().tolist() == [1, 1]
+    with pytest.raises(np.linalg.LinAlgError, match="3-dimensional array given"):
+        sl.lu_factor(cp.ones((2, 2, 2)))
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        sl.lu_factor(cp.asarray(np.array([[np.nan, 1.0], [1.0, 1.0]])))
+    with pytest.warns(RuntimeWarning, match="Singular matrix"):
+        sl.lu_factor(cp.zeros((2, 2)))
+    with pytest.raises(TypeError, match="Unsupported type"):
+        sl.lu_factor(np.eye(2))

@@ -143,18 +143,21 @@ def test_lazy_layer_materializes_on_its_device(fake_cuda: Any) -> None:
 
 
 # Training steps on cuda equal the CPU ones ------------------------------------------------------
+# The data is drawn on the CPU and moved: each GPU has its own generator (Note [one generator
+# per GPU] in chainrule/_random.py), so randn(device="cuda") after the layers' CPU init would
+# not give the CPU run's numbers, as in PyTorch.
 
 
 def _mlp() -> tuple[nn.Module, Callable[[Any], Any]]:
-    return nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)), lambda d: cr.randn(
-        5, 6, device=d
+    return nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)), lambda d: cr.randn(5, 6).to(
+        d
     )
 
 
 def _conv() -> tuple[nn.Module, Callable[[Any], Any]]:
     return nn.Sequential(
         nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2)
-    ), lambda d: cr.randn(2, 2, 6, 6, device=d)
+    ), lambda d: cr.randn(2, 2, 6, 6).to(d)
 
 
 class _LSTMHead(nn.Module):
@@ -168,7 +171,7 @@ class _LSTMHead(nn.Module):
 
 
 def _lstm() -> tuple[nn.Module, Callable[[Any], Any]]:
-    return _LSTMHead(), lambda d: cr.randn(2, 4, 3, device=d)
+    return _LSTMHead(), lambda d: cr.randn(2, 4, 3).to(d)
 
 
 _OPTIMIZERS = {

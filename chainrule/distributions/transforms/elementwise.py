@@ -254,7 +254,9 @@ class AffineTransform(Transform):
         shape = x.shape
         scale = self.scale
         if isinstance(scale, (int, float)):
-            result = _creation.full(tuple(shape), math.log(abs(scale)), dtype=x.dtype)
+            result = _creation.full(
+                tuple(shape), math.log(abs(scale)), dtype=x.dtype, device=x.device
+            )
         else:
             result = scale.abs().log()
         if self.event_dim:

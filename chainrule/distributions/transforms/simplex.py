@@ -47,7 +47,7 @@ class SoftmaxTransform(Transform):
 
 
 def _cumsum_ones(x: Tensor, n: int) -> Tensor:
-    return _creation.arange(1, n + 1, dtype=x.dtype)
+    return _creation.arange(1, n + 1, dtype=x.dtype, device=x.device)
 
 
 class StickBreakingTransform(Transform):
@@ -98,7 +98,7 @@ class StickBreakingTransform(Transform):
 
 def _diag_embed(d: Tensor) -> Tensor:
     n = d.shape[-1]
-    return d.unsqueeze(-1) * _creation.eye(n, dtype=d.dtype)
+    return d.unsqueeze(-1) * _creation.eye(n, dtype=d.dtype, device=d.device)
 
 
 class LowerCholeskyTransform(Transform):

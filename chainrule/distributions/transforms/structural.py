@@ -110,7 +110,7 @@ class ReshapeTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         batch_shape = x.shape[: x.ndim - len(self.in_shape)]
-        return _creation.zeros(tuple(batch_shape), dtype=x.dtype)
+        return _creation.zeros(tuple(batch_shape), dtype=x.dtype, device=x.device)
 
     def forward_shape(self, shape: Any) -> Any:
         if len(shape) < len(self.in_shape):

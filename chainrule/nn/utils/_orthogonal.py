@@ -13,7 +13,9 @@ With ``use_trivialization`` a buffer ``base`` (an n x n orthogonal matrix, PyTor
 ``parametrizations.weight.0.base``) multiplies Q from the left, and assigning a value W0 stores
 it in ``base`` and sets X to -I, at which every map gives the identity, so the weight reads
 back W0. All three maps are composed from differentiable ops (matrix_exp by scaling and
-squaring of a Taylor series), so gradients and double backward reach X.
+squaring of a Taylor series), so gradients and double backward reach X. The forward stays on
+the weight's device (one scalar read picks matrix_exp's squarings); assigning a value
+(``right_inverse``) runs its QR on the host, one copy each way.
 """
 
 from __future__ import annotations
@@ -41,11 +43,12 @@ def _mT(x: Tensor) -> Tensor:
 def _matrix_exp(a: Tensor) -> Tensor:
     """exp(a) for square (batched) a: a / 2^s with ||a / 2^s||_1 <= 1/2, an 18-term Taylor
     series (error below float64 rounding), then s squarings."""
-    norm = float(np.abs(np.asarray(a.detach().numpy())).sum(-2).max()) if a.numel() else 0.0
+    # The 1-norm picks the number of squarings: one scalar read (a sync on a GPU).
+    norm = float(a.detach().abs().sum(-2).amax()) if a.numel() else 0.0
     s = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 else 0
     x = a / (2.0**s)
     n = a.shape[-1]
-    ident = eye(n, dtype=a.dtype).expand(a.shape)
+    ident = eye(n, dtype=a.dtype, device=a.device).expand(a.shape)
     term = ident
     out = ident
     for i in range(1, 19):
@@ -59,12 +62,17 @@ def _matrix_exp(a: Tensor) -> Tensor:
 def _householder_product(v: Tensor, tau: Tensor) -> Tensor:
     """First k columns of H_1 ... H_k, H_j = I - tau_j v_j v_j^T (v: (..., n, k))."""
     n, k = v.shape[-2], v.shape[-1]
-    q = eye(n, dtype=v.dtype).expand((*v.shape[:-2], n, n))
+    q = eye(n, dtype=v.dtype, device=v.device).expand((*v.shape[:-2], n, n))
     for j in range(k):
         vj = v[..., j : j + 1]  # (..., n, 1)
         # Q <- Q H_j = Q - tau_j (Q v_j) v_j^T
         q = q - _ops.matmul(_ops.matmul(q, vj) * tau[..., j : j + 1].unsqueeze(-1), _mT(vj))
     return q[..., :k]
+
+
+def _host(t: Tensor) -> np.ndarray:
+    """``t``'s values as a float64 host array (an explicit copy from a GPU)."""
+    return np.asarray(t.detach().cpu().numpy()).astype(np.float64)
 
 
 def _qr_orthogonal(a: np.ndarray) -> np.ndarray:
@@ -96,7 +104,7 @@ class _Orthogonal(Module):
         if self.orthogonal_map in ("matrix_exp", "cayley"):
             low = x.tril()
             if n != k:
-                pad = zeros((*low.shape[:-1], n - k), dtype=x.dtype)
+                pad = zeros((*low.shape[:-1], n - k), dtype=x.dtype, device=x.device)
                 low = _ops.cat([low, pad], -1)
             a = low - _mT(low)
             if self.orthogonal_map == "matrix_exp":
@@ -104,17 +112,17 @@ class _Orthogonal(Module):
             else:
                 from chainrule.linalg import solve
 
-                ident = eye(n, dtype=x.dtype)
+                ident = eye(n, dtype=x.dtype, device=x.device)
                 q = solve(ident - a * 0.5, ident + a * 0.5)
             q = q[..., :k]
         else:
             v = x.tril(-1)
-            v = v + eye(n, k, dtype=x.dtype)
+            v = v + eye(n, k, dtype=x.dtype, device=x.device)
             tau = 2.0 / (v * v).sum(-2)
             q = _householder_product(v, tau)
             # The signs of X's diagonal (truncated to integers, no gradient) flip columns.
-            signs = np.trunc(np.diagonal(np.asarray(x.detach().numpy()), axis1=-2, axis2=-1))
-            q = q * tensor(signs[..., None, :], dtype=x.dtype)
+            signs = x.detach().diagonal(dim1=-2, dim2=-1).trunc()
+            q = q * signs.unsqueeze(-2)
         base = self.__dict__.get("_buffers", {}).get("base", None)
         if "base" in self._buffers and base is not None:
             q = _ops.matmul(base, q)
@@ -142,27 +150,28 @@ class _Orthogonal(Module):
                         "parametrizations when use_trivialization=False."
                     )
                 return self._householder_inverse(q, transposed)
-            arr = np.asarray(q.detach().numpy()).astype(np.float64)
+            # Assignment (not the forward) runs its QR on the host: one copy each way.
+            arr = _host(q)
             if n == k:
                 ident = np.eye(n)
                 gram = np.swapaxes(arr, -2, -1) @ arr
-                tol = 10 * np.finfo(np.asarray(q.detach().numpy()).dtype).eps * n
+                tol = 10 * np.finfo(q._data.dtype).eps * n
                 base = arr.copy() if np.all(np.abs(gram - ident) <= tol) else _qr_orthogonal(arr)
             else:
-                extra = np.asarray(randn(*q.shape[:-2], n, n - k, dtype=q.dtype).numpy())
+                extra = _host(randn(*q.shape[:-2], n, n - k, dtype=q.dtype, device=q.device))
                 base = _qr_orthogonal(np.concatenate([arr, extra], -1))
-            self.base = tensor(base, dtype=q.dtype)
+            self.base = tensor(base, dtype=q.dtype, device=q.device)
             neg_eye = zeros_like(q_init)
             m = min(q_init.shape[-2], q_init.shape[-1])
-            idx = np.arange(m)
-            neg_eye[..., tensor(idx), tensor(idx)] = -1.0
+            idx = tensor(np.arange(m), device=q.device)
+            neg_eye[..., idx, idx] = -1.0
             return neg_eye
 
     @staticmethod
     def _householder_inverse(q: Tensor, transposed: bool) -> Tensor:
         """X whose Householder reflectors give q's orthogonalization (QR of q, R's diagonal
         made positive, the diagonal of X holding the column signs)."""
-        arr = np.asarray(q.detach().numpy()).astype(np.float64)
+        arr = _host(q)  # on the host (assignment only): one copy each way
         flat = arr.reshape(-1, *arr.shape[-2:])
         out = np.empty_like(flat)
         for b, mat in enumerate(flat):
@@ -173,7 +182,7 @@ class _Orthogonal(Module):
             k = a.shape[1]
             a[np.arange(k), np.arange(k)] = d
             out[b] = a
-        x = tensor(out.reshape(arr.shape), dtype=q.dtype)
+        x = tensor(out.reshape(arr.shape), dtype=q.dtype, device=q.device)
         return _mT(x) if transposed else x
 
 
