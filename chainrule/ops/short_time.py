@@ -211,13 +211,13 @@ def _check_istft(
             f"{input.ndim}"
         )
     fft_size = input.shape[-2]
-    onesided = (fft_size != n_fft) if onesided is None else builtins.bool(onesided)
-    if onesided and n_fft // 2 + 1 != fft_size:
+    sided: bool = (fft_size != n_fft) if onesided is None else builtins.bool(onesided)
+    if sided and n_fft // 2 + 1 != fft_size:
         raise RuntimeError(
             prefix + ": expected the frequency dimension (3rd to the last) of the input tensor to "
             f"match n_fft / 2 + 1 when onesided=True, but got {fft_size}"
         )
-    if not onesided and n_fft != fft_size:
+    if not sided and n_fft != fft_size:
         raise RuntimeError(
             prefix + ": expected the frequency dimension (3rd to the last) of the input tensor to "
             f"match n_fft when onesided=False, but got {fft_size}"
@@ -231,7 +231,7 @@ def _check_istft(
             prefix + f": expected a 1D window tensor of size equal to win_length={win}, but got "
             f"window with size {_shape(window)}"
         )
-    return onesided
+    return sided
 
 
 def _istft_window(window: Any, win: int, n_fft: int, real_dt: Any) -> Any:
