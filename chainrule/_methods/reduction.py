@@ -8,6 +8,7 @@ from chainrule._dispatch import ops as _ops
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
+    from chainrule.ops.reduction.extrema import _ReturnType
 
 
 class ReductionMethods:
@@ -19,12 +20,16 @@ class ReductionMethods:
     @overload
     def max(self, dim: None = None, keepdim: bool = False) -> Tensor: ...
     @overload
+    def max(self, dim: int, keepdim: bool = False) -> _ReturnType: ...
+    @overload
     def max(self, dim: Any, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]: ...
     def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]:
         return _ops.max(self, dim, keepdim)
 
     @overload
     def min(self, dim: None = None, keepdim: bool = False) -> Tensor: ...
+    @overload
+    def min(self, dim: int, keepdim: bool = False) -> _ReturnType: ...
     @overload
     def min(self, dim: Any, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]: ...
     def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]:
