@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as _np
 
@@ -246,7 +246,7 @@ _LAZY |= {"sparse"}  # torch.sparse (chainrule/sparse/, docs/sparse.md)
 _LAZY |= {"fft"}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
 _LAZY |= {"futures", "cpu"}  # torch.futures, torch.cpu (docs/storage.md)
 
-from chainrule._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
+from chainrule import _nn_aliases  # noqa: E402
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
     batch_norm,
     bilinear,
@@ -260,7 +260,7 @@ from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of n
 )
 from chainrule.ops.reduction import return_types  # noqa: E402,F401  (torch.return_types)
 
-__all__ += _nn_aliases_all
+__all__ += _nn_aliases.__all__
 
 from chainrule._dtype import cdouble, cfloat, complex64, complex128  # noqa: E402
 
@@ -268,6 +268,11 @@ __all__ += ["complex64", "complex128", "cfloat", "cdouble"]
 
 
 # Names whose modules load on first use (numpy.random alone is a sixth of the import time).
+if TYPE_CHECKING:  # names of __all__ that __getattr__ loads on first use (_LAZY_ATTRS)
+    from chainrule._dlpack import from_dlpack
+    from chainrule._random import Generator, default_generator, initial_seed, manual_seed, seed
+    from chainrule.serialization import load, save
+
 _LAZY_ATTRS = {
     "Generator": "chainrule._random",
     "default_generator": "chainrule._random",

@@ -6,7 +6,7 @@ reproducible within chainrule but does not give PyTorch's numbers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -30,17 +30,19 @@ class Generator:
 
     def seed(self) -> int:
         """Seed from OS entropy; returns the new seed."""
-        s = int(np.random.SeedSequence().entropy) & 0xFFFFFFFFFFFFFFFF
+        entropy = np.random.SeedSequence().entropy
+        assert isinstance(entropy, int)  # drawn from the OS: one int
+        s = entropy & 0xFFFFFFFFFFFFFFFF
         self.manual_seed(s)
         return s
 
     def initial_seed(self) -> int:
         return self._seed
 
-    def get_state(self) -> dict[str, Any]:
+    def get_state(self) -> Mapping[str, Any]:
         return self._rng.bit_generator.state
 
-    def set_state(self, state: dict[str, Any]) -> None:
+    def set_state(self, state: Mapping[str, Any]) -> None:
         self._rng.bit_generator.state = state
 
     @property

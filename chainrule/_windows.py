@@ -4,7 +4,7 @@ returned in the requested floating dtype."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -24,7 +24,7 @@ def _window(
     dtype: Any,
     device: Any,
     requires_grad: bool,
-    f: Any,
+    f: Callable[[np.ndarray, int], Any],
 ) -> Any:
     from chainrule._creation import tensor
     from chainrule._dtype import get_default_dtype
@@ -48,6 +48,27 @@ def _window(
     return out
 
 
+def _cosine_sum(a0: float, a1: float, a2: float = 0.0) -> Callable[[np.ndarray, int], Any]:
+    """The window a0 - a1 cos(2 pi n / (N - 1)) (+ a2 cos(4 pi n / (N - 1)) where a2 is not 0)."""
+
+    def f(n: np.ndarray, m: int) -> Any:
+        w = a0 - a1 * np.cos(2 * np.pi * n / (m - 1))
+        return w + a2 * np.cos(4 * np.pi * n / (m - 1)) if a2 else w
+
+    return f
+
+
+def _bartlett(n: np.ndarray, m: int) -> Any:
+    return 1 - np.abs(2 * n / (m - 1) - 1)
+
+
+def _kaiser(beta: float) -> Callable[[np.ndarray, int], Any]:
+    def f(n: np.ndarray, m: int) -> Any:
+        return np.i0(beta * np.sqrt(np.clip(1 - (2 * n / (m - 1) - 1) ** 2, 0, None))) / np.i0(beta)
+
+    return f
+
+
 def hann_window(
     window_length: int,
     periodic: bool = True,
@@ -59,15 +80,8 @@ def hann_window(
 ) -> Any:
     """The Hann window 0.5 - 0.5 cos(2 pi n / (N - 1)); ``periodic``: of length N + 1 with
     the last value dropped (for spectral analysis)."""
-    return _window(
-        "hann_window",
-        window_length,
-        periodic,
-        dtype,
-        device,
-        requires_grad,
-        lambda n, m: 0.5 - 0.5 * np.cos(2 * np.pi * n / (m - 1)),
-    )
+    f = _cosine_sum(0.5, 0.5)
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
 def hamming_window(
@@ -83,15 +97,8 @@ def hamming_window(
 ) -> Any:
     """The Hamming window alpha - beta cos(2 pi n / (N - 1)) (``periodic`` as in
     :func:`hann_window`)."""
-    return _window(
-        "hamming_window",
-        window_length,
-        periodic,
-        dtype,
-        device,
-        requires_grad,
-        lambda n, m: alpha - beta * np.cos(2 * np.pi * n / (m - 1)),
-    )
+    f = _cosine_sum(alpha, beta)
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
 def blackman_window(
@@ -104,17 +111,8 @@ def blackman_window(
     requires_grad: bool = False,
 ) -> Any:
     """The Blackman window 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
-    return _window(
-        "blackman_window",
-        window_length,
-        periodic,
-        dtype,
-        device,
-        requires_grad,
-        lambda n, m: (
-            0.42 - 0.5 * np.cos(2 * np.pi * n / (m - 1)) + 0.08 * np.cos(4 * np.pi * n / (m - 1))
-        ),
-    )
+    f = _cosine_sum(0.42, 0.5, 0.08)
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
 def bartlett_window(
@@ -127,15 +125,8 @@ def bartlett_window(
     requires_grad: bool = False,
 ) -> Any:
     """The triangular Bartlett window 1 - |2 n / (N - 1) - 1|."""
-    return _window(
-        "bartlett_window",
-        window_length,
-        periodic,
-        dtype,
-        device,
-        requires_grad,
-        lambda n, m: 1 - np.abs(2 * n / (m - 1) - 1),
-    )
+    f = _bartlett
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, f)
 
 
 def kaiser_window(
@@ -149,14 +140,5 @@ def kaiser_window(
     requires_grad: bool = False,
 ) -> Any:
     """The Kaiser window I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta)."""
-    return _window(
-        "kaiser_window",
-        window_length,
-        periodic,
-        dtype,
-        device,
-        requires_grad,
-        lambda n, m: (
-            np.i0(beta * np.sqrt(np.clip(1 - (2 * n / (m - 1) - 1) ** 2, 0, None))) / np.i0(beta)
-        ),
-    )
+    f = _kaiser(beta)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, f)

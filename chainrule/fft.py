@@ -24,7 +24,7 @@ tensor([1., 2., 3., 4.])
 from __future__ import annotations
 
 import builtins
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -279,46 +279,26 @@ def ihfftn(
     return _cx.conj(_r2c("ihfftn", input, dims, sizes, _swap(_norm(norm))))
 
 
-def fft2(
-    input: Any, s: Sequence[int] | None = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Any:
-    """``fftn`` over the last two dims."""
-    return fftn(input, s, dim, norm)
+def _last_two(nd: Callable[..., Any]) -> Callable[..., Any]:
+    """The two-dimensional form of the n-dimensional transform ``nd``: ``nd`` over ``dim``,
+    the last two dims by default."""
+
+    def two(
+        input: Any, s: Sequence[int] | None = None, dim: Any = (-2, -1), norm: str | None = None
+    ) -> Any:
+        return nd(input, s, dim, norm)
+
+    two.__name__ = two.__qualname__ = nd.__name__[:-1] + "2"
+    two.__doc__ = f"``{nd.__name__}`` over the last two dims."
+    return two
 
 
-def ifft2(
-    input: Any, s: Sequence[int] | None = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Any:
-    """``ifftn`` over the last two dims."""
-    return ifftn(input, s, dim, norm)
-
-
-def rfft2(
-    input: Any, s: Sequence[int] | None = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Any:
-    """``rfftn`` over the last two dims."""
-    return rfftn(input, s, dim, norm)
-
-
-def irfft2(
-    input: Any, s: Sequence[int] | None = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Any:
-    """``irfftn`` over the last two dims."""
-    return irfftn(input, s, dim, norm)
-
-
-def hfft2(
-    input: Any, s: Sequence[int] | None = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Any:
-    """``hfftn`` over the last two dims."""
-    return hfftn(input, s, dim, norm)
-
-
-def ihfft2(
-    input: Any, s: Sequence[int] | None = None, dim: Any = (-2, -1), norm: str | None = None
-) -> Any:
-    """``ihfftn`` over the last two dims."""
-    return ihfftn(input, s, dim, norm)
+fft2 = _last_two(fftn)
+ifft2 = _last_two(ifftn)
+rfft2 = _last_two(rfftn)
+irfft2 = _last_two(irfftn)
+hfft2 = _last_two(hfftn)
+ihfft2 = _last_two(ihfftn)
 
 
 # Frequencies and shifts ------------------------------------------------------------------

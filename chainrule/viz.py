@@ -116,7 +116,7 @@ def _describe(name: str, sv: SavedTensor, meta: Any) -> _Saved:
     )
 
 
-def _meta_of_saved(node: Node, k: int) -> Any:
+def _meta_of_saved(node: OpNode, k: int) -> Any:
     """``(shape, dtype)`` of the ``k``-th value an op node saves, from the node's own records
     (so that a freed value still shows its size), or None where the node has none."""
     kind, idx = node.op.save_spec[k]

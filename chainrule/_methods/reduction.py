@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from chainrule._dispatch import ops as _ops
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
+    from chainrule.ops.reduction.extrema import _ReturnType
 
 
 class ReductionMethods:
@@ -16,9 +17,21 @@ class ReductionMethods:
     def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         return _ops.prod(self, dim, keepdim, dtype=dtype)
 
+    @overload
+    def max(self, dim: None = None, keepdim: bool = False) -> Tensor: ...
+    @overload
+    def max(self, dim: int, keepdim: bool = False) -> _ReturnType: ...
+    @overload
+    def max(self, dim: Any, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]: ...
     def max(self, dim: Any = None, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]:
         return _ops.max(self, dim, keepdim)
 
+    @overload
+    def min(self, dim: None = None, keepdim: bool = False) -> Tensor: ...
+    @overload
+    def min(self, dim: int, keepdim: bool = False) -> _ReturnType: ...
+    @overload
+    def min(self, dim: Any, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]: ...
     def min(self, dim: Any = None, keepdim: bool = False) -> Tensor | tuple[Tensor, ...]:
         return _ops.min(self, dim, keepdim)
 

@@ -78,6 +78,9 @@ class SavedTensor:
         "src_name",
         "shape_str",
     )
+    data: Any  # the array; None once released
+    # a packed value's (shape, dtype), for the modified-version message
+    shape_str: tuple[tuple[int, ...], Any] | None
 
     def __init__(self, tensor: Any, is_output: bool, counter: VersionCounter) -> None:
         self.data = tensor._data
@@ -113,7 +116,9 @@ class SavedTensor:
         if self.data is not None:
             shape, dt = list(self.data.shape), self.data.dtype
         else:
-            shape, dt = list(self.shape_str[0]), self.shape_str[1]
+            shape_str = self.shape_str
+            assert shape_str is not None  # a packed value, whose array is not kept
+            shape, dt = list(shape_str[0]), shape_str[1]
         # PyTorch names the node that now produces the tensor, without its "Backward0" suffix.
         where = ""
         t = self.tensor
@@ -165,6 +170,8 @@ class PackedSavedTensor(SavedTensor):
     """
 
     __slots__ = ("packed", "unpack_fn", "alive", "edge", "pname")
+    # an input's place in the graph: (grad_fn, output number, AccumulateGrad or None)
+    edge: tuple[Any, int, Any] | None
 
     def unpack(self, node: Node, as_tensor: bool) -> Any:
         if not self.alive:

@@ -188,6 +188,6 @@ def _origin(node: Any) -> str:
         parts.append(f"created by the forward at {format_site(site)}")
     cls = getattr(node, "fn_cls", None)
     code = getattr(getattr(cls, "backward", None), "__code__", None)
-    if code is not None:
+    if cls is not None and code is not None:
         parts.append(f"its backward is {cls.__name__}.backward at {format_site((code, -1), False)}")
     return f" ({'; '.join(parts)})" if parts else ""

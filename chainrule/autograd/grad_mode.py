@@ -7,7 +7,7 @@ another thread. Each mode works as a context manager and as a decorator.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from chainrule._grad_state import _State, _state  # noqa: F401  (the flags, below Tensor)
 
@@ -48,6 +48,11 @@ class _DecoratorContextManager:
     def _clone(self) -> _DecoratorContextManager:
         return self.__class__()
 
+    if TYPE_CHECKING:  # each subclass defines them
+
+        def __enter__(self) -> Any: ...
+        def __exit__(self, *exc: object) -> Any: ...
+
 
 class no_grad(_DecoratorContextManager):
     """Disable gradient recording: results of ops computed inside do not require grad.
@@ -60,6 +65,8 @@ class no_grad(_DecoratorContextManager):
         >>> y.requires_grad
         False
     """
+
+    _prev: list[bool]  # the enabled flags at each (nested) entry
 
     def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:
         self = super().__new__(cls)

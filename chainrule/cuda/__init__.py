@@ -14,7 +14,7 @@ then on), and stream priorities are accepted but not used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainrule.backends import cuda_available, get_backend
 from chainrule.cuda._devindex import _index
@@ -30,6 +30,9 @@ from chainrule.cuda.random import (
     set_rng_state_all,
 )
 from chainrule.cuda.streams import Event, Stream, current_stream, default_stream, stream
+
+if TYPE_CHECKING:
+    from chainrule.cuda import amp as amp  # loaded on first use (__getattr__)
 
 __all__ = [
     "is_available",

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from chainrule.backends import cuda_available, get_backend
 from chainrule.cuda._devindex import _index
 
+if TYPE_CHECKING:
+    from chainrule.backends.cupy_backend import CupyBackend
+
 __all__ = ["Stream", "Event", "stream", "current_stream", "default_stream"]
+
+
+def _cuda() -> CupyBackend:
+    """The CUDA backend: CuPy's, the one backend with streams and events."""
+    return cast("CupyBackend", get_backend("cuda"))
 
 
 class Stream:
@@ -23,7 +31,7 @@ class Stream:
                 "torch.cuda.Stream requires CUDA support (chainrule: it needs CuPy and a "
                 "visible GPU)"
             )
-        self._be = get_backend("cuda")
+        self._be = _cuda()
         self._native = kwargs.pop("_native", None)
         if kwargs:
             raise TypeError(f"Stream() got unexpected keyword arguments {sorted(kwargs)}")
@@ -96,7 +104,7 @@ class Event:
                 "Tried to instantiate dummy base class Event (chainrule: torch.cuda.Event needs "
                 "CuPy and a visible GPU)"
             )
-        self._be = get_backend("cuda")
+        self._be = _cuda()
         self.enable_timing = enable_timing
         self._native = self._be.new_event(enable_timing, blocking)
         self._recorded = False
@@ -129,14 +137,14 @@ class Event:
 
 def current_stream(device: Any = None) -> Stream:
     """The stream work is queued on for ``device`` (default: the current GPU)."""
-    be = get_backend("cuda")
+    be = _cuda()
     idx = be.check_device(_index(device))
     return Stream._wrap(be.current_stream(idx), idx)
 
 
 def default_stream(device: Any = None) -> Stream:
     """The default (null) stream of ``device``."""
-    be = get_backend("cuda")
+    be = _cuda()
     idx = be.check_device(_index(device))
     return Stream._wrap(be.default_stream(idx), idx)
 

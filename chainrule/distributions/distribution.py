@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from chainrule._tensor import Size, Tensor
 from chainrule.autograd import grad_mode as _grad_mode
@@ -11,6 +11,8 @@ from chainrule.distributions import constraints
 from chainrule.distributions.utils import lazy_property
 
 __all__ = ["Distribution"]
+
+_D = TypeVar("_D", bound="Distribution")
 
 
 def _is_lazy(cls: type, name: str) -> bool:
@@ -214,13 +216,14 @@ class Distribution:
                 f"but found invalid values:\n{value}"
             )
 
-    def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
+    def _get_checked_instance(self, cls: type[_D], _instance: Any = None) -> _D:
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(
                 f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
                 "__init__ method must also define a custom .expand() method."
             )
-        return self.__new__(type(self)) if _instance is None else _instance
+        # an instance of type(self), a subclass of cls when expand is inherited
+        return cast(_D, self.__new__(type(self))) if _instance is None else _instance
 
     def __repr__(self) -> str:
         param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]

@@ -22,7 +22,7 @@ class Gumbel(TransformedDistribution):
     Built as loc - scale log(-log U), U ~ Uniform(tiny, 1 - eps)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
+    support: constraints.Constraint = constraints.real
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)

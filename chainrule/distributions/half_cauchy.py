@@ -22,8 +22,8 @@ class HalfCauchy(TransformedDistribution):
     base_dist: Cauchy
 
     arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+    support: constraints.Constraint = constraints.nonnegative
+    has_rsample: bool = True
 
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
         base_dist = Cauchy(0, scale, validate_args=False)

@@ -22,8 +22,8 @@ class HalfNormal(TransformedDistribution):
     base_dist: Normal
 
     arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+    support: constraints.Constraint = constraints.nonnegative
+    has_rsample: bool = True
 
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
         base_dist = Normal(0, scale, validate_args=False)

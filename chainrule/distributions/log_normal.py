@@ -19,8 +19,8 @@ class LogNormal(TransformedDistribution):
     base_dist: Normal
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.positive
-    has_rsample = True
+    support: constraints.Constraint = constraints.positive
+    has_rsample: bool = True
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         base_dist = Normal(loc, scale, validate_args=validate_args)

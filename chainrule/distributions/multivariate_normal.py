@@ -64,28 +64,28 @@ class MultivariateNormal(Distribution):
     ) -> None:
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if (
-            (covariance_matrix is not None)
-            + (scale_tril is not None)
-            + (precision_matrix is not None)
-        ) != 1:
+        given = [
+            (name, m)
+            for name, m in (
+                ("scale_tril", scale_tril),
+                ("covariance_matrix", covariance_matrix),
+                ("precision_matrix", precision_matrix),
+            )
+            if m is not None
+        ]
+        if len(given) != 1:
             raise ValueError(
                 "Exactly one of covariance_matrix or precision_matrix or scale_tril "
                 "may be specified."
             )
-        for name, m in (
-            ("scale_tril", scale_tril),
-            ("covariance_matrix", covariance_matrix),
-            ("precision_matrix", precision_matrix),
-        ):
-            if m is not None:
-                if m.ndim < 2:
-                    raise ValueError(
-                        f"{name} matrix must be at least two-dimensional, with "
-                        "optional leading batch dimensions"
-                    )
-                batch_shape = tuple(broadcast_shapes(m.shape[:-2], loc.shape[:-1]))
-                setattr(self, name, m.expand(batch_shape + tuple(m.shape[-2:])))
+        name, m = given[0]
+        if m.ndim < 2:
+            raise ValueError(
+                f"{name} matrix must be at least two-dimensional, with "
+                "optional leading batch dimensions"
+            )
+        batch_shape = tuple(broadcast_shapes(m.shape[:-2], loc.shape[:-1]))
+        setattr(self, name, m.expand(batch_shape + tuple(m.shape[-2:])))
         self.loc = loc.expand(batch_shape + (loc.shape[-1],))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
@@ -94,7 +94,7 @@ class MultivariateNormal(Distribution):
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
         else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(m)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> MultivariateNormal:
         new = self._get_checked_instance(MultivariateNormal, _instance)

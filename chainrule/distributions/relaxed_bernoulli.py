@@ -28,7 +28,7 @@ class LogitRelaxedBernoulli(Distribution):
     """The logit of a RelaxedBernoulli sample: (logit(u) + logits) / temperature, u uniform."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.real
+    support: constraints.Constraint = constraints.real
 
     def __init__(
         self,
@@ -94,8 +94,8 @@ class RelaxedBernoulli(TransformedDistribution):
     base_dist: LogitRelaxedBernoulli
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
+    support: constraints.Constraint = constraints.unit_interval
+    has_rsample: bool = True
 
     def __init__(
         self,

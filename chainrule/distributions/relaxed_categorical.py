@@ -21,8 +21,8 @@ class ExpRelaxedCategorical(Distribution):
     with g standard Gumbel noise."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.real_vector
-    has_rsample = True
+    support: constraints.Constraint = constraints.real_vector
+    has_rsample: bool = True
 
     def __init__(
         self,
@@ -89,8 +89,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     base_dist: ExpRelaxedCategorical
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.simplex
-    has_rsample = True
+    support: constraints.Constraint = constraints.simplex
+    has_rsample: bool = True
 
     def __init__(
         self,

@@ -19,7 +19,7 @@ class Weibull(TransformedDistribution):
     """Weibull(scale, concentration): scale E**(1/concentration) with E ~ Exponential(1)."""
 
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
-    support = constraints.positive
+    support: constraints.Constraint = constraints.positive
 
     def __init__(self, scale: Any, concentration: Any, validate_args: bool | None = None) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from chainrule.nn import functional, init, parallel, utils
+from chainrule.nn import functional, init, modules, parallel, utils
 from chainrule.nn.modules import *  # noqa: F403
-from chainrule.nn.modules import __all__ as _modules_all
 from chainrule.nn.modules.sync_batchnorm import SyncBatchNorm
 from chainrule.nn.parameter import Parameter
 
-__all__ = ["functional", "init", "utils", "Parameter", *_modules_all]
+__all__ = ["functional", "init", "utils", "Parameter"]
+__all__ += modules.__all__
 
 from chainrule.nn._uninitialized import UninitializedBuffer, UninitializedParameter  # noqa: E402
 

@@ -50,7 +50,7 @@ _SCALAR = {
 
 
 def _cname(t: Tensor) -> str:
-    n = t._data.dtype.name
+    n: str = t._data.dtype.name
     return _NAMES.get(n, n)
 
 
@@ -138,14 +138,14 @@ def _mask_bias(
         return _new_tensor(np.where(keep, 0.0, -np.inf).astype(dtype)), None
     if attn_mask is None:
         return None, None
-    if attn_mask.ndim == 0:  # one value for every (query, key) pair
-        attn_mask = _ops.reshape(attn_mask, (1, 1))
-    m = attn_mask._data
+    # a 0-d mask: one value for every (query, key) pair
+    mask = attn_mask if attn_mask.ndim else _ops.reshape(attn_mask, (1, 1))
+    m = mask._data
     if _kinds.is_bool(m):
         bias = _new_tensor(np.where(m, 0.0, -np.inf).astype(dtype))
         dead = ~np.any(m, axis=-1, keepdims=True) if m.shape[-1] else None
     else:
-        bias = attn_mask
+        bias = mask
         dead = np.all(np.isneginf(m), axis=-1, keepdims=True) if m.shape[-1] else None
     if dead is None or not dead.any():
         return bias, None

@@ -32,10 +32,9 @@ from chainrule.ops import (
     spectral,
     stacking,
     unary,
-    views,
 )
 from chainrule.ops._registry import REGISTRY, OpDef, apply_binary, apply_op, apply_unary, ns
-from chainrule.ops.views import inplace_compute
+from chainrule.ops.views import check_inplace, history_alias, inplace_compute
 
 FAMILIES = (
     unary,
@@ -160,8 +159,8 @@ _dispatch.register(
         "apply_unary": apply_unary,
         "apply_binary": apply_binary,
         "inplace_compute": inplace_compute,
-        "check_inplace": views.check_inplace,
-        "history_alias": views.history_alias,
+        "check_inplace": check_inplace,
+        "history_alias": history_alias,
     },
 )
 _dispatch.register(_dispatch.defs, REGISTRY)

@@ -418,7 +418,7 @@ def _check_conv(input: Any, weight: Any, groups: int, transposed: bool, nd: int)
 
 
 def _conv_padding(
-    padding: Any, kernel: tuple[int, int], dilation: tuple[int, int], stride: tuple[int, int]
+    padding: Any, kernel: tuple[int, ...], dilation: tuple[int, ...], stride: tuple[int, ...]
 ) -> tuple[tuple[int, int], tuple[int, int]]:
     if isinstance(padding, str):
         if padding == "valid":

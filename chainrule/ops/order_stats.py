@@ -168,6 +168,31 @@ class _Histogram(tuple):
 _Histogram.__name__ = _Histogram.__qualname__ = "histogram"
 
 
+def _check_floating(input: Any) -> None:
+    if not _kinds.is_floating(input._data.dtype):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
+
+
+def _bin_range(range: Sequence[float] | None, k: int, values: np.ndarray) -> tuple[float, float]:
+    """The (lo, hi) of dimension ``k``'s bins: ``range[2k], range[2k + 1]`` (lo <= hi), else
+    ``values``' min and max (0, 0 when there are none); an empty range is widened by one on
+    each side, as PyTorch does."""
+    if range is not None:
+        lo, hi = float(range[2 * k]), float(range[2 * k + 1])
+        if lo > hi:
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min "
+                f"{lo:g} max {hi:g} for dimension {k}"
+            )
+    elif values.size:
+        lo, hi = float(values.min()), float(values.max())
+    else:
+        lo, hi = 0.0, 0.0
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return lo, hi
+
+
 def histogram(
     input: Any,
     bins: Any = 100,
@@ -180,9 +205,8 @@ def histogram(
     bins over ``range`` (the data's min and max by default) or a 1-D tensor of increasing
     edges; the last bin includes its right edge. ``weight`` weights each element; ``density``
     normalises so that the histogram integrates to 1. Not differentiable."""
+    _check_floating(input)
     dt = input._data.dtype
-    if not _kinds.is_floating(dt):
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
     xa = _host(input).reshape(-1)
     if _is_t(bins):
         if bins.ndim != 1:
@@ -197,19 +221,7 @@ def histogram(
             raise RuntimeError(
                 f"torch.histogramdd(): bins must be > 0, but got {nb} for dimension 0"
             )
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-            if lo > hi:
-                raise RuntimeError(
-                    f"torch.histogramdd: min should not exceed max, but got min {lo:g} "
-                    f"max {hi:g} for dimension 0"
-                )
-        elif xa.size:
-            lo, hi = float(xa.min()), float(xa.max())
-        else:
-            lo, hi = 0.0, 0.0
-        if lo == hi:  # PyTorch widens an empty range by one on each side
-            lo, hi = lo - 1, hi + 1
+        lo, hi = _bin_range(range, 0, xa)
         edges = np.linspace(lo, hi, nb + 1).astype(dt)
     w = None
     if weight is not None:
@@ -262,9 +274,8 @@ def histogramdd(
     """The D-dimensional histogram of the points ``input`` (..., D): ``(hist, bin_edges)``
     with one tensor of edges per dim. ``bins``: a count for all dims, one count per dim, or
     one edges tensor per dim; ``range``: (min0, max0, min1, max1, ...). Not differentiable."""
+    _check_floating(input)
     dt = input._data.dtype
-    if not _kinds.is_floating(dt):
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
     pts = _host(input)
     d = pts.shape[-1]
     pts = pts.reshape(-1, d).astype(np.float64)
@@ -281,19 +292,7 @@ def histogramdd(
         if _is_t(b):
             edges.append(_host(b).astype(np.float64))
             continue
-        if range is not None:
-            lo, hi = float(range[2 * k]), float(range[2 * k + 1])
-            if lo > hi:
-                raise RuntimeError(
-                    f"torch.histogramdd: min should not exceed max, but got min "
-                    f"{lo:g} max {hi:g} for dimension {k}"
-                )
-        elif pts.shape[0]:
-            lo, hi = float(pts[:, k].min()), float(pts[:, k].max())
-        else:
-            lo, hi = 0.0, 0.0
-        if lo == hi:
-            lo, hi = lo - 1, hi + 1
+        lo, hi = _bin_range(range, k, pts[:, k])
         edges.append(np.linspace(lo, hi, int(b) + 1).astype(dt).astype(np.float64))
     w = None if weight is None else _host(weight).reshape(-1).astype(np.float64)
     hist, _ = np.histogramdd(pts, bins=edges, weights=w, density=False)

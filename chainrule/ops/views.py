@@ -159,7 +159,9 @@ def copy_into_view(view: Tensor, src: Tensor) -> Tensor:
         data = data.astype(view._data.dtype)  # any cast, as copy_ does (float -> int truncates)
     _write_into(view, data)  # broadcasts (copy_ has checked that src expands to the view)
     view._bump_version()
-    return _rewrite_base(view, view._base, view._view_chain, src)
+    base = view._base
+    assert base is not None  # a view
+    return _rewrite_base(view, base, view._view_chain, src)
 
 
 def _rewrite_base(view: Tensor, base: Tensor, chain: tuple[Any, ...], src: Tensor) -> Tensor:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from chainrule.optim import lr_scheduler
 from chainrule.optim.adagrad import Adagrad
 from chainrule.optim.adam import Adam, AdamW
@@ -37,6 +39,10 @@ __all__ += [
     "swa_utils",
     "swap_in_optimizer_params_and_state",
 ]
+
+
+if TYPE_CHECKING:
+    from chainrule.optim import swa_utils as swa_utils  # loaded on first use (__getattr__)
 
 
 def __getattr__(name: str) -> object:

@@ -22,7 +22,7 @@ def adam_update(
     exp_avg_sq: Any,
     max_exp_avg_sq: Any,
     *,
-    step: int,
+    step: float,
     lr: float,
     beta1: float,
     beta2: float,

@@ -202,11 +202,13 @@ class _Decoder:
                     kids = node.get("v")
                 elif tag in ("dict", "odict", "counter"):
                     k, v = node.get("k"), node.get("v")
-                    kids = [*k, *v] if isinstance(k, list) and isinstance(v, list) else None
-                    if kids is not None and len(k) != len(v):
-                        raise self.fail(
-                            f"a {tag} of its structure has {len(k)} keys but {len(v)} values"
-                        )
+                    kids = None
+                    if isinstance(k, list) and isinstance(v, list):
+                        if len(k) != len(v):
+                            raise self.fail(
+                                f"a {tag} of its structure has {len(k)} keys but {len(v)} values"
+                            )
+                        kids = [*k, *v]
                 else:
                     kids = []
                 if not isinstance(kids, list):

@@ -125,4 +125,4 @@ def _canonical(entries: dict[str, Any], meta: dict[str, str]) -> bytes:
 
 def _bytes_view(arr: np.ndarray) -> memoryview:
     """The bytes of a C-contiguous array, without a copy (0-d and empty arrays included)."""
-    return memoryview(arr.reshape(-1).view(np.uint8))
+    return arr.reshape(-1).view(np.uint8).data

@@ -180,7 +180,8 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined, misc
     further names (PyTorch's own globals, for its files) to objects.
     """
 
-    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
+    dispatch: dict[int, Callable[..., Any]] = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
+    stack: list[Any]  # the pure-Python unpickler's stack
 
     def __init__(
         self,
@@ -246,7 +247,7 @@ def unpickle(
     """Unpickle ``data`` as Note [pickled nodes] says, turning a malformed pickle into an
     UnpicklingError (never an internal error)."""
     if weights_only:
-        up: pickle.Unpickler = RestrictedUnpickler(data, persistent)
+        up: pickle.Unpickler | RestrictedUnpickler = RestrictedUnpickler(data, persistent)
     elif pickle_module is not None and hasattr(pickle_module, "Unpickler"):
 
         class _Custom(pickle_module.Unpickler):  # type: ignore[name-defined, misc]
@@ -277,7 +278,7 @@ def globals_in_pickle(data: bytes) -> list[str]:
         if op.name == "GLOBAL":
             found.append(py3_name(*str(arg).split(" ", 1)))
         elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "BINUNICODE8"):
-            strings.append(arg)
+            strings.append(str(arg))
         elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
             found.append(py3_name(strings[-2], strings[-1]))
     return list(dict.fromkeys(found))

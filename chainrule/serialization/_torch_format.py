@@ -356,7 +356,7 @@ def _read_record(
     large files, while the next record is read; zipfile's own reader copies through buffers
     and checksums in line); a compressed one is read through zipfile."""
     arr = np.empty(numel, dt)
-    buf = memoryview(arr.reshape(-1).view(np.uint8))
+    buf = arr.reshape(-1).view(np.uint8).data
     truncated = f"chainrule.load: cannot read '{name}': storage '{key}' is truncated"
     if info.compress_type == zipfile.ZIP_STORED and fh is not None and len(buf):
 
@@ -448,7 +448,7 @@ def _load_zip(
                     f"{numel * dt.itemsize}"
                 )
             lo = mapped_offset(info) if mapping is not None and numel else None
-            if lo is not None:
+            if lo is not None and mapping is not None:
                 # mmap=True: the storage views the private (copy-on-write) mapping.
                 arr = np.frombuffer(mapping, dtype=dt, count=numel, offset=lo)
             else:

@@ -244,9 +244,7 @@ def save_torch_zip(obj: Any, f: FileLike) -> None:
             _write_aligned(zf, fh, "archive/.storage_alignment", b"64")
             _write_aligned(zf, fh, "archive/byteorder", b"little")
             for i, arr in enumerate(em.storages):
-                _write_aligned(
-                    zf, fh, f"archive/data/{i}", memoryview(arr.reshape(-1).view(np.uint8))
-                )
+                _write_aligned(zf, fh, f"archive/data/{i}", arr.reshape(-1).view(np.uint8).data)
             _write_aligned(zf, fh, "archive/version", b"3\n")
 
     if isinstance(f, (str, os.PathLike)):

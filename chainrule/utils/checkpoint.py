@@ -354,7 +354,7 @@ def checkpoint_sequential(
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
 
-    from chainrule.nn import Sequential
+    from chainrule.nn.modules.container import Sequential
 
     if isinstance(functions, Sequential):
         functions = list(functions.children())

@@ -116,6 +116,7 @@ def conv3d(
         sl = _ops.reshape(_ops.movedim(sl, 2, 1), (n * do, c, x.shape[3], x.shape[4]))
         part = _conv.conv2d(sl, weight[:, :, i], None, st[1:], (ph0, pw0), dl[1:], groups)
         out = part if out is None else out + part
+    assert out is not None  # the kernel has a depth of at least 1
     ho, wo = out.shape[2:]
     out = _ops.movedim(_ops.reshape(out, (n, do, o, ho, wo)), 1, 2)
     if bias is not None:
@@ -241,6 +242,7 @@ def conv_transpose3d(
         left = i * dl[0] - pd[0]
         z = _ops.pad(z, [0, 0, 0, 0, left, dout - left - length])
         out = z if out is None else out + z
+    assert out is not None  # the kernel has a depth of at least 1
     if bias is not None:
         out = out + _ops.reshape(bias, (1, -1, 1, 1, 1))
     return _ops.squeeze(out, 0) if unbatched else out

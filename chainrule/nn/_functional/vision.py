@@ -203,7 +203,7 @@ native_channel_shuffle = channel_shuffle
 
 def _fold_args(
     fn: str, kernel_size: Any, dilation: Any, padding: Any, stride: Any
-) -> tuple[tuple[int, int], ...]:
+) -> tuple[tuple[int, ...], ...]:
     return tuple(_ntuple(v, 2) for v in (kernel_size, dilation, padding, stride))
 
 
@@ -289,6 +289,7 @@ def fold(
             top, left = i * d[0], j * d[1]
             z = _ops.pad(z, [left, wp - left - z.shape[3], top, hp - top - z.shape[2]])
             out = z if out is None else out + z
+    assert out is not None  # the kernel has at least one element
     if p != (0, 0):
         out = out[:, :, p[0] : p[0] + o[0], p[1] : p[1] + o[1]]
     return out if input.ndim == 3 else _ops.squeeze(out, 0)

@@ -62,7 +62,7 @@ def _validate_amount_init(amount: Any) -> None:
 def _nparams_toprune(amount: Any, size: int) -> int:
     """An int ``amount`` is a count; a float is a fraction of ``size``, rounded."""
     if isinstance(amount, numbers.Integral):
-        if amount > size:
+        if int(amount) > size:
             raise ValueError(
                 f"amount={amount} should be smaller than the number of parameters to prune={size}"
             )

@@ -28,7 +28,8 @@ __all__ = [
 # index_select / index_add ---------------------------------------------------------------------
 
 
-def _dim_index(input: Tensor, dim: int, index: Any, who: str) -> tuple[int, tuple[Any, ...]]:
+def _dim_index(input: Tensor, dim: int, index: Any, who: str) -> tuple[int, Any, int]:
+    """``dim`` wrapped, the index array (a vector) and the size of ``input`` along ``dim``."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{who}(): argument 'index' must be Tensor, not {type(index).__name__}")
     ia = index._data

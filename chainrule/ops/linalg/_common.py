@@ -50,7 +50,7 @@ _C_NAMES = {
 
 def _c_name(t: Any) -> str:
     """The C++ scalar type name some PyTorch messages use (float, double...)."""
-    n = t._data.dtype.name
+    n: str = t._data.dtype.name
     return _C_NAMES.get(n, n)
 
 

@@ -138,14 +138,15 @@ class DataLoader:
                 "batch_size=None option disables auto-batching and is mutually exclusive with "
                 "drop_last"
             )
-        if sampler is None and not iterable:
-            sampler = (
-                RandomSampler(dataset, generator=generator)
-                if shuffle
-                else SequentialSampler(dataset)
-            )
-        if batch_size is not None and batch_sampler is None and not iterable:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        if not iterable:
+            if sampler is None:
+                sampler = (
+                    RandomSampler(dataset, generator=generator)
+                    if shuffle
+                    else SequentialSampler(dataset)
+                )
+            if batch_size is not None and batch_sampler is None:
+                batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.dataset = dataset
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -178,19 +179,21 @@ class DataLoader:
                 for item in it:
                     yield self.collate_fn(item)
                 return
+            size = self.batch_size
+            assert size is not None  # an iterable dataset is auto-collated when it has one
             while True:
                 batch = []
                 for item in it:
                     batch.append(item)
-                    if len(batch) == self.batch_size:
+                    if len(batch) == size:
                         break
-                if not batch or (self.drop_last and len(batch) < self.batch_size):
+                if not batch or (self.drop_last and len(batch) < size):
                     return
                 yield self.collate_fn(batch)
-                if len(batch) < self.batch_size:
+                if len(batch) < size:
                     return
         if self.batch_sampler is None:
-            for idx in self.sampler:
+            for idx in self._indices():
                 yield self.collate_fn(self.dataset[idx])
             return
         getitems = getattr(self.dataset, "__getitems__", None)
@@ -219,9 +222,14 @@ class DataLoader:
             if self.batch_size is None:
                 return n
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        if self.batch_sampler is not None:
-            return len(self.batch_sampler)
-        return len(self.sampler)
+        return len(self._indices())
+
+    def _indices(self) -> Any:
+        """What a map-style dataset is read by: its batch sampler, else its sampler (it has
+        one of the two; an iterable dataset has neither)."""
+        source = self.batch_sampler if self.batch_sampler is not None else self.sampler
+        assert source is not None
+        return source
 
     def __del__(self) -> None:
         pool = getattr(self, "_workers", None)
@@ -281,11 +289,7 @@ class _WorkerPool:
         """One pass over the data: tasks sent ``prefetch_factor`` per worker ahead, results
         yielded in task order."""
         iterable = loader._iterable
-        tasks = (
-            None
-            if iterable
-            else iter(loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
-        )
+        tasks: Iterator[Any] = iter(()) if iterable else iter(loader._indices())
         active = list(range(self.n))  # workers with data left (all, for map-style)
         outstanding: dict[int, int] = {}  # task id -> worker
         done_results: dict[int, Any] = {}
@@ -316,7 +320,9 @@ class _WorkerPool:
             order.append(tid)
             return True
 
-        for _ in range(loader.prefetch_factor * self.n):
+        prefetch = loader.prefetch_factor
+        assert prefetch is not None  # 2 by default with workers (_check_workers)
+        for _ in range(prefetch * self.n):
             if not send():
                 break
         while order:

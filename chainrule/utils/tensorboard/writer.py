@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from tensorboard.compat.proto import event_pb2 as _event_pb2
 from tensorboard.compat.proto import summary_pb2 as _summary_pb2
-from tensorboard.compat.proto.tensor_pb2 import TensorProto
-from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+from tensorboard.compat.proto import tensor_pb2 as _tensor_pb2
+from tensorboard.compat.proto import tensor_shape_pb2 as _tensor_shape_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 __all__ = ["SummaryWriter", "FileWriter"]
@@ -30,6 +30,10 @@ __all__ = ["SummaryWriter", "FileWriter"]
 # sight: typed Any.
 event_pb2: Any = _event_pb2
 summary_pb2: Any = _summary_pb2
+tensor_pb2: Any = _tensor_pb2
+tensor_shape_pb2: Any = _tensor_shape_pb2
+TensorProto = tensor_pb2.TensorProto
+TensorShapeProto = tensor_shape_pb2.TensorShapeProto
 
 
 def _array(x: Any) -> np.ndarray:
@@ -52,7 +56,11 @@ class FileWriter:
     """One event file in ``log_dir``: ``add_event``/``add_summary``, ``flush``, ``close``."""
 
     def __init__(
-        self, log_dir: str, max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = ""
+        self,
+        log_dir: str | os.PathLike[str],
+        max_queue: int = 10,
+        flush_secs: int = 120,
+        filename_suffix: str = "",
     ) -> None:
         self.event_writer = EventFileWriter(str(log_dir), max_queue, flush_secs, filename_suffix)
 
@@ -226,8 +234,8 @@ class SummaryWriter:
                 self.purge_step = None
         return self.file_writer
 
-    def get_logdir(self) -> str:
-        """The directory the event files go to."""
+    def get_logdir(self) -> str | os.PathLike[str]:
+        """The directory the event files go to (as given)."""
         return self.log_dir
 
     def add_scalar(
