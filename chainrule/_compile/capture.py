@@ -66,6 +66,7 @@ class Capture:
         self.n_instr = 0
         self.bytes_held = 0
         self.guard: tuple[Any, ...] = ()
+        self.lock: Any = None  # set by replay.build when the program has buffers
 
 
 def _version(t: Tensor) -> int:

@@ -15,11 +15,13 @@ Note [replay program]
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
-from chainrule._compile._recorder import Instr, Recorder, Ref, _root
+from chainrule._compile import fusion
+from chainrule._compile._recorder import CheckFailed, Instr, Recorder, Ref
 from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
@@ -59,22 +61,8 @@ class _Writer:
         return self.name(tm, "L")
 
 
-def _used(tm: Any, out: set[int]) -> None:
-    if isinstance(tm, Ref):
-        out.add(tm.slot)
-    elif type(tm) in (tuple, list):
-        for o in tm:
-            _used(o, out)
-    elif type(tm) is dict:
-        for o in tm.values():
-            _used(o, out)
-
-
-def _outs(ins: Instr) -> tuple[int, ...]:
-    o = ins.outs
-    if o is None:
-        return ()
-    return (o,) if isinstance(o, int) else o
+_used = fusion.used_slots
+_outs = fusion.out_slots
 
 
 def _output_slots(spec: Any, out: set[int]) -> None:
@@ -142,12 +130,13 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
             last[k] = i
     for k in final:
         last[k] = len(prog)
-    # Slots by the buffer at the root of their view chain: only slots over the same buffer
-    # can share memory (the capture keeps every array alive, so the ids are distinct).
-    by_root: dict[int, list[int]] = {}
+    # Slots by memory (fusion.memory_groups): only slots over the same bytes share memory.
+    inputs = [k for k in range(len(rec.plain)) if rec.kind[k] == "input"]
+    groups = fusion.memory_groups(rec, set(last) | set(inputs))
+    by_group: dict[int, list[int]] = {}
     for j in last:
-        by_root.setdefault(id(_root(rec.plain[j])), []).append(j)
-    input_roots = {id(_root(x)) for x in rec.inputs}
+        by_group.setdefault(groups[j], []).append(j)
+    input_groups = {groups[k] for k in inputs}
     out: set[int] = set()
     copy = np.ndarray.copy
     for i, ins in enumerate(prog):
@@ -162,19 +151,15 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
             continue
         if not (a.flags.c_contiguous and a.flags.writeable):
             continue
-        r = id(_root(a))
-        if r in input_roots or any(j != k and last[j] > i for j in by_root.get(r, ())):
+        r = groups[k]
+        if r in input_groups or any(j != k and last[j] > i for j in by_group.get(r, ())):
             continue
         out.add(id(ins))
     return out
 
 
-# complexity: one case per kind of recorded step of the replay program.
-def build(cap: Capture, rec: Recorder) -> None:  # noqa: C901
-    """Write ``cap.program`` (Note [replay program])."""
-    final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
-    _output_slots(cap.outputs, final_slots)
-    ret = sorted(final_slots)
+def _kept(cap: Capture, rec: Recorder, ret: list[int]) -> tuple[list[bool], set[int]]:
+    """Which instructions the program keeps, and the slots it needs (Note [replay program])."""
     needed = set(ret)
     keep: list[bool] = []
     for ins in reversed(rec.program):
@@ -192,11 +177,11 @@ def build(cap: Capture, rec: Recorder) -> None:  # noqa: C901
                 _used(ins.args, needed)
                 _used(ins.kwargs, needed)
     keep.reverse()
-    alias = _elided_copies(cap, rec, keep, ret)
-    w = _Writer()
-    lines = ["def program(I, SYNC):"]
-    if cap.input_slots:
-        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
+    return keep, needed
+
+
+def _const_lines(cap: Capture, needed: set[int], w: _Writer) -> list[str]:
+    lines = []
     for k, orig, snap, written in cap.consts:
         if k not in needed:
             continue
@@ -204,36 +189,64 @@ def build(cap: Capture, rec: Recorder) -> None:  # noqa: C901
             lines.append(f"    s{k} = {w.name(snap, 'K')}.copy()")
         else:
             lines.append(f"    s{k} = {w.name(orig, 'K')}")
+    return lines
+
+
+def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[str]:
+    """The line(s) of one recorded call; ``out``: the fused program's ``out=`` target."""
+    call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
+    kw = [f"{key}={w.expr(v)}" for key, v in ins.kwargs.items()] if ins.kwargs else []
+    if out is not None:
+        kw.append(f"out={out}")
+    if kw:
+        call += (", " if ins.args else "") + ", ".join(kw)
+    call += ")"
+    outs = _outs(ins)
+    if not outs:
+        return [f"    {call}"]
+    if isinstance(ins.outs, int):
+        if ins.outs in ins.scalar:
+            call = f"asarray({call})"
+        return [f"    s{ins.outs} = {call}"]
+    lines = ["    " + ", ".join(f"s{s}" for s in outs) + f", = {call}"]
+    lines += [f"    s{s} = asarray(s{s})" for s in outs if s in ins.scalar]
+    return lines
+
+
+def _line(cap: Capture, ins: Instr, rec: Recorder, w: _Writer, alias: dict[int, int], out: Any):
+    if ins.sync is not None:
+        vals = "".join(f"s{s}, " for s in cap.syncs[ins.sync][1].slots())
+        return [f"    SYNC({ins.sync}, ({vals}))"]
+    if isinstance(ins.outs, int) and ins.outs in alias:
+        return [f"    s{ins.outs} = s{alias[ins.outs]}"]
+    return _call_lines(ins, rec, w, out)
+
+
+def build(cap: Capture, rec: Recorder) -> None:
+    """Write ``cap.program`` (Note [replay program], Note [fused replay])."""
+    final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
+    _output_slots(cap.outputs, final_slots)
+    ret = sorted(final_slots)
+    keep, needed = _kept(cap, rec, ret)
+    alias_ids = _elided_copies(cap, rec, keep, ret)
+    alias = {ins.outs: ins.args[0].slot for ins in rec.program if id(ins) in alias_ids}
+    fused = fusion.plan(cap, rec, keep, alias, ret)
+    w = _Writer()
+    for name, buf in fused.buffers.items():
+        w.env[name] = buf
+    lines = ["def program(I, SYNC):"]
+    if cap.input_slots:
+        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
+    lines += _const_lines(cap, needed, w)
     n = 0
-    for ins, k in zip(rec.program, keep):
+    for i, (ins, k) in enumerate(zip(rec.program, keep)):
         if not k:
             continue
         n += 1
-        if ins.sync is not None:
-            slots = cap.syncs[ins.sync][1].slots()
-            vals = "".join(f"s{s}, " for s in slots)
-            lines.append(f"    SYNC({ins.sync}, ({vals}))")
-            continue
-        if id(ins) in alias:
-            lines.append(f"    s{ins.outs} = s{ins.args[0].slot}")
-            continue
-        call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
-        if ins.kwargs:
-            sep = ", " if ins.args else ""
-            call += sep + ", ".join(f"{key}={w.expr(v)}" for key, v in ins.kwargs.items())
-        call += ")"
-        outs = _outs(ins)
-        if not outs:
-            lines.append(f"    {call}")
-        elif isinstance(ins.outs, int):
-            if ins.outs in ins.scalar:
-                call = f"asarray({call})"
-            lines.append(f"    s{ins.outs} = {call}")
-        else:
-            lines.append("    " + ", ".join(f"s{s}" for s in outs) + f", = {call}")
-            for s in outs:
-                if s in ins.scalar:
-                    lines.append(f"    s{s} = asarray(s{s})")
+        lines += _line(cap, ins, rec, w, alias, fused.out.get(i))
+        dead = fused.dels.get(i)
+        if dead:
+            lines.append("    del " + ", ".join(f"s{s}" for s in sorted(dead)))
     lines.append("    return (" + "".join(f"s{s}, " for s in ret) + ")")
     src = "\n".join(lines) + "\n"
     cap.program = compile_generated(src, "compiled program", w.env)["program"]
@@ -246,6 +259,9 @@ def build(cap: Capture, rec: Recorder) -> None:  # noqa: C901
         if k in needed and not written and orig.flags.writeable
     ]
     cap.bytes_held = sum(int(c[2].nbytes) for c in cap.consts if c[0] in needed)
+    cap.bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())  # type: ignore[attr-defined]
+    cap.n_fused = len(fused.out)  # type: ignore[attr-defined]
+    cap.lock = threading.Lock() if fused.buffers else None
 
 
 def consts_hold(cap: Capture) -> bool:
@@ -312,7 +328,24 @@ def _grad_data(t: Tensor) -> Any:
 
 
 def run(cap: Capture, scope: Scope) -> Any:
-    """Replay ``cap`` on the live arrays of ``scope``; returns what fn would have returned."""
+    """Replay ``cap`` on the live arrays of ``scope``; returns what fn would have returned.
+
+    Raises:
+        CheckFailed: before any side effect, when a checked read differs (Note [checked
+            reads]) or another thread is replaying this capture's buffers (Note [fused replay]).
+    """
+    lock = cap.lock
+    if lock is None:
+        return _run(cap, scope)
+    if not lock.acquire(False):
+        raise CheckFailed
+    try:
+        return _run(cap, scope)
+    finally:
+        lock.release()
+
+
+def _run(cap: Capture, scope: Scope) -> Any:
     ts = scope.tensors
     arrays = [_grad_data(ts[i]) if g else ts[i]._data for i, g in cap.inputs]
     made: dict[int, Tensor] = {}
