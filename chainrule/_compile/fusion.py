@@ -31,7 +31,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from numpy.lib.array_utils import byte_bounds
 
 from chainrule._compile._recorder import Instr, Recorder, Ref
