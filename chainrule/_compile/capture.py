@@ -237,6 +237,7 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
             cap.unreplayable = "fn returned a tensor made outside the recorded calls"
             return None
         obj._data = rec.plain[k]
+        _plain_bases(rec, obj)
         gk = None
         g = obj._grad
         if g is not None:
@@ -269,6 +270,18 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
         return ("lit", obj)
     cap.unreplayable = f"fn returned a {t.__name__}"
     return None
+
+
+def _plain_bases(rec: Recorder, t: Tensor) -> None:
+    """A returned view's base tensors hold plain arrays again (a Tracer kept there would
+    outlive the capture; the replay returns the view as a new tensor with no base)."""
+    b = t._base
+    while b is not None:
+        d = b._data
+        if isinstance(d, Tracer):
+            k = rec.slot_of.get(id(d))
+            b._data = d.view(np.ndarray) if k is None else rec.plain[k]
+        b = b._base
 
 
 class CompiledBackward(Node):
