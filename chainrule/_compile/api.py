@@ -13,7 +13,7 @@ from chainrule._compile import replay as _replay
 from chainrule._compile._recorder import CheckFailed
 from chainrule._compile.agreement import same_program
 from chainrule._compile.errors import Unsupported
-from chainrule._compile.guards import discover, hooks_reason, signature
+from chainrule._compile.guards import discover, hooks_reason, signature, structure
 
 __all__ = [
     "CompiledFunction",
@@ -44,6 +44,7 @@ class CompiledFunction:
         self.cache: dict[Any, _capture.Capture] = {}
         self.eager: dict[Any, str] = {}  # signature -> why it runs eagerly
         self.pending: dict[Any, _capture.Capture] = {}  # signature -> first capture
+        self.shape_of: dict[Any, Any] = {}  # dynamic=True: structure -> its signature now
         self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0}
         self.log: list[str] = []
         functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
@@ -111,6 +112,8 @@ class CompiledFunction:
                 self.eager.pop(next(iter(self.eager)))
             self.eager[sig] = why
             return result
+        if self.dynamic is True:
+            self._one_shape(sig)
         # See Note [second capture].
         first = self.pending.pop(sig, None)
         if first is None:
@@ -133,6 +136,17 @@ class CompiledFunction:
             f"{cap.bytes_held} bytes of constants"
         )
         return result
+
+    def _one_shape(self, sig: Any) -> None:
+        """Note [dynamic shapes]: a new shape of a structure replaces the captures of its
+        previous shape."""
+        key = structure(sig)
+        old = self.shape_of.get(key)
+        if old is not None and old != sig:
+            self.cache.pop(old, None)
+            self.pending.pop(old, None)
+            self.log.append("dynamic: a new shape replaces the previous shape's capture")
+        self.shape_of[key] = sig
 
     def explain(self) -> str:
         """A report of the captures, their guards and the graph breaks."""
@@ -213,6 +227,19 @@ def compile_fn(
 #     to eager for good. The third call is the first replay.
 
 
+# Note [dynamic shapes]
+#     A capture's program has its shapes baked in (reshape targets, index arrays, buffers), so
+#     a new input shape needs a capture of its own; there are no symbolic sizes. With
+#     ``dynamic=False`` each shape is a signature of its own, up to CACHE_SIZE of them (a train
+#     batch and a smaller last batch both replay). ``dynamic=True`` says shapes vary: the
+#     captures of one *structure* (the signature with argument shapes reduced to their number
+#     of dimensions) hold one shape at a time, and a new shape re-captures and replaces it, so
+#     varying shapes never fill the cache nor hold a program and buffers per shape.
+#     ``dynamic=None`` (PyTorch's default, which marks a dimension dynamic once it sees a second
+#     shape) is static here: without symbolic sizes, marking would only make alternating shapes
+#     re-capture on every change.
+
+
 def compile_module(module: Any, *args: Any, **kwargs: Any) -> None:
     """``Module.compile()``: the module's ``forward`` becomes compiled, in place."""
     fwd = type(module).forward.__get__(module)
@@ -225,6 +252,7 @@ def reset() -> None:
         f.cache.clear()
         f.eager.clear()
         f.pending.clear()
+        f.shape_of.clear()
 
 
 def disable(fn: Any) -> Any:

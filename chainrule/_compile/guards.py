@@ -29,7 +29,7 @@ from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.nn.modules.module import Module
 from chainrule.optim.optimizer import Optimizer
 
-__all__ = ["Scope", "discover", "signature", "hooks_reason"]
+__all__ = ["Scope", "discover", "signature", "structure", "hooks_reason"]
 
 _state = grad_mode._state
 _MISSING = object()
@@ -207,6 +207,16 @@ def signature(scope: Scope) -> tuple[Any, ...]:
         tuple(len(o.state) for o in scope.optimizers),
         tuple(scope.scalars),
     )
+
+
+def structure(sig: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The signature with each argument tensor's shape replaced by its number of dimensions:
+    the key under which ``dynamic=True`` keeps one capture (Note [dynamic shapes] in api.py)."""
+    args = tuple(
+        (a[0], len(a[1])) + a[2:] if type(a) is tuple and len(a) == 6 and a[0] is not tuple else a
+        for a in sig[2]
+    )
+    return sig[:2] + (args,) + sig[3:]
 
 
 def hooks_reason(scope: Scope) -> str | None:
