@@ -77,7 +77,7 @@ def out_slots(ins: Instr) -> tuple[int, ...]:
 def reads_of(cap: Any, ins: Instr) -> set[int]:
     """The slots one line of the program reads (a sync point reads the slots it sets)."""
     used: set[int] = set()
-    if ins.sync is not None:
+    if ins.sync is not None and cap is not None:
         used.update(cap.syncs[ins.sync][1].slots())
     else:
         used_slots(ins.args, used)
@@ -213,16 +213,25 @@ def _lifetimes(
 
 
 def plan(
-    cap: Any, rec: Recorder, keep: list[bool], alias: dict[int, int], final: list[int]
+    cap: Any,
+    rec: Recorder,
+    keep: list[bool],
+    alias: dict[int, int],
+    final: list[int],
+    external: set[int],
 ) -> Plan:
     """Note [fused replay]: the out= buffers and deletions of the program being written.
 
-    ``alias`` maps the result slot of each elided copy to its source (Note [elided copies]).
+    ``alias`` maps the result slot of each elided copy to its source (Note [elided copies]);
+    ``external`` are slots whose memory the program must neither write nor reuse (a backward
+    program's residuals, which a second backward reads again).
     """
     p = Plan()
     if not FUSE[0]:
         return p
     last, mem = _lifetimes(cap, rec, keep, alias, final)
+    for k in external:
+        mem.external.add(mem.root(k))
     heads: list[int] = []
     for i, ins in enumerate(rec.program):
         if not keep[i] or ins.sync is not None or not _is_elementwise(ins, rec):
@@ -249,6 +258,6 @@ def plan(
         p.out[i] = name
     n = len(rec.program)
     for k, i in last.items():
-        if i < n and rec.kind[k] == "value":
+        if i < n and rec.kind[k] == "value" and k not in external:
             p.dels.setdefault(i, []).append(k)
     return p

@@ -26,6 +26,7 @@ from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd._codegen import compile_generated
+from chainrule.autograd.graph import Node, freed_message
 
 __all__ = ["build", "run"]
 
@@ -113,7 +114,9 @@ def _scalar_args(ins: Instr, rec: Recorder) -> Any:
 #     values, as eager's stolen gradient is.
 
 
-def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[int]) -> set[int]:
+def _elided_copies(
+    cap: Capture, rec: Recorder, keep: list[bool], final: list[int], external: set[int]
+) -> set[int]:
     """The copy instructions to write as aliases (Note [elided copies]), by ``id``."""
     prog = rec.program
     last: dict[int, int] = {}  # slot -> index of the last kept line that reads it
@@ -146,6 +149,8 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
         if not isinstance(src, Ref) or not isinstance(ins.outs, int):
             continue
         k = src.slot
+        if k in external:
+            continue
         a = rec.plain[k]
         if rec.kind[k] != "value" or last.get(k) != i:
             continue
@@ -158,25 +163,30 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
     return out
 
 
-def _kept(cap: Capture, rec: Recorder, ret: list[int]) -> tuple[list[bool], set[int]]:
-    """Which instructions the program keeps, and the slots it needs (Note [replay program])."""
+def _kept(
+    cap: Capture, rec: Recorder, ret: list[int], lo: int = 0, hi: int | None = None
+) -> tuple[list[bool], set[int]]:
+    """Which instructions of ``rec.program[lo:hi]`` the program keeps (a mask over the whole
+    program), and the slots it needs (Note [replay program])."""
+    prog = rec.program
+    hi = len(prog) if hi is None else hi
     needed = set(ret)
-    keep: list[bool] = []
-    for ins in reversed(rec.program):
+    keep = [False] * len(prog)
+    for i in range(hi - 1, lo - 1, -1):
+        ins = prog[i]
         k = (
             ins.sync is not None
             or ins.random
             or bool(ins.writes)
             or any(s in needed for s in _outs(ins))
         )
-        keep.append(k)
+        keep[i] = k
         if k:
             if ins.sync is not None:
                 needed.update(cap.syncs[ins.sync][1].slots())
             else:
                 _used(ins.args, needed)
                 _used(ins.kwargs, needed)
-    keep.reverse()
     return keep, needed
 
 
@@ -222,22 +232,20 @@ def _line(cap: Capture, ins: Instr, rec: Recorder, w: _Writer, alias: dict[int, 
     return _call_lines(ins, rec, w, out)
 
 
-def build(cap: Capture, rec: Recorder) -> None:
-    """Write ``cap.program`` (Note [replay program], Note [fused replay])."""
-    final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
-    _output_slots(cap.outputs, final_slots)
-    ret = sorted(final_slots)
-    keep, needed = _kept(cap, rec, ret)
-    alias_ids = _elided_copies(cap, rec, keep, ret)
+def _body(
+    cap: Capture,
+    rec: Recorder,
+    keep: list[bool],
+    ret: list[int],
+    w: _Writer,
+    external: set[int],
+) -> tuple[list[str], int, fusion.Plan]:
+    """The lines of the kept instructions, fused (Note [fused replay]); and their count."""
+    alias_ids = _elided_copies(cap, rec, keep, ret, external)
     alias = {ins.outs: ins.args[0].slot for ins in rec.program if id(ins) in alias_ids}
-    fused = fusion.plan(cap, rec, keep, alias, ret)
-    w = _Writer()
-    for name, buf in fused.buffers.items():
-        w.env[name] = buf
-    lines = ["def program(I, SYNC):"]
-    if cap.input_slots:
-        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
-    lines += _const_lines(cap, needed, w)
+    fused = fusion.plan(cap, rec, keep, alias, ret, external)
+    w.env.update(fused.buffers)
+    lines: list[str] = []
     n = 0
     for i, (ins, k) in enumerate(zip(rec.program, keep)):
         if not k:
@@ -247,12 +255,81 @@ def build(cap: Capture, rec: Recorder) -> None:
         dead = fused.dels.get(i)
         if dead:
             lines.append("    del " + ", ".join(f"s{s}" for s in sorted(dead)))
+    return lines, n, fused
+
+
+def _residuals(rec: Recorder, keep: list[bool], start: int, g_slot: int) -> list[int]:
+    """The slots that the backward program (``keep``, from ``start`` on) reads before
+    assigning: the forward hands them over (a constant the forward writes, too)."""
+    assigned: set[int] = {g_slot}
+    out: set[int] = set()
+    for i in range(start, len(rec.program)):
+        if not keep[i]:
+            continue
+        ins = rec.program[i]
+        for k in fusion.reads_of(None, ins) - assigned:
+            if rec.kind[k] != "const" or k in rec.written:
+                out.add(k)
+        assigned.update(_outs(ins))
+    return sorted(out)
+
+
+def _build_backward(cap: Capture, rec: Recorder) -> list[int]:
+    """Note [backward outside]: write ``cap.bw_program``; returns its residual slots."""
+    bw = cap.bw
+    grads = sorted({k for _, k in bw.leaves if k is not None})
+    keep, needed = _kept(cap, rec, grads, lo=bw.start)
+    res = _residuals(rec, keep, bw.start, bw.g_slot)
+    w = _Writer()
+    lines = ["def backward(R, G):"]
+    if res:
+        lines.append("    " + ", ".join(f"s{k}" for k in res) + ", = R")
+    lines.append(f"    s{bw.g_slot} = G")
+    lines += _const_lines(cap, needed - set(res), w)
+    body, n, fused = _body(cap, rec, keep, grads, w, set(res))
+    lines += body
+    vals = "".join("None, " if k is None else f"s{k}, " for _, k in bw.leaves)
+    lines.append(f"    return ({vals})")
+    src = "\n".join(lines) + "\n"
+    cap.bw_program = compile_generated(src, "compiled backward", w.env)["backward"]  # type: ignore[attr-defined]
+    cap.bw_source = src  # type: ignore[attr-defined]
+    cap.bw_residuals = res  # type: ignore[attr-defined]
+    # The tensors whose memory a residual reads (itself or a view): their versions are checked.
+    ins = [(k, i) for (i, is_grad), k in zip(cap.inputs, cap.input_slots) if not is_grad]
+    groups = fusion.memory_groups(rec, set(res) | {k for k, _ in ins})
+    read = {groups[k] for k in res}
+    cap.bw_versions = sorted({i for k, i in ins if groups[k] in read})  # type: ignore[attr-defined]
+    cap.bw_bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())  # type: ignore[attr-defined]
+    cap.bw_lock = threading.Lock() if fused.buffers else None  # type: ignore[attr-defined]
+    cap.n_instr += n
+    return res
+
+
+def build(cap: Capture, rec: Recorder) -> None:
+    """Write ``cap.program`` (Note [replay program], Note [fused replay]) and, for a graph
+    returned to the caller, ``cap.bw_program`` (Note [backward outside] in capture.py)."""
+    final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
+    _output_slots(cap.outputs, final_slots)
+    cap.n_instr = 0
+    hi = None
+    if cap.bw is not None:
+        final_slots.update(_build_backward(cap, rec))
+        hi = cap.bw.start
+    ret = sorted(final_slots)
+    keep, needed = _kept(cap, rec, ret, hi=hi)
+    w = _Writer()
+    lines = ["def program(I, SYNC):"]
+    if cap.input_slots:
+        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
+    lines += _const_lines(cap, needed, w)
+    body, n, fused = _body(cap, rec, keep, ret, w, set())
+    lines += body
     lines.append("    return (" + "".join(f"s{s}, " for s in ret) + ")")
     src = "\n".join(lines) + "\n"
     cap.program = compile_generated(src, "compiled program", w.env)["program"]
     cap.source = src  # type: ignore[attr-defined]
     cap.ret_slots = ret  # type: ignore[attr-defined]
-    cap.n_instr = n
+    cap.n_instr += n
     cap.read_consts = [  # type: ignore[attr-defined]
         (orig, snap)
         for k, orig, snap, written in cap.consts
@@ -260,6 +337,8 @@ def build(cap: Capture, rec: Recorder) -> None:
     ]
     cap.bytes_held = sum(int(c[2].nbytes) for c in cap.consts if c[0] in needed)
     cap.bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())  # type: ignore[attr-defined]
+    if cap.bw is not None:
+        cap.bytes_buffers += cap.bw_bytes_buffers  # type: ignore[attr-defined]
     cap.n_fused = len(fused.out)  # type: ignore[attr-defined]
     cap.lock = threading.Lock() if fused.buffers else None
 
@@ -299,10 +378,77 @@ def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, 
             mods[j].training = tr
 
 
-def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
+class ReplayBackward(Node):
+    """The ``grad_fn`` of the tensor a replay returns for a graph that the caller
+    backpropagates (Note [backward outside] in capture.py): runs the capture's backward
+    program on the residuals of its forward and hands each leaf's gradient to the leaf's
+    AccumulateGrad, as the eager graph would."""
+
+    __slots__ = ("_cap", "_res", "_versions")
+
+    def __init__(self, cap: Capture, scope: Scope, vals: dict[int, Any]) -> None:
+        Node.__init__(self)
+        ts = scope.tensors
+        bw = cap.bw
+        self._cap = cap
+        self._res = [vals[k] for k in cap.bw_residuals]  # type: ignore[attr-defined]
+        self._versions = [(ts[i], ts[i]._version) for i in cap.bw_versions]  # type: ignore[attr-defined]
+        leaves = [ts[i] for i, _ in bw.leaves]
+        self.next_functions = tuple(
+            (None, 0) if k is None else (t._get_accumulator(), 0)
+            for t, (_, k) in zip(leaves, bw.leaves)
+        )
+        self._input_meta = tuple((t._data.shape, t._data.dtype) for t in leaves)
+
+    def name(self) -> str:
+        return "CompiledFunctionBackward"
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        if create_graph:
+            raise RuntimeError(
+                "chainrule.compile: a replayed graph cannot be differentiated twice "
+                "(create_graph=True); call the function without compiling it for higher-order "
+                "gradients."
+            )
+        res = self._res
+        if res is None:
+            raise RuntimeError(freed_message(self))
+        for t, v in self._versions:
+            if t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [torch.{t.type().split('.')[-1]} "
+                    f"{list(t.shape)}] is at version {t._version}; expected version {v} "
+                    "instead. Hint: the backward of CompiledFunctionBackward needs this value "
+                    "as it was when the forward ran."
+                )
+        g = grads[0]
+        cap = self._cap
+        n = len(self.next_functions)
+        if g is None:
+            return (None,) * n
+        if isinstance(g, Tensor):
+            g = g._data
+        shape, dtype = cap.bw.g_meta
+        if g.dtype != dtype or not g.flags.c_contiguous:
+            g = np.ascontiguousarray(g, dtype=dtype)
+        lock = cap.bw_lock  # type: ignore[attr-defined]
+        if lock is None:
+            return cap.bw_program(res, g)  # type: ignore[attr-defined]
+        with lock:
+            return cap.bw_program(res, g)  # type: ignore[attr-defined]
+
+    def release(self) -> None:
+        self._released = True
+        self._res = None
+
+
+def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any], cap: Capture) -> Any:
     tag = spec[0]
     if tag == "new":
-        if spec[2] == "graph":
+        if spec[2] == "bw":
+            t = Tensor._from_node(vals[spec[1]], ReplayBackward(cap, scope, vals), 0)
+        elif spec[2] == "graph":
             t = Tensor._from_node(vals[spec[1]], CompiledBackward(), 0)
         else:
             t = _new_tensor(vals[spec[1]])
@@ -316,10 +462,10 @@ def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
     if tag == "lit":
         return spec[1]
     if tag is tuple:
-        return tuple(_rebuild(s, scope, vals) for s in spec[1])
+        return tuple(_rebuild(s, scope, vals, cap) for s in spec[1])
     if tag is list:
-        return [_rebuild(s, scope, vals) for s in spec[1]]
-    return {k: _rebuild(s, scope, vals) for k, s in spec[1].items()}
+        return [_rebuild(s, scope, vals, cap) for s in spec[1]]
+    return {k: _rebuild(s, scope, vals, cap) for k, s in spec[1].items()}
 
 
 def _grad_data(t: Tensor) -> Any:
@@ -359,4 +505,4 @@ def _run(cap: Capture, scope: Scope) -> Any:
     vals = dict(zip(cap.ret_slots, res))  # type: ignore[attr-defined]
     assert cap.final is not None
     _apply(cap.final, scope, vals, made)
-    return _rebuild(cap.outputs, scope, vals)
+    return _rebuild(cap.outputs, scope, vals, cap)
