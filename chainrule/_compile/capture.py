@@ -319,7 +319,7 @@ class _Backward:
     """What Note [backward outside] recorded: the output, its gradient's input slot, the index
     in the program where the backward starts, and (tensor index, slot or None) per leaf."""
 
-    __slots__ = ("tensor", "g_slot", "start", "leaves", "g_meta")
+    __slots__ = ("tensor", "g_slot", "start", "leaves", "g_meta", "saved")
 
     def __init__(self, tensor: Tensor, g_slot: int, start: int) -> None:
         self.tensor: Any = tensor
@@ -327,6 +327,7 @@ class _Backward:
         self.start = start
         self.leaves: list[tuple[int, int | None]] = []
         self.g_meta: tuple[Any, Any] = ((), None)
+        self.saved: list[int] = []  # the scope tensors that the eager graph saved
 
 
 def _graph_outputs(obj: Any, out: list[Tensor]) -> None:
@@ -339,6 +340,33 @@ def _graph_outputs(obj: Any, out: list[Tensor]) -> None:
     elif type(obj) is dict:
         for o in obj.values():
             _graph_outputs(o, out)
+
+
+def _saved_in_graph(root: Node, tensors: list[Tensor]) -> list[int]:
+    """The indices of ``tensors`` whose version counter a node of ``root``'s graph saved (the
+    replay checks their versions before its backward, as eager checks its saved tensors)."""
+    vcs = {id(t._vc): i for i, t in enumerate(tensors) if t._vc is not None}
+    ids = {id(t): i for i, t in enumerate(tensors)}
+    out: set[int] = set()
+    stack: list[Any] = [root]
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        for st in n._saved_tensors():
+            i = vcs.get(id(getattr(st, "counter", None)))
+            if i is not None:
+                out.add(i)
+            t = getattr(st, "tensor", None)
+            while t is not None:  # a saved view of a scope tensor (``weight.t()``)
+                i = ids.get(id(t))
+                if i is not None:
+                    out.add(i)
+                t = t._base
+        stack.extend(c for c, _ in n.next_functions)
+    return sorted(out)
 
 
 def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> None:
@@ -363,6 +391,7 @@ def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> 
     g = rec.add_input(np.ones(d.shape, d.dtype))
     bw = _Backward(out, rec.slot_of[id(g)], len(rec.program))
     bw.g_meta = (d.shape, d.dtype)
+    bw.saved = _saved_in_graph(gf, scope.tensors)
     ts = scope.tensors
     try:
         grads = _grad(

@@ -294,11 +294,7 @@ def _build_backward(cap: Capture, rec: Recorder) -> list[int]:
     cap.bw_program = compile_generated(src, "compiled backward", w.env)["backward"]  # type: ignore[attr-defined]
     cap.bw_source = src  # type: ignore[attr-defined]
     cap.bw_residuals = res  # type: ignore[attr-defined]
-    # The tensors whose memory a residual reads (itself or a view): their versions are checked.
-    ins = [(k, i) for (i, is_grad), k in zip(cap.inputs, cap.input_slots) if not is_grad]
-    groups = fusion.memory_groups(rec, set(res) | {k for k, _ in ins})
-    read = {groups[k] for k in res}
-    cap.bw_versions = sorted({i for k, i in ins if groups[k] in read})  # type: ignore[attr-defined]
+    cap.bw_versions = bw.saved  # type: ignore[attr-defined]
     cap.bw_bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())  # type: ignore[attr-defined]
     cap.bw_lock = threading.Lock() if fused.buffers else None  # type: ignore[attr-defined]
     cap.n_instr += n
@@ -378,7 +374,7 @@ def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, 
             mods[j].training = tr
 
 
-class ReplayBackward(Node):
+class CompiledFunctionBackward(Node):
     """The ``grad_fn`` of the tensor a replay returns for a graph that the caller
     backpropagates (Note [backward outside] in capture.py): runs the capture's backward
     program on the residuals of its forward and hands each leaf's gradient to the leaf's
@@ -399,9 +395,6 @@ class ReplayBackward(Node):
             for t, (_, k) in zip(leaves, bw.leaves)
         )
         self._input_meta = tuple((t._data.shape, t._data.dtype) for t in leaves)
-
-    def name(self) -> str:
-        return "CompiledFunctionBackward"
 
     def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
         if create_graph:
@@ -447,7 +440,7 @@ def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any], cap: Capture) -> Any
     tag = spec[0]
     if tag == "new":
         if spec[2] == "bw":
-            t = Tensor._from_node(vals[spec[1]], ReplayBackward(cap, scope, vals), 0)
+            t = Tensor._from_node(vals[spec[1]], CompiledFunctionBackward(cap, scope, vals), 0)
         elif spec[2] == "graph":
             t = Tensor._from_node(vals[spec[1]], CompiledBackward(), 0)
         else:
