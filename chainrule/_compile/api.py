@@ -133,7 +133,7 @@ class CompiledFunction:
         self.log.append(
             f"captured: {cap.n_instr} array calls, {len(cap.inputs)} input arrays, "
             f"{len(cap.syncs)} optimizer steps, {cap.seconds * 1e3:.1f} ms, "
-            f"{cap.bytes_held} bytes of constants"
+            f"{cap.bytes_held} bytes of constants, {cap.bytes_buffers} bytes of buffers"
         )
         return result
 
@@ -160,7 +160,8 @@ class CompiledFunction:
             out.append(
                 f"  capture {i}: {cap.n_instr} array calls, {len(cap.inputs)} input arrays, "
                 f"{len(cap.syncs)} optimizer steps, capture {cap.seconds * 1e3:.1f} ms, "
-                f"{cap.bytes_held} bytes of constants held"
+                f"{cap.bytes_held} bytes of constants and {cap.bytes_buffers} bytes of fused "
+                f"buffers held{', a backward program' if cap.bw is not None else ''}"
             )
             out.append(
                 f"    guards: grad_enabled={g[0]}, {len(g[2])} argument leaves {g[2]!r:.200}, "

@@ -65,6 +65,7 @@ class Capture:
         self.program: Any = None  # set by replay.build
         self.n_instr = 0
         self.bytes_held = 0
+        self.bytes_buffers = 0  # the fused replay's buffers (Note [fused replay])
         self.guard: tuple[Any, ...] = ()
         self.lock: Any = None  # set by replay.build when the program has buffers
         self.bw: Any = None  # Note [backward outside]: a _Backward when fn returns a graph
@@ -453,6 +454,8 @@ def capture(
     if rec.recording:
         cap.final = sess.note()
         cap.outputs = _outputs(cap, rec, scope, result)
+        if cap.bw is not None:
+            cap.bw.tensor = None  # the eager graph is the caller's, not the capture's
     sess.restore()
     cap.breaks = list(rec.breaks)
     cap.n_instr = len(rec.program)

@@ -332,7 +332,7 @@ def build(cap: Capture, rec: Recorder) -> None:
         if k in needed and not written and orig.flags.writeable
     ]
     cap.bytes_held = sum(int(c[2].nbytes) for c in cap.consts if c[0] in needed)
-    cap.bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())  # type: ignore[attr-defined]
+    cap.bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())
     if cap.bw is not None:
         cap.bytes_buffers += cap.bw_bytes_buffers  # type: ignore[attr-defined]
     cap.n_fused = len(fused.out)  # type: ignore[attr-defined]

@@ -4,6 +4,8 @@ the backward, bit for bit as eager, with eager's accumulation, retain_graph, ver
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import numpy as np
@@ -145,3 +147,19 @@ def test_leaf_hooks_run_on_the_replayed_gradients() -> None:
     m.zero_grad()
     loss.backward()
     assert len(seen) == 1 and np.array_equal(seen[0], _arr(m.weight.grad))
+
+
+def test_capture_keeps_no_eager_graph_alive() -> None:
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+    f = cr.compile(m)
+    refs = []
+    for _ in range(4):
+        out = f(cr.ones(2, 3))
+        refs.append(weakref.ref(out.grad_fn))
+        out.sum().backward()
+    del out
+    gc.collect()
+    assert f.stats["replays"] == 1
+    assert all(r() is None for r in refs)
+    (cap,) = f.cache.values()
+    assert cap.bw.tensor is None
