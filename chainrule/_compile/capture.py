@@ -381,7 +381,7 @@ def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> 
         return
     out = outs[0]
     gf = out.grad_fn
-    if _released(gf) or type(out) is not Tensor or not isinstance(out._data, Tracer):
+    if gf is None or _released(gf) or type(out) is not Tensor or not isinstance(out._data, Tracer):
         return
     if any(t._grad is not None and t._grad._requires_grad for t in scope.tensors):
         return
