@@ -9,16 +9,18 @@ Note [fused replay]
       whose argument ``sA`` dies on that line, and whose memory nothing else reads later, writes
       its result into ``sA`` (``sB = add(sA, x, out=sA)``) when ``sA`` has the result's shape,
       dtype and strides. A chain ``exp(sub(a, b))`` then runs in one buffer.
-    - **capture buffers**: the call that starts such a chain (an elementwise ufunc whose result
-      is a fresh array and donated nowhere) writes into a buffer allocated once per capture and
-      reused by every replay, when no array over that memory (the chain's results and their
-      views) leaves the program: none is returned, set as a tensor's ``_data`` or ``.grad``, or
-      handed to an optimizer step. Memory that leaves is fresh on every replay.
+    - **capture buffers**: the call that starts such a chain (an elementwise ufunc or a
+      ``matmul`` whose result is a fresh array and donated nowhere) writes into a buffer
+      allocated once per capture and reused by every replay, when no array over that memory
+      (the chain's results and their views) leaves the program: none is returned, set as a
+      tensor's ``_data`` or ``.grad``, handed to an optimizer step or to a backward program.
+      Memory that leaves is fresh on every replay.
     - **early release**: a local is deleted after the last line that reads it, so NumPy's and
       the allocator's free lists hand the memory to the next call while it is still in cache.
 
-    Memory is followed by buffer: slots whose capture-time arrays share a root (views of one
-    array) share memory, and a donation joins the result's root to the donor's. A ufunc writing
+    Memory is followed by bytes: slots whose capture-time arrays overlap (views of one array,
+    however made) share memory (``memory_groups``), and a donation joins the result's group to
+    the donor's. A ufunc writing
     into an array with the same layout as the one it would allocate selects the same loop and
     computes the same bits (exact overlap of an input and ``out`` is no overlap to NumPy's
     loops), so the fused replay stays bit-identical to eager. Buffers make one capture unsafe to
@@ -146,9 +148,13 @@ class _Memory:
             self.escapes.add(rb)
 
 
-def _is_elementwise(ins: Instr, rec: Recorder) -> bool:
+def _fresh_result(ins: Instr, rec: Recorder) -> bool:
+    """Whether ``ins`` is a ufunc call (an elementwise one, or ``matmul``) whose one result is
+    an array it allocated, which an ``out=`` argument could hold instead."""
     fn = ins.fn
-    if not isinstance(fn, np.ufunc) or fn.signature is not None or fn.nout != 1:
+    if not isinstance(fn, np.ufunc) or fn.nout != 1:
+        return False
+    if fn.signature is not None and fn is not np.matmul:
         return False
     o = ins.outs
     if ins.kwargs or ins.writes or not isinstance(o, int) or o in ins.scalar:
@@ -234,11 +240,13 @@ def plan(
         mem.external.add(mem.root(k))
     heads: list[int] = []
     for i, ins in enumerate(rec.program):
-        if not keep[i] or ins.sync is not None or not _is_elementwise(ins, rec):
+        if not keep[i] or ins.sync is not None or not _fresh_result(ins, rec):
             continue
         if ins.outs in alias:
             continue
-        d = _donor(ins, i, rec, mem)
+        # A matmul result starts a chain; it is never written over an argument (that
+        # overlap makes NumPy copy the argument first).
+        d = _donor(ins, i, rec, mem) if ins.fn.signature is None else None
         if d is None:
             heads.append(i)
         else:
