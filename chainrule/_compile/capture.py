@@ -385,6 +385,8 @@ def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> 
         return
     if any(t._grad is not None and t._grad._requires_grad for t in scope.tensors):
         return
+    if any(t._requires_grad and t.grad_fn is not None for t in scope.tensors):
+        return  # the caller's backward would go on into a graph made outside fn
     leaves = [i for i, t in enumerate(scope.tensors) if t._requires_grad and t.grad_fn is None]
     if not leaves:
         return

@@ -223,7 +223,9 @@ def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[
     return lines
 
 
-def _line(cap: Capture, ins: Instr, rec: Recorder, w: _Writer, alias: dict[int, int], out: Any):
+def _line(
+    cap: Capture, ins: Instr, rec: Recorder, w: _Writer, alias: dict[int, int], out: Any
+) -> list[str]:
     if ins.sync is not None:
         vals = "".join(f"s{s}, " for s in cap.syncs[ins.sync][1].slots())
         return [f"    SYNC({ins.sync}, ({vals}))"]
@@ -423,6 +425,11 @@ class CompiledFunctionBackward(Node):
         if isinstance(g, Tensor):
             g = g._data
         shape, dtype = cap.bw.g_meta
+        if g.shape != shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {tuple(g.shape)} and "
+                f"output[0] has a shape of {tuple(shape)}."
+            )
         if g.dtype != dtype or not g.flags.c_contiguous:
             g = np.ascontiguousarray(g, dtype=dtype)
         lock = cap.bw_lock  # type: ignore[attr-defined]

@@ -163,3 +163,18 @@ def test_capture_keeps_no_eager_graph_alive() -> None:
     assert all(r() is None for r in refs)
     (cap,) = f.cache.values()
     assert cap.bw.tensor is None
+
+
+def test_a_graph_from_outside_fn_is_not_cut() -> None:
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+    w2 = w * 3.0  # a global with history: the caller's backward must reach w through it
+
+    def f(x: Any) -> Any:
+        return (w2 * x + w).sum()
+
+    c = cr.compile(f)
+    for _ in range(4):
+        w.grad = None
+        c(cr.tensor([1.0, 1.0])).backward(retain_graph=True)
+        assert np.array_equal(_arr(w.grad), [4.0, 4.0])
+    assert c.stats["replays"] == 0
