@@ -45,7 +45,8 @@ class CompiledFunction:
         self.eager: dict[Any, str] = {}  # signature -> why it runs eagerly
         self.pending: dict[Any, _capture.Capture] = {}  # signature -> first capture
         self.shape_of: dict[Any, Any] = {}  # dynamic=True: structure -> its signature now
-        self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0}
+        self.shapes: dict[Any, set[Any]] = {}  # structure -> the signatures it captured
+        self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0, "limited": 0}
         self.log: list[str] = []
         functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
         _ALL.add(self)
@@ -95,6 +96,14 @@ class CompiledFunction:
         why = self.eager.get(sig)
         if why is not None:
             return self._eager(why, args, kwargs)
+        if self._over_limit(sig):
+            return self._eager(f"recompile limit ({CACHE_SIZE} shapes) reached", args, kwargs)
+        return self._capture(sig, scope, args, kwargs)
+
+    def _capture(self, sig: Any, scope: Any, args: Any, kwargs: Any) -> Any:
+        """Run the call eagerly while capturing it; keep the capture as Note [second
+        capture] says, or note why ``sig`` runs eagerly."""
+        fn = self._fn
         t0 = time.perf_counter()
         cap, result = _capture.capture(fn, args, kwargs, scope, self.fullgraph)
         self.stats["captures"] += 1
@@ -137,6 +146,21 @@ class CompiledFunction:
         )
         return result
 
+    def _over_limit(self, sig: Any) -> bool:
+        """Note [dynamic shapes]: whether ``sig`` is a new shape of a structure that has
+        already captured CACHE_SIZE shapes (it runs eagerly, as torch._dynamo's recompile
+        limit makes a frame run eagerly)."""
+        seen = self.shapes.setdefault(structure(sig), set())
+        if sig in seen:
+            return False
+        if len(seen) >= CACHE_SIZE:
+            if not self.stats["limited"]:
+                self.log.append(f"eager: recompile limit ({CACHE_SIZE} shapes) reached")
+            self.stats["limited"] += 1
+            return True
+        seen.add(sig)
+        return False
+
     def _one_shape(self, sig: Any) -> None:
         """Note [dynamic shapes]: a new shape of a structure replaces the captures of its
         previous shape."""
@@ -169,6 +193,11 @@ class CompiledFunction:
             )
         for why in self.eager.values():
             out.append(f"  runs eagerly: {why}")
+        if s["limited"]:
+            out.append(
+                f"  runs eagerly: {s['limited']} calls with new shapes past the recompile "
+                f"limit ({CACHE_SIZE} shapes)"
+            )
         return "\n".join(out)
 
 
@@ -238,7 +267,10 @@ def compile_fn(
 #     varying shapes never fill the cache nor hold a program and buffers per shape.
 #     ``dynamic=None`` (PyTorch's default, which marks a dimension dynamic once it sees a second
 #     shape) is static here: without symbolic sizes, marking would only make alternating shapes
-#     re-capture on every change.
+#     re-capture on every change. In every mode a structure captures at most CACHE_SIZE shapes;
+#     further new shapes run eagerly without capturing (each capture costs two or three eager
+#     runs, and a stream of new shapes would pay it on every call), as torch._dynamo's
+#     recompile limit sends a frame to eager.
 
 
 def compile_module(module: Any, *args: Any, **kwargs: Any) -> None:
@@ -254,6 +286,7 @@ def reset() -> None:
         f.eager.clear()
         f.pending.clear()
         f.shape_of.clear()
+        f.shapes.clear()
 
 
 def disable(fn: Any) -> Any:

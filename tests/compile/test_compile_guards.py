@@ -134,7 +134,9 @@ def test_dynamic_shapes(dynamic: Any) -> None:
     else:
         # Every shape is a signature of its own: batch 4 replays at once after batch 6.
         assert f.stats["replays"] == 5
-        assert len(f.cache) == 2 and len(f.pending) == 8
+        assert len(f.cache) == 2 and len(f.pending) == 6
+    # Shapes 4, 6 and 7-12 were captured; 13-16 are past the recompile limit of 8.
+    assert f.stats["eager"] == 4
 
 
 def test_dynamic_keeps_other_structures() -> None:
@@ -150,3 +152,18 @@ def test_dynamic_keeps_other_structures() -> None:
         f(m, cr.ones(b, 3))
     f(m, x3)
     assert f.stats["replays"] == 3
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_recompile_limit_runs_new_shapes_eagerly(dynamic: bool) -> None:
+    m = _mlp()
+    f = cr.compile(_fwd, dynamic=dynamic)
+    for b in range(1, 13):
+        x = cr.ones(b, 3)
+        assert np.array_equal(_arr(f(m, x)), _arr(_fwd(m, x)))
+    assert f.stats["captures"] == 8 and f.stats["eager"] == 4
+    assert "recompile limit" in f.explain() and f.stats["limited"] == 4
+    x = cr.ones(8, 3)  # a shape captured before the limit: it still replays (or re-captures)
+    for _ in range(3):
+        f(m, x)
+    assert f.stats["replays"] >= 1
