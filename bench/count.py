@@ -8,7 +8,9 @@ than the few per cent a change is worth).
 
 Both run chainrule. ``instructions`` runs the workload under callgrind twice, with 0 and with
 STEPS steps after the same warm-up, and divides the difference by STEPS: repeatable to about
-0.2 % on this machine. For op_chain, divide by 201 for figures per op.
+0.2 % on this machine. For op_chain, divide by 201 for figures per op. A compiled row named
+with the suffix ``:plain`` (``mlp_step_compiled:plain``) replays without tier two's fusion
+(docs/compile.md).
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ def _make(name: str):  # type: ignore[no-untyped-def]
     from workloads import WORKLOADS
 
     import chainrule
+
+    if name.endswith(":plain"):  # a compiled row with the plain replay (no fusion)
+        from chainrule._compile import fusion
+
+        fusion.FUSE[0] = False
+        name = name[: -len(":plain")]
 
     step, _ = WORKLOADS[name].make(chainrule)
     for _ in range(5):  # warm up: first-use work (generated code, caches) is not counted

@@ -13,7 +13,7 @@ from chainrule._compile import replay as _replay
 from chainrule._compile._recorder import CheckFailed
 from chainrule._compile.agreement import same_program
 from chainrule._compile.errors import Unsupported
-from chainrule._compile.guards import discover, hooks_reason, signature
+from chainrule._compile.guards import discover, hooks_reason, signature, structure
 
 __all__ = [
     "CompiledFunction",
@@ -44,7 +44,9 @@ class CompiledFunction:
         self.cache: dict[Any, _capture.Capture] = {}
         self.eager: dict[Any, str] = {}  # signature -> why it runs eagerly
         self.pending: dict[Any, _capture.Capture] = {}  # signature -> first capture
-        self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0}
+        self.shape_of: dict[Any, Any] = {}  # dynamic=True: structure -> its signature now
+        self.shapes: dict[Any, set[Any]] = {}  # structure -> the signatures it captured
+        self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0, "limited": 0}
         self.log: list[str] = []
         functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
         _ALL.add(self)
@@ -94,6 +96,14 @@ class CompiledFunction:
         why = self.eager.get(sig)
         if why is not None:
             return self._eager(why, args, kwargs)
+        if self._over_limit(sig):
+            return self._eager(f"recompile limit ({CACHE_SIZE} shapes) reached", args, kwargs)
+        return self._capture(sig, scope, args, kwargs)
+
+    def _capture(self, sig: Any, scope: Any, args: Any, kwargs: Any) -> Any:
+        """Run the call eagerly while capturing it; keep the capture as Note [second
+        capture] says, or note why ``sig`` runs eagerly."""
+        fn = self._fn
         t0 = time.perf_counter()
         cap, result = _capture.capture(fn, args, kwargs, scope, self.fullgraph)
         self.stats["captures"] += 1
@@ -111,6 +121,8 @@ class CompiledFunction:
                 self.eager.pop(next(iter(self.eager)))
             self.eager[sig] = why
             return result
+        if self.dynamic is True:
+            self._one_shape(sig)
         # See Note [second capture].
         first = self.pending.pop(sig, None)
         if first is None:
@@ -130,9 +142,35 @@ class CompiledFunction:
         self.log.append(
             f"captured: {cap.n_instr} array calls, {len(cap.inputs)} input arrays, "
             f"{len(cap.syncs)} optimizer steps, {cap.seconds * 1e3:.1f} ms, "
-            f"{cap.bytes_held} bytes of constants"
+            f"{cap.bytes_held} bytes of constants, {cap.bytes_buffers} bytes of buffers"
         )
         return result
+
+    def _over_limit(self, sig: Any) -> bool:
+        """Note [dynamic shapes]: whether ``sig`` is a new shape of a structure that has
+        already captured CACHE_SIZE shapes (it runs eagerly, as torch._dynamo's recompile
+        limit makes a frame run eagerly)."""
+        seen = self.shapes.setdefault(structure(sig), set())
+        if sig in seen:
+            return False
+        if len(seen) >= CACHE_SIZE:
+            if not self.stats["limited"]:
+                self.log.append(f"eager: recompile limit ({CACHE_SIZE} shapes) reached")
+            self.stats["limited"] += 1
+            return True
+        seen.add(sig)
+        return False
+
+    def _one_shape(self, sig: Any) -> None:
+        """Note [dynamic shapes]: a new shape of a structure replaces the captures of its
+        previous shape."""
+        key = structure(sig)
+        old = self.shape_of.get(key)
+        if old is not None and old != sig:
+            self.cache.pop(old, None)
+            self.pending.pop(old, None)
+            self.log.append("dynamic: a new shape replaces the previous shape's capture")
+        self.shape_of[key] = sig
 
     def explain(self) -> str:
         """A report of the captures, their guards and the graph breaks."""
@@ -146,7 +184,8 @@ class CompiledFunction:
             out.append(
                 f"  capture {i}: {cap.n_instr} array calls, {len(cap.inputs)} input arrays, "
                 f"{len(cap.syncs)} optimizer steps, capture {cap.seconds * 1e3:.1f} ms, "
-                f"{cap.bytes_held} bytes of constants held"
+                f"{cap.bytes_held} bytes of constants and {cap.bytes_buffers} bytes of fused "
+                f"buffers held{', a backward program' if cap.bw is not None else ''}"
             )
             out.append(
                 f"    guards: grad_enabled={g[0]}, {len(g[2])} argument leaves {g[2]!r:.200}, "
@@ -154,6 +193,11 @@ class CompiledFunction:
             )
         for why in self.eager.values():
             out.append(f"  runs eagerly: {why}")
+        if s["limited"]:
+            out.append(
+                f"  runs eagerly: {s['limited']} calls with new shapes past the recompile "
+                f"limit ({CACHE_SIZE} shapes)"
+            )
         return "\n".join(out)
 
 
@@ -213,6 +257,22 @@ def compile_fn(
 #     to eager for good. The third call is the first replay.
 
 
+# Note [dynamic shapes]
+#     A capture's program has its shapes baked in (reshape targets, index arrays, buffers), so
+#     a new input shape needs a capture of its own; there are no symbolic sizes. With
+#     ``dynamic=False`` each shape is a signature of its own, up to CACHE_SIZE of them (a train
+#     batch and a smaller last batch both replay). ``dynamic=True`` says shapes vary: the
+#     captures of one *structure* (the signature with argument shapes reduced to their number
+#     of dimensions) hold one shape at a time, and a new shape re-captures and replaces it, so
+#     varying shapes never fill the cache nor hold a program and buffers per shape.
+#     ``dynamic=None`` (PyTorch's default, which marks a dimension dynamic once it sees a second
+#     shape) is static here: without symbolic sizes, marking would only make alternating shapes
+#     re-capture on every change. In every mode a structure captures at most CACHE_SIZE shapes;
+#     further new shapes run eagerly without capturing (each capture costs two or three eager
+#     runs, and a stream of new shapes would pay it on every call), as torch._dynamo's
+#     recompile limit sends a frame to eager.
+
+
 def compile_module(module: Any, *args: Any, **kwargs: Any) -> None:
     """``Module.compile()``: the module's ``forward`` becomes compiled, in place."""
     fwd = type(module).forward.__get__(module)
@@ -225,6 +285,8 @@ def reset() -> None:
         f.cache.clear()
         f.eager.clear()
         f.pending.clear()
+        f.shape_of.clear()
+        f.shapes.clear()
 
 
 def disable(fn: Any) -> Any:

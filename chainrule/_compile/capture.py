@@ -65,7 +65,10 @@ class Capture:
         self.program: Any = None  # set by replay.build
         self.n_instr = 0
         self.bytes_held = 0
+        self.bytes_buffers = 0  # the fused replay's buffers (Note [fused replay])
         self.guard: tuple[Any, ...] = ()
+        self.lock: Any = None  # set by replay.build when the program has buffers
+        self.bw: Any = None  # Note [backward outside]: a _Backward when fn returns a graph
 
 
 def _version(t: Tensor) -> int:
@@ -236,6 +239,7 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
             cap.unreplayable = "fn returned a tensor made outside the recorded calls"
             return None
         obj._data = rec.plain[k]
+        _plain_bases(rec, obj)
         gk = None
         g = obj._grad
         if g is not None:
@@ -246,6 +250,8 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
                 return None
             g._data = rec.plain[gk]
         gf = obj.grad_fn
+        if cap.bw is not None and obj is cap.bw.tensor:
+            return ("new", k, "bw", gk)
         if gf is not None:
             # A graph that a backward inside fn ran through (retain_graph=True keeps it): the
             # replayed tensor gets a node that refuses a backward (docs/compile.md).
@@ -270,6 +276,18 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
     return None
 
 
+def _plain_bases(rec: Recorder, t: Tensor) -> None:
+    """A returned view's base tensors hold plain arrays again (a Tracer kept there would
+    outlive the capture; the replay returns the view as a new tensor with no base)."""
+    b = t._base
+    while b is not None:
+        d = b._data
+        if isinstance(d, Tracer):
+            k = rec.slot_of.get(id(d))
+            b._data = d.view(np.ndarray) if k is None else rec.plain[k]
+        b = b._base
+
+
 class CompiledBackward(Node):
     """The ``grad_fn`` of a tensor that a replay returns in place of one with a graph: the
     graph stayed inside the compiled function, so a backward through it raises."""
@@ -282,6 +300,121 @@ class CompiledBackward(Node):
             "its graph stayed inside the function; backward through it is not supported. Call "
             "backward() inside the compiled function, or return a detached tensor."
         )
+
+
+# Note [backward outside]
+#     ``loss = compiled(x); loss.backward()``: fn returns one tensor with a live graph that no
+#     backward inside fn used. While the capture still records, it runs that backward itself,
+#     ``autograd.grad(out, leaves, grad_outputs=G, retain_graph=True)``, with ``G`` a new input
+#     slot (ones) and ``leaves`` the scope's leaf tensors that require grad: the VJPs the
+#     caller's backward will run are recorded after fn's own calls. The replay writes them as a
+#     second program: the forward returns, besides fn's results, the values the backward reads
+#     (its residuals), and the returned tensor's ``grad_fn`` is a ReplayBackward holding them
+#     (replay.py). Its edges are the leaves' AccumulateGrad nodes, so the caller's backward
+#     accumulates, steals and runs hooks as eager does; ``retain_graph``, a second backward
+#     (PyTorch's message) and in-place changes to a saved input before the backward (PyTorch's
+#     version error) behave as eager. The eager graph is only kept for the capturing calls.
+
+
+class _Backward:
+    """What Note [backward outside] recorded: the output, its gradient's input slot, the index
+    in the program where the backward starts, and (tensor index, slot or None) per leaf."""
+
+    __slots__ = ("tensor", "g_slot", "start", "leaves", "g_meta", "saved")
+
+    def __init__(self, tensor: Tensor, g_slot: int, start: int) -> None:
+        self.tensor: Any = tensor
+        self.g_slot = g_slot
+        self.start = start
+        self.leaves: list[tuple[int, int | None]] = []
+        self.g_meta: tuple[Any, Any] = ((), None)
+        self.saved: list[int] = []  # the scope tensors that the eager graph saved
+
+
+def _graph_outputs(obj: Any, out: list[Tensor]) -> None:
+    if isinstance(obj, Tensor):
+        if obj.grad_fn is not None and obj._requires_grad:
+            out.append(obj)
+    elif type(obj) in (tuple, list):
+        for o in obj:
+            _graph_outputs(o, out)
+    elif type(obj) is dict:
+        for o in obj.values():
+            _graph_outputs(o, out)
+
+
+def _saved_in_graph(root: Node, tensors: list[Tensor]) -> list[int]:
+    """The indices of ``tensors`` whose version counter a node of ``root``'s graph saved (the
+    replay checks their versions before its backward, as eager checks its saved tensors)."""
+    vcs = {id(t._vc): i for i, t in enumerate(tensors) if t._vc is not None}
+    ids = {id(t): i for i, t in enumerate(tensors)}
+    out: set[int] = set()
+    stack: list[Any] = [root]
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        for st in n._saved_tensors():
+            i = vcs.get(id(getattr(st, "counter", None)))
+            if i is not None:
+                out.add(i)
+            t = getattr(st, "tensor", None)
+            while t is not None:  # a saved view of a scope tensor (``weight.t()``)
+                i = ids.get(id(t))
+                if i is not None:
+                    out.add(i)
+                t = t._base
+        stack.extend(c for c, _ in n.next_functions)
+    return sorted(out)
+
+
+def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> None:
+    """Note [backward outside]: record the backward of fn's one output with a live graph."""
+    from chainrule._tensor import _new_tensor
+    from chainrule.autograd import grad as _grad
+
+    outs: list[Tensor] = []
+    _graph_outputs(result, outs)
+    if len(outs) != 1 or cap.syncs:
+        return
+    out = outs[0]
+    gf = out.grad_fn
+    if gf is None or _released(gf) or type(out) is not Tensor or not isinstance(out._data, Tracer):
+        return
+    if any(t._grad is not None and t._grad._requires_grad for t in scope.tensors):
+        return
+    if any(t._requires_grad and t.grad_fn is not None for t in scope.tensors):
+        return  # the caller's backward would go on into a graph made outside fn
+    leaves = [i for i, t in enumerate(scope.tensors) if t._requires_grad and t.grad_fn is None]
+    if not leaves:
+        return
+    d = out._data
+    g = rec.add_input(np.ones(d.shape, d.dtype))
+    bw = _Backward(out, rec.slot_of[id(g)], len(rec.program))
+    bw.g_meta = (d.shape, d.dtype)
+    bw.saved = _saved_in_graph(gf, scope.tensors)
+    ts = scope.tensors
+    try:
+        grads = _grad(
+            [out], [ts[i] for i in leaves], [_new_tensor(g)], retain_graph=True, allow_unused=True
+        )
+    except Exception as e:  # noqa: BLE001 - the caller's backward would raise it: run eagerly
+        cap.unreplayable = f"the backward of the returned tensor raised {type(e).__name__}"
+        return
+    if not rec.recording:
+        return
+    for i, gr in zip(leaves, grads):
+        k = None
+        if gr is not None:
+            gd = gr._data
+            k = rec.slot(gd) if isinstance(gd, np.ndarray) else None
+            if k is None or type(gr) is not Tensor:
+                cap.unreplayable = "a gradient was made outside the recorded calls"
+                return
+        bw.leaves.append((i, k))
+    cap.bw = bw
 
 
 def _released(node: Node) -> bool:
@@ -310,11 +443,21 @@ def capture(
         _dispatch.recorder[0] = None
         sess.restore()
         raise
+    if rec.recording and cap.unreplayable is None:
+        try:
+            _record_backward(cap, rec, scope, result)
+        except BaseException:
+            ACTIVE[0] = None
+            _dispatch.recorder[0] = None
+            sess.restore()
+            raise
     ACTIVE[0] = None
     _dispatch.recorder[0] = None
     if rec.recording:
         cap.final = sess.note()
         cap.outputs = _outputs(cap, rec, scope, result)
+        if cap.bw is not None:
+            cap.bw.tensor = None  # the eager graph is the caller's, not the capture's
     sess.restore()
     cap.breaks = list(rec.breaks)
     cap.n_instr = len(rec.program)
@@ -358,7 +501,7 @@ def _has_graph_output(spec: Any) -> bool:
     if not spec:
         return False
     if spec[0] == "new":
-        return spec[2] == "graph"
+        return spec[2] in ("graph", "bw")
     if spec[0] in (tuple, list):
         return any(_has_graph_output(s) for s in spec[1])
     if spec[0] is dict:

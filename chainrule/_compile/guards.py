@@ -29,7 +29,7 @@ from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.nn.modules.module import Module
 from chainrule.optim.optimizer import Optimizer
 
-__all__ = ["Scope", "discover", "signature", "hooks_reason"]
+__all__ = ["Scope", "discover", "signature", "structure", "hooks_reason"]
 
 _state = grad_mode._state
 _MISSING = object()
@@ -97,37 +97,47 @@ def _roots_of(fn: Any) -> list[Any]:
     return roots
 
 
-# complexity: one case per kind of guarded object (tensor, module, optimizer, container, scalar).
-def _add(scope: Scope, seen: set[int], obj: Any, depth: int) -> None:  # noqa: C901
+def _add_tensor(scope: Scope, seen: set[int], t: Tensor) -> None:
+    if id(t) not in seen:
+        seen.add(id(t))
+        scope.tensors.append(t)
+
+
+def _add_module(scope: Scope, seen: set[int], mod: Module) -> None:
+    if id(mod) in seen:
+        return
+    seen.add(id(mod))
+    for m in mod.modules():
+        if id(m) not in seen or m is mod:
+            seen.add(id(m))
+            scope.modules.append(m)
+    for t in mod.parameters():
+        _add_tensor(scope, seen, t)
+    for t in mod.buffers():
+        _add_tensor(scope, seen, t)
+
+
+def _add_optimizer(scope: Scope, seen: set[int], opt: Optimizer) -> None:
+    if id(opt) in seen:
+        return
+    seen.add(id(opt))
+    scope.optimizers.append(opt)
+    for group in opt.param_groups:
+        for p in group["params"]:
+            _add_tensor(scope, seen, p)
+
+
+def _add(scope: Scope, seen: set[int], obj: Any, depth: int) -> None:
+    """Add what ``obj`` contributes to the scope (Note [compile scope]); containers are
+    followed ``depth`` levels down."""
     if isinstance(obj, Tensor):
-        if id(obj) not in seen:
-            seen.add(id(obj))
-            scope.tensors.append(obj)
+        _add_tensor(scope, seen, obj)
     elif isinstance(obj, Module):
-        if id(obj) in seen:
-            return
-        seen.add(id(obj))
-        for m in obj.modules():
-            if id(m) not in seen or m is obj:
-                seen.add(id(m))
-                scope.modules.append(m)
-        for t in obj.parameters():
-            _add(scope, seen, t, 0)
-        for t in obj.buffers():
-            _add(scope, seen, t, 0)
+        _add_module(scope, seen, obj)
     elif isinstance(obj, Optimizer):
-        if id(obj) in seen:
-            return
-        seen.add(id(obj))
-        scope.optimizers.append(obj)
-        for group in obj.param_groups:
-            for p in group["params"]:
-                _add(scope, seen, p, 0)
-    elif depth > 0 and type(obj) in (list, tuple):
-        for o in obj:
-            _add(scope, seen, o, depth - 1)
-    elif depth > 0 and type(obj) is dict:
-        for o in obj.values():
+        _add_optimizer(scope, seen, obj)
+    elif depth > 0 and type(obj) in (list, tuple, dict):
+        for o in obj.values() if type(obj) is dict else obj:
             _add(scope, seen, o, depth - 1)
 
 
@@ -197,6 +207,16 @@ def signature(scope: Scope) -> tuple[Any, ...]:
         tuple(len(o.state) for o in scope.optimizers),
         tuple(scope.scalars),
     )
+
+
+def structure(sig: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The signature with each argument tensor's shape replaced by its number of dimensions:
+    the key under which ``dynamic=True`` keeps one capture (Note [dynamic shapes] in api.py)."""
+    args = tuple(
+        (a[0], len(a[1])) + a[2:] if type(a) is tuple and len(a) == 6 and a[0] is not tuple else a
+        for a in sig[2]
+    )
+    return sig[:2] + (args,) + sig[3:]
 
 
 def hooks_reason(scope: Scope) -> str | None:

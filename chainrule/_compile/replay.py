@@ -15,15 +15,18 @@ Note [replay program]
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
-from chainrule._compile._recorder import Instr, Recorder, Ref, _root
+from chainrule._compile import fusion
+from chainrule._compile._recorder import CheckFailed, Instr, Recorder, Ref
 from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd._codegen import compile_generated
+from chainrule.autograd.graph import Node, freed_message
 
 __all__ = ["build", "run"]
 
@@ -59,22 +62,8 @@ class _Writer:
         return self.name(tm, "L")
 
 
-def _used(tm: Any, out: set[int]) -> None:
-    if isinstance(tm, Ref):
-        out.add(tm.slot)
-    elif type(tm) in (tuple, list):
-        for o in tm:
-            _used(o, out)
-    elif type(tm) is dict:
-        for o in tm.values():
-            _used(o, out)
-
-
-def _outs(ins: Instr) -> tuple[int, ...]:
-    o = ins.outs
-    if o is None:
-        return ()
-    return (o,) if isinstance(o, int) else o
+_used = fusion.used_slots
+_outs = fusion.out_slots
 
 
 def _output_slots(spec: Any, out: set[int]) -> None:
@@ -125,7 +114,9 @@ def _scalar_args(ins: Instr, rec: Recorder) -> Any:
 #     values, as eager's stolen gradient is.
 
 
-def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[int]) -> set[int]:
+def _elided_copies(
+    cap: Capture, rec: Recorder, keep: list[bool], final: list[int], external: set[int]
+) -> set[int]:
     """The copy instructions to write as aliases (Note [elided copies]), by ``id``."""
     prog = rec.program
     last: dict[int, int] = {}  # slot -> index of the last kept line that reads it
@@ -142,12 +133,13 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
             last[k] = i
     for k in final:
         last[k] = len(prog)
-    # Slots by the buffer at the root of their view chain: only slots over the same buffer
-    # can share memory (the capture keeps every array alive, so the ids are distinct).
-    by_root: dict[int, list[int]] = {}
+    # Slots by memory (fusion.memory_groups): only slots over the same bytes share memory.
+    inputs = [k for k in range(len(rec.plain)) if rec.kind[k] == "input"]
+    groups = fusion.memory_groups(rec, set(last) | set(inputs))
+    by_group: dict[int, list[int]] = {}
     for j in last:
-        by_root.setdefault(id(_root(rec.plain[j])), []).append(j)
-    input_roots = {id(_root(x)) for x in rec.inputs}
+        by_group.setdefault(groups[j], []).append(j)
+    input_groups = {groups[k] for k in inputs}
     out: set[int] = set()
     copy = np.ndarray.copy
     for i, ins in enumerate(prog):
@@ -157,46 +149,49 @@ def _elided_copies(cap: Capture, rec: Recorder, keep: list[bool], final: list[in
         if not isinstance(src, Ref) or not isinstance(ins.outs, int):
             continue
         k = src.slot
+        if k in external:
+            continue
         a = rec.plain[k]
         if rec.kind[k] != "value" or last.get(k) != i:
             continue
         if not (a.flags.c_contiguous and a.flags.writeable):
             continue
-        r = id(_root(a))
-        if r in input_roots or any(j != k and last[j] > i for j in by_root.get(r, ())):
+        r = groups[k]
+        if r in input_groups or any(j != k and last[j] > i for j in by_group.get(r, ())):
             continue
         out.add(id(ins))
     return out
 
 
-# complexity: one case per kind of recorded step of the replay program.
-def build(cap: Capture, rec: Recorder) -> None:  # noqa: C901
-    """Write ``cap.program`` (Note [replay program])."""
-    final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
-    _output_slots(cap.outputs, final_slots)
-    ret = sorted(final_slots)
+def _kept(
+    cap: Capture, rec: Recorder, ret: list[int], lo: int = 0, hi: int | None = None
+) -> tuple[list[bool], set[int]]:
+    """Which instructions of ``rec.program[lo:hi]`` the program keeps (a mask over the whole
+    program), and the slots it needs (Note [replay program])."""
+    prog = rec.program
+    hi = len(prog) if hi is None else hi
     needed = set(ret)
-    keep: list[bool] = []
-    for ins in reversed(rec.program):
+    keep = [False] * len(prog)
+    for i in range(hi - 1, lo - 1, -1):
+        ins = prog[i]
         k = (
             ins.sync is not None
             or ins.random
             or bool(ins.writes)
             or any(s in needed for s in _outs(ins))
         )
-        keep.append(k)
+        keep[i] = k
         if k:
             if ins.sync is not None:
                 needed.update(cap.syncs[ins.sync][1].slots())
             else:
                 _used(ins.args, needed)
                 _used(ins.kwargs, needed)
-    keep.reverse()
-    alias = _elided_copies(cap, rec, keep, ret)
-    w = _Writer()
-    lines = ["def program(I, SYNC):"]
-    if cap.input_slots:
-        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
+    return keep, needed
+
+
+def _const_lines(cap: Capture, needed: set[int], w: _Writer) -> list[str]:
+    lines = []
     for k, orig, snap, written in cap.consts:
         if k not in needed:
             continue
@@ -204,48 +199,146 @@ def build(cap: Capture, rec: Recorder) -> None:  # noqa: C901
             lines.append(f"    s{k} = {w.name(snap, 'K')}.copy()")
         else:
             lines.append(f"    s{k} = {w.name(orig, 'K')}")
+    return lines
+
+
+def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[str]:
+    """The line(s) of one recorded call; ``out``: the fused program's ``out=`` target."""
+    call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
+    kw = [f"{key}={w.expr(v)}" for key, v in ins.kwargs.items()] if ins.kwargs else []
+    if out is not None:
+        kw.append(f"out={out}")
+    if kw:
+        call += (", " if ins.args else "") + ", ".join(kw)
+    call += ")"
+    outs = _outs(ins)
+    if not outs:
+        return [f"    {call}"]
+    if isinstance(ins.outs, int):
+        if ins.outs in ins.scalar:
+            call = f"asarray({call})"
+        return [f"    s{ins.outs} = {call}"]
+    lines = ["    " + ", ".join(f"s{s}" for s in outs) + f", = {call}"]
+    lines += [f"    s{s} = asarray(s{s})" for s in outs if s in ins.scalar]
+    return lines
+
+
+def _line(
+    cap: Capture, ins: Instr, rec: Recorder, w: _Writer, alias: dict[int, int], out: Any
+) -> list[str]:
+    if ins.sync is not None:
+        vals = "".join(f"s{s}, " for s in cap.syncs[ins.sync][1].slots())
+        return [f"    SYNC({ins.sync}, ({vals}))"]
+    if isinstance(ins.outs, int) and ins.outs in alias:
+        return [f"    s{ins.outs} = s{alias[ins.outs]}"]
+    return _call_lines(ins, rec, w, out)
+
+
+def _body(
+    cap: Capture,
+    rec: Recorder,
+    keep: list[bool],
+    ret: list[int],
+    w: _Writer,
+    external: set[int],
+) -> tuple[list[str], int, fusion.Plan]:
+    """The lines of the kept instructions, fused (Note [fused replay]); and their count."""
+    alias_ids = _elided_copies(cap, rec, keep, ret, external)
+    alias = {ins.outs: ins.args[0].slot for ins in rec.program if id(ins) in alias_ids}
+    fused = fusion.plan(cap, rec, keep, alias, ret, external)
+    w.env.update(fused.buffers)
+    lines: list[str] = []
     n = 0
-    for ins, k in zip(rec.program, keep):
+    for i, (ins, k) in enumerate(zip(rec.program, keep)):
         if not k:
             continue
         n += 1
-        if ins.sync is not None:
-            slots = cap.syncs[ins.sync][1].slots()
-            vals = "".join(f"s{s}, " for s in slots)
-            lines.append(f"    SYNC({ins.sync}, ({vals}))")
+        lines += _line(cap, ins, rec, w, alias, fused.out.get(i))
+        dead = fused.dels.get(i)
+        if dead:
+            lines.append("    del " + ", ".join(f"s{s}" for s in sorted(dead)))
+    return lines, n, fused
+
+
+def _residuals(rec: Recorder, keep: list[bool], start: int, g_slot: int) -> list[int]:
+    """The slots that the backward program (``keep``, from ``start`` on) reads before
+    assigning: the forward hands them over (a constant the forward writes, too)."""
+    assigned: set[int] = {g_slot}
+    out: set[int] = set()
+    for i in range(start, len(rec.program)):
+        if not keep[i]:
             continue
-        if id(ins) in alias:
-            lines.append(f"    s{ins.outs} = s{ins.args[0].slot}")
-            continue
-        call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
-        if ins.kwargs:
-            sep = ", " if ins.args else ""
-            call += sep + ", ".join(f"{key}={w.expr(v)}" for key, v in ins.kwargs.items())
-        call += ")"
-        outs = _outs(ins)
-        if not outs:
-            lines.append(f"    {call}")
-        elif isinstance(ins.outs, int):
-            if ins.outs in ins.scalar:
-                call = f"asarray({call})"
-            lines.append(f"    s{ins.outs} = {call}")
-        else:
-            lines.append("    " + ", ".join(f"s{s}" for s in outs) + f", = {call}")
-            for s in outs:
-                if s in ins.scalar:
-                    lines.append(f"    s{s} = asarray(s{s})")
+        ins = rec.program[i]
+        for k in fusion.reads_of(None, ins) - assigned:
+            if rec.kind[k] != "const" or k in rec.written:
+                out.add(k)
+        assigned.update(_outs(ins))
+    return sorted(out)
+
+
+def _build_backward(cap: Capture, rec: Recorder) -> list[int]:
+    """Note [backward outside]: write ``cap.bw_program``; returns its residual slots."""
+    bw = cap.bw
+    grads = sorted({k for _, k in bw.leaves if k is not None})
+    keep, needed = _kept(cap, rec, grads, lo=bw.start)
+    res = _residuals(rec, keep, bw.start, bw.g_slot)
+    w = _Writer()
+    lines = ["def backward(R, G):"]
+    if res:
+        lines.append("    " + ", ".join(f"s{k}" for k in res) + ", = R")
+    lines.append(f"    s{bw.g_slot} = G")
+    lines += _const_lines(cap, needed - set(res), w)
+    body, n, fused = _body(cap, rec, keep, grads, w, set(res))
+    lines += body
+    vals = "".join("None, " if k is None else f"s{k}, " for _, k in bw.leaves)
+    lines.append(f"    return ({vals})")
+    src = "\n".join(lines) + "\n"
+    cap.bw_program = compile_generated(src, "compiled backward", w.env)["backward"]  # type: ignore[attr-defined]
+    cap.bw_source = src  # type: ignore[attr-defined]
+    cap.bw_residuals = res  # type: ignore[attr-defined]
+    cap.bw_versions = bw.saved  # type: ignore[attr-defined]
+    cap.bw_bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())  # type: ignore[attr-defined]
+    cap.bw_lock = threading.Lock() if fused.buffers else None  # type: ignore[attr-defined]
+    cap.n_instr += n
+    return res
+
+
+def build(cap: Capture, rec: Recorder) -> None:
+    """Write ``cap.program`` (Note [replay program], Note [fused replay]) and, for a graph
+    returned to the caller, ``cap.bw_program`` (Note [backward outside] in capture.py)."""
+    final_slots: set[int] = set(cap.final.slots()) if cap.final else set()
+    _output_slots(cap.outputs, final_slots)
+    cap.n_instr = 0
+    hi = None
+    if cap.bw is not None:
+        final_slots.update(_build_backward(cap, rec))
+        hi = cap.bw.start
+    ret = sorted(final_slots)
+    keep, needed = _kept(cap, rec, ret, hi=hi)
+    w = _Writer()
+    lines = ["def program(I, SYNC):"]
+    if cap.input_slots:
+        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
+    lines += _const_lines(cap, needed, w)
+    body, n, fused = _body(cap, rec, keep, ret, w, set())
+    lines += body
     lines.append("    return (" + "".join(f"s{s}, " for s in ret) + ")")
     src = "\n".join(lines) + "\n"
     cap.program = compile_generated(src, "compiled program", w.env)["program"]
     cap.source = src  # type: ignore[attr-defined]
     cap.ret_slots = ret  # type: ignore[attr-defined]
-    cap.n_instr = n
+    cap.n_instr += n
     cap.read_consts = [  # type: ignore[attr-defined]
         (orig, snap)
         for k, orig, snap, written in cap.consts
         if k in needed and not written and orig.flags.writeable
     ]
     cap.bytes_held = sum(int(c[2].nbytes) for c in cap.consts if c[0] in needed)
+    cap.bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())
+    if cap.bw is not None:
+        cap.bytes_buffers += cap.bw_bytes_buffers  # type: ignore[attr-defined]
+    cap.n_fused = len(fused.out)  # type: ignore[attr-defined]
+    cap.lock = threading.Lock() if fused.buffers else None
 
 
 def consts_hold(cap: Capture) -> bool:
@@ -283,10 +376,79 @@ def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, 
             mods[j].training = tr
 
 
-def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
+class CompiledFunctionBackward(Node):
+    """The ``grad_fn`` of the tensor a replay returns for a graph that the caller
+    backpropagates (Note [backward outside] in capture.py): runs the capture's backward
+    program on the residuals of its forward and hands each leaf's gradient to the leaf's
+    AccumulateGrad, as the eager graph would."""
+
+    __slots__ = ("_cap", "_res", "_versions")
+
+    def __init__(self, cap: Capture, scope: Scope, vals: dict[int, Any]) -> None:
+        Node.__init__(self)
+        ts = scope.tensors
+        bw = cap.bw
+        self._cap = cap
+        self._res = [vals[k] for k in cap.bw_residuals]  # type: ignore[attr-defined]
+        self._versions = [(ts[i], ts[i]._version) for i in cap.bw_versions]  # type: ignore[attr-defined]
+        leaves = [ts[i] for i, _ in bw.leaves]
+        self.next_functions = tuple(
+            (None, 0) if k is None else (t._get_accumulator(), 0)
+            for t, (_, k) in zip(leaves, bw.leaves)
+        )
+        self._input_meta = tuple((t._data.shape, t._data.dtype) for t in leaves)
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        if create_graph:
+            raise RuntimeError(
+                "chainrule.compile: a replayed graph cannot be differentiated twice "
+                "(create_graph=True); call the function without compiling it for higher-order "
+                "gradients."
+            )
+        res = self._res
+        if res is None:
+            raise RuntimeError(freed_message(self))
+        for t, v in self._versions:
+            if t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [torch.{t.type().split('.')[-1]} "
+                    f"{list(t.shape)}] is at version {t._version}; expected version {v} "
+                    "instead. Hint: the backward of CompiledFunctionBackward needs this value "
+                    "as it was when the forward ran."
+                )
+        g = grads[0]
+        cap = self._cap
+        n = len(self.next_functions)
+        if g is None:
+            return (None,) * n
+        if isinstance(g, Tensor):
+            g = g._data
+        shape, dtype = cap.bw.g_meta
+        if g.shape != shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {tuple(g.shape)} and "
+                f"output[0] has a shape of {tuple(shape)}."
+            )
+        if g.dtype != dtype or not g.flags.c_contiguous:
+            g = np.ascontiguousarray(g, dtype=dtype)
+        lock = cap.bw_lock  # type: ignore[attr-defined]
+        if lock is None:
+            return cap.bw_program(res, g)  # type: ignore[attr-defined]
+        with lock:
+            return cap.bw_program(res, g)  # type: ignore[attr-defined]
+
+    def release(self) -> None:
+        self._released = True
+        self._res = None
+
+
+def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any], cap: Capture) -> Any:
     tag = spec[0]
     if tag == "new":
-        if spec[2] == "graph":
+        if spec[2] == "bw":
+            t = Tensor._from_node(vals[spec[1]], CompiledFunctionBackward(cap, scope, vals), 0)
+        elif spec[2] == "graph":
             t = Tensor._from_node(vals[spec[1]], CompiledBackward(), 0)
         else:
             t = _new_tensor(vals[spec[1]])
@@ -300,10 +462,10 @@ def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any]) -> Any:
     if tag == "lit":
         return spec[1]
     if tag is tuple:
-        return tuple(_rebuild(s, scope, vals) for s in spec[1])
+        return tuple(_rebuild(s, scope, vals, cap) for s in spec[1])
     if tag is list:
-        return [_rebuild(s, scope, vals) for s in spec[1]]
-    return {k: _rebuild(s, scope, vals) for k, s in spec[1].items()}
+        return [_rebuild(s, scope, vals, cap) for s in spec[1]]
+    return {k: _rebuild(s, scope, vals, cap) for k, s in spec[1].items()}
 
 
 def _grad_data(t: Tensor) -> Any:
@@ -312,7 +474,24 @@ def _grad_data(t: Tensor) -> Any:
 
 
 def run(cap: Capture, scope: Scope) -> Any:
-    """Replay ``cap`` on the live arrays of ``scope``; returns what fn would have returned."""
+    """Replay ``cap`` on the live arrays of ``scope``; returns what fn would have returned.
+
+    Raises:
+        CheckFailed: before any side effect, when a checked read differs (Note [checked
+            reads]) or another thread is replaying this capture's buffers (Note [fused replay]).
+    """
+    lock = cap.lock
+    if lock is None:
+        return _run(cap, scope)
+    if not lock.acquire(False):
+        raise CheckFailed
+    try:
+        return _run(cap, scope)
+    finally:
+        lock.release()
+
+
+def _run(cap: Capture, scope: Scope) -> Any:
     ts = scope.tensors
     arrays = [_grad_data(ts[i]) if g else ts[i]._data for i, g in cap.inputs]
     made: dict[int, Tensor] = {}
@@ -326,4 +505,4 @@ def run(cap: Capture, scope: Scope) -> Any:
     vals = dict(zip(cap.ret_slots, res))  # type: ignore[attr-defined]
     assert cap.final is not None
     _apply(cap.final, scope, vals, made)
-    return _rebuild(cap.outputs, scope, vals)
+    return _rebuild(cap.outputs, scope, vals, cap)

@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument(
         "--compile",
         action="store_true",
-        help="compile the policy (chainrule.compile): acting replays; the update, whose "
-        "episode length varies, runs eagerly",
+        help="compile the policy (chainrule.compile): acting replays; the update's forward, "
+        "whose episode length varies, is captured for 8 lengths at most, then runs eagerly",
     )
     args = p.parse_args(argv)
 

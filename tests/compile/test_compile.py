@@ -375,7 +375,7 @@ def test_checked_read_replays_and_fails_over_to_eager() -> None:
         c(x, cr.tensor([-1.0, 1.0, 2.0]))
 
 
-def test_returned_graph_refuses_backward_after_replay() -> None:
+def test_returned_graph_used_inside_backpropagates_again_after_replay() -> None:
     w = cr.tensor([1.0, 2.0], requires_grad=True)
 
     def f(x: Any) -> Any:
@@ -389,6 +389,23 @@ def test_returned_graph_refuses_backward_after_replay() -> None:
         out = c(cr.tensor([3.0, 4.0]))
     assert c.stats["replays"] == 1
     assert out.requires_grad and _eq(w.grad, cr.tensor([3.0, 4.0]))
+    out.backward()  # Note [backward outside]: accumulates as eager's second backward does
+    assert _eq(w.grad, cr.tensor([6.0, 8.0]))
+
+
+def test_two_returned_graphs_refuse_backward_after_replay() -> None:
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+
+    def f(x: Any) -> Any:
+        loss = (w * x).sum()
+        loss.backward(retain_graph=True)
+        return loss, loss * 2.0
+
+    c = cr.compile(f)
+    for _ in range(3):
+        w.grad = None
+        out, out2 = c(cr.tensor([3.0, 4.0]))
+    assert c.stats["replays"] == 1
     with pytest.raises(RuntimeError, match="compiled function"):
         out.backward()
 

@@ -1,0 +1,271 @@
+"""Tier two of the replay program: elementwise chains written into reused buffers, and dead
+intermediates dropped at their last use (Note [fused replay]).
+
+Note [fused replay]
+    The plain replay allocates a new array for every ufunc call and keeps every local alive
+    until the program returns. The fused replay changes only where results are stored:
+
+    - **donation**: an elementwise ufunc call (``signature`` None, one output, no keywords)
+      whose argument ``sA`` dies on that line, and whose memory nothing else reads later, writes
+      its result into ``sA`` (``sB = add(sA, x, out=sA)``) when ``sA`` has the result's shape,
+      dtype and strides. A chain ``exp(sub(a, b))`` then runs in one buffer.
+    - **capture buffers**: the call that starts such a chain (an elementwise ufunc or a
+      ``matmul`` whose result is a fresh array and donated nowhere) writes into a buffer
+      allocated once per capture and reused by every replay, when no array over that memory
+      (the chain's results and their views) leaves the program: none is returned, set as a
+      tensor's ``_data`` or ``.grad``, handed to an optimizer step or to a backward program.
+      Memory that leaves is fresh on every replay.
+    - **early release**: a local is deleted after the last line that reads it, so NumPy's and
+      the allocator's free lists hand the memory to the next call while it is still in cache.
+
+    Memory is followed by bytes: slots whose capture-time arrays overlap (views of one array,
+    however made) share memory (``memory_groups``), and a donation joins the result's group to
+    the donor's. A ufunc writing
+    into an array with the same layout as the one it would allocate selects the same loop and
+    computes the same bits (exact overlap of an input and ``out`` is no overlap to NumPy's
+    loops), so the fused replay stays bit-identical to eager. Buffers make one capture unsafe to
+    run from two threads at once: a replay holds the capture's lock, and a call that finds it
+    held runs eagerly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from chainrule._compile._recorder import Instr, Recorder, Ref
+
+__all__ = ["Plan", "plan", "FUSE"]
+
+# Whether build() writes the fused program (False: the plain replay, for measuring).
+FUSE = [True]
+
+
+class Plan:
+    """Where the fused program stores results: ``out`` (instruction index -> the ``out=``
+    expression), ``dels`` (line index -> slots to delete after it), ``buffers`` (name ->
+    the capture's buffer)."""
+
+    __slots__ = ("out", "dels", "buffers")
+
+    def __init__(self) -> None:
+        self.out: dict[int, str] = {}
+        self.dels: dict[int, list[int]] = {}
+        self.buffers: dict[str, Any] = {}
+
+
+def used_slots(tm: Any, out: set[int]) -> None:
+    """Add the slots that an argument template reads to ``out``."""
+    if isinstance(tm, Ref):
+        out.add(tm.slot)
+    elif type(tm) in (tuple, list):
+        for o in tm:
+            used_slots(o, out)
+    elif type(tm) is dict:
+        for o in tm.values():
+            used_slots(o, out)
+
+
+def out_slots(ins: Instr) -> tuple[int, ...]:
+    """The slots an instruction assigns."""
+    o = ins.outs
+    if o is None:
+        return ()
+    return (o,) if isinstance(o, int) else o
+
+
+def reads_of(cap: Any, ins: Instr) -> set[int]:
+    """The slots one line of the program reads (a sync point reads the slots it sets)."""
+    used: set[int] = set()
+    if ins.sync is not None and cap is not None:
+        used.update(cap.syncs[ins.sync][1].slots())
+    else:
+        used_slots(ins.args, used)
+        used_slots(ins.kwargs, used)
+        used.update(ins.writes)
+    return used
+
+
+def memory_groups(rec: Recorder, slots: Any) -> dict[int, int]:
+    """Slot -> a group id, equal for slots whose capture-time arrays share bytes.
+
+    Byte ranges, not ``.base`` chains: a view made through another object (``as_strided``'s
+    interface holder, a buffer) has no ndarray base but shares the memory. The capture keeps
+    every array alive, so distinct allocations never overlap.
+    """
+    spans = []
+    for k in slots:
+        a = rec.plain[k]
+        if isinstance(a, np.ndarray) and a.size:
+            lo, hi = byte_bounds(a)
+            spans.append((lo, hi, k))
+        else:
+            spans.append((-1 - k, -1 - k, k))  # no memory: its own group
+    spans.sort()
+    out: dict[int, int] = {}
+    g, end = -1, None
+    for lo, hi, k in spans:
+        if end is None or lo >= end or lo < 0:
+            g += 1
+            end = hi
+        else:
+            end = max(end, hi)
+        out[k] = g
+    return out
+
+
+class _Memory:
+    """Union-find over the capture's memory groups (``memory_groups``)."""
+
+    def __init__(self, groups: dict[int, int]) -> None:
+        self.groups = groups
+        self.parent: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+        self.external: set[int] = set()
+        self.escapes: set[int] = set()
+
+    def root(self, k: int) -> int:
+        r = self.groups[k]
+        p = self.parent.setdefault(r, r)
+        while p != r:
+            gp = self.parent[p]
+            self.parent[r] = gp
+            r, p = p, gp
+        return r
+
+    def join(self, a: int, b: int) -> None:
+        """Join the memory of slot ``a`` to that of slot ``b``."""
+        ra, rb = self.root(a), self.root(b)
+        if ra == rb:
+            return
+        self.parent[ra] = rb
+        self.last[rb] = max(self.last.get(ra, -1), self.last.get(rb, -1))
+        if ra in self.external:
+            self.external.add(rb)
+        if ra in self.escapes:
+            self.escapes.add(rb)
+
+
+def _fresh_result(ins: Instr, rec: Recorder) -> bool:
+    """Whether ``ins`` is a ufunc call (an elementwise one, or ``matmul``) whose one result is
+    an array it allocated, which an ``out=`` argument could hold instead."""
+    fn = ins.fn
+    if not isinstance(fn, np.ufunc) or fn.nout != 1:
+        return False
+    if fn.signature is not None and fn is not np.matmul:
+        return False
+    o = ins.outs
+    if ins.kwargs or ins.writes or not isinstance(o, int) or o in ins.scalar:
+        return False
+    if rec.kind[o] != "value":
+        return False
+    a = rec.plain[o]
+    return type(a) is np.ndarray and a.base is None and a.ndim >= 1 and a.size > 0
+
+
+def _donor(ins: Instr, i: int, rec: Recorder, mem: _Memory) -> int | None:
+    res = rec.plain[ins.outs]
+    for a in ins.args:
+        if not isinstance(a, Ref):
+            continue
+        d = a.slot
+        p = rec.plain[d]
+        if rec.kind[d] != "value" or type(p) is not np.ndarray:
+            continue
+        if p.shape != res.shape or p.dtype != res.dtype or p.strides != res.strides:
+            continue
+        if not p.flags.writeable:
+            continue
+        g = mem.root(d)
+        if g in mem.external or g in mem.escapes or mem.last.get(g, -1) > i:
+            continue
+        return d
+    return None
+
+
+def _lifetimes(
+    cap: Any, rec: Recorder, keep: list[bool], alias: dict[int, int], final: list[int]
+) -> tuple[dict[int, int], _Memory]:
+    """The last line that reads or assigns each slot, and the memory groups with theirs."""
+    prog = rec.program
+    n = len(prog)
+    last: dict[int, int] = {}
+    for i, ins in enumerate(prog):
+        if not keep[i]:
+            continue
+        for k in reads_of(cap, ins):
+            last[k] = i
+        for k in out_slots(ins):
+            last[k] = i
+    escaping = set(final)
+    for _, note in cap.syncs:
+        escaping.update(note.slots())
+    for k in escaping:
+        last[k] = n
+    outside = [k for k in range(len(rec.plain)) if rec.kind[k] != "value"]
+    mem = _Memory(memory_groups(rec, set(last) | set(outside)))
+    for k in outside:
+        mem.external.add(mem.root(k))
+    for k, i in last.items():
+        r = mem.root(k)
+        mem.last[r] = max(mem.last.get(r, -1), i)
+        if k in escaping:
+            mem.escapes.add(r)
+    for out, src in alias.items():  # an elided copy is its source
+        mem.join(out, src)
+    return last, mem
+
+
+def plan(
+    cap: Any,
+    rec: Recorder,
+    keep: list[bool],
+    alias: dict[int, int],
+    final: list[int],
+    external: set[int],
+) -> Plan:
+    """Note [fused replay]: the out= buffers and deletions of the program being written.
+
+    ``alias`` maps the result slot of each elided copy to its source (Note [elided copies]);
+    ``external`` are slots whose memory the program must neither write nor reuse (a backward
+    program's residuals, which a second backward reads again).
+    """
+    p = Plan()
+    if not FUSE[0]:
+        return p
+    last, mem = _lifetimes(cap, rec, keep, alias, final)
+    for k in external:
+        mem.external.add(mem.root(k))
+    heads: list[int] = []
+    for i, ins in enumerate(rec.program):
+        if not keep[i] or ins.sync is not None or not _fresh_result(ins, rec):
+            continue
+        if ins.outs in alias:
+            continue
+        # A matmul result starts a chain; it is never written over an argument (that
+        # overlap makes NumPy copy the argument first).
+        d = _donor(ins, i, rec, mem) if ins.fn.signature is None else None
+        if d is None:
+            heads.append(i)
+        else:
+            p.out[i] = f"s{d}"
+            mem.join(ins.outs, d)
+    for i in heads:
+        o = rec.program[i].outs
+        g = mem.root(o)
+        if g in mem.escapes or g in mem.external:
+            continue
+        res = rec.plain[o]
+        buf = np.empty_like(res)
+        if buf.strides != res.strides:
+            continue
+        name = f"B{len(p.buffers)}"
+        p.buffers[name] = buf
+        p.out[i] = name
+    n = len(rec.program)
+    for k, i in last.items():
+        if i < n and rec.kind[k] == "value" and k not in external:
+            p.dels.setdefault(i, []).append(k)
+    return p
