@@ -51,7 +51,7 @@ class StorageMethods(TensorAttrs):
         (the same view of the same memory), or, with no argument, an empty storage. Writes
         through ``self`` are then seen by every tensor viewing that memory. Differs from torch:
         not allowed, with grad mode on, on a tensor that has autograd history."""
-        _ops.check_inplace(self)  # pyright: ignore[reportAttributeAccessIssue]
+        _ops.check_inplace(self)  # pyright: ignore[reportArgumentType]  (a mixin: self is a Tensor)
         if self.requires_grad and self.grad_fn is not None and _state.enabled:  # type: ignore[attr-defined]
             raise NotImplementedError(
                 "set_ on a tensor with autograd history is not supported (chainrule would not "
