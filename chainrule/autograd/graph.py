@@ -52,6 +52,8 @@ from chainrule.autograd._nodes import (  # noqa: F401
     _new,
     _next_seq,
     _stealable,
+    NODE_CLASSES,
+    node_class,
 )
 from chainrule.autograd._saved import (  # noqa: F401
     INFERENCE_SAVE_MSG,

@@ -16,6 +16,7 @@ from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
     OpNode,
     SavedTensor,
+    NODE_CLASSES,
     VersionCounter,
     _hooks_any,
     _hooks_state,
@@ -56,7 +57,7 @@ def _record(  # noqa: C901
     op: OpDef, inputs: tuple[Any, ...], out: Any, params: dict[str, Any] | None, aux: Any
 ) -> Any:
     """Build the node for one op application and wrap the outputs as non-leaf Tensors."""
-    node = _new_node(OpNode)
+    node = _new_node(op.node_cls or NODE_CLASSES[op.name_fn(params)])  # Note [node classes]
     node.op = op
     node.params = params
     node._hooks = None
