@@ -168,10 +168,8 @@ OPS = [
         covers=(),
     ),
     OpInfo("cross_entropy", _ce, samples=_ce_samples, covers=("gather_along", "scatter_along")),
-    OpInfo("nll_loss", _nll, samples=_nll_samples, covers=()),
-    OpInfo(
-        "mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None), covers=()
-    ),
+    OpInfo("nll_loss", _nll, samples=_nll_samples),
+    OpInfo("mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None)),
     OpInfo(
         "l1_loss",
         lambda m, x, t, **kw: F(m).l1_loss(x, t, **kw),

@@ -32,6 +32,7 @@ from chainrule.nn._functional._common import (
     _xp,
 )
 from chainrule.ops import _autocast
+from chainrule.ops import losses as _losses
 from chainrule.ops import nn as _nnops
 
 __all__ = [
@@ -120,27 +121,15 @@ def nll_loss(
     safe = xp.where(keep, t, 0).astype(np.int64)
     wt = _data(weight)[safe] if weight is not None else xp.ones(t.shape, input._data.dtype)
     wt = xp.where(keep, wt, 0).astype(input._data.dtype)
-    picked = _nnops.gather_along(input, cdim, xp.expand_dims(safe, cdim))
-    picked = _ops.squeeze(picked, cdim)
-    return _nll_reduce(-(picked * _new_tensor(wt)), wt, input, reduction)
-
-
-def _nll_reduce(loss: Tensor, wt: np.ndarray, input: Tensor, reduction: str) -> Tensor:
-    """nll_loss's reduction: ``mean`` divides by the summed weights of the kept targets."""
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return _ops.sum(loss)
-    if reduction == "mean":
+    if reduction not in ("none", "sum", "mean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    total = None
+    if reduction == "mean":  # divided by the summed weights, in float64 for a float64 input
         total = wt.sum(dtype=np.float64)
-        if total == 0:
-            return _ops.sum(loss) * float("nan")
-        return (
-            _ops.sum(loss) / float(total)
-            if input._data.dtype == np.float64
-            else _ops.sum(loss) / _const(wt.sum(), input)
-        )
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+        if input._data.dtype != np.float64 and total != 0:
+            total = wt.sum()
+    # One op, NllLossBackward0 as in PyTorch (ops/losses.py).
+    return _losses.nll_loss(input, cdim, xp.expand_dims(safe, cdim), wt, reduction, total)
 
 
 def _prob_target_reduce(prod: Tensor, input: Tensor, c: int, cdim: int, reduction: str) -> Tensor:
@@ -241,6 +230,15 @@ def mse_loss(
     _check_same_size(input, target, "mse_loss")
     if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("mse_cpu", input)
+    if (
+        weight is None
+        and tuple(input.shape) == tuple(target.shape)
+        and isinstance(input, Tensor)
+        and isinstance(target, Tensor)
+        and input._data.dtype == target._data.dtype
+        and reduction in ("none", "sum", "mean")
+    ):
+        return _losses.mse_loss(input, target, reduction)  # one op: MseLossBackward0, as torch
     d = input - target
     loss = d * d
     if weight is not None:
