@@ -223,7 +223,7 @@ OPS = [
     OpInfo(
         "batch_norm",
         _bn,
-        covers=(),
+        covers=("batch_norm_eval",),
         samples=lambda rng: [
             Sample((_u(rng, (4, 3, 2)), _u(rng, (3,)), _u(rng, (3,))), name="train"),
             Sample(
@@ -242,9 +242,12 @@ OPS = [
     ),
     OpInfo(
         "layer_norm",
-        lambda m, x, w, b: F(m).layer_norm(x, (3, 4), w, b),
-        covers=(),
-        samples=lambda rng: [Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 4)), _u(rng, (3, 4))))],
+        lambda m, x, w=None, b=None, shape=(3, 4): F(m).layer_norm(x, shape, w, b),
+        samples=lambda rng: [
+            Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 4)), _u(rng, (3, 4))), name="affine"),
+            Sample((_u(rng, (3, 5)),), {"shape": (5,)}, name="plain"),
+            Sample((_u(rng, (4,)), _u(rng, (4,))), {"shape": (4,)}, name="weight_1d"),
+        ],
     ),
     OpInfo(
         "group_norm",
@@ -255,8 +258,10 @@ OPS = [
     OpInfo(
         "embedding",
         _emb,
-        covers=(),
-        samples=lambda rng: [Sample((np.array([[0, 2], [3, 2]]), _u(rng, (4, 3))))],
+        samples=lambda rng: [
+            Sample((np.array([[0, 2], [3, 2]]), _u(rng, (4, 3))), name="plain"),
+            Sample((np.array(2), _u(rng, (3, 2))), name="scalar_index"),
+        ],
     ),
     # The padding row's values still depend on the weight (numerically) but get no gradient,
     # so gradcheck cannot hold; the PyTorch comparison checks the gradient.

@@ -13,6 +13,7 @@ from chainrule.nn._functional._common import (
     _tensor_args,
 )
 from chainrule.ops import _autocast
+from chainrule.ops import embedding as _embedding_ops
 from chainrule.ops.linalg import check_addmm_dtype, linear_addmm
 
 __all__ = ["linear", "bilinear", "embedding"]
@@ -103,8 +104,7 @@ def embedding(
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
         # torch's text; plain indexing would wrap a negative index around silently.
         raise IndexError("index out of range in self")
-    out = weight[input]
-    if padding_idx is not None and weight.requires_grad:
-        is_pad = _new_tensor(np.expand_dims(_data(input) == padding_idx, -1))
-        out = _ops.where(is_pad, weight.detach()[input], out)
-    return out
+    keep = None
+    if padding_idx is not None:
+        keep = (idx != padding_idx)[..., None].astype(weight._data.dtype)
+    return _embedding_ops.embedding(weight, idx, keep)  # EmbeddingBackward0, as PyTorch
