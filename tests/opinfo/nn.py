@@ -181,20 +181,18 @@ OPS = [
         "smooth_l1_loss",
         lambda m, x, t, **kw: F(m).smooth_l1_loss(x, t, beta=0.7, **kw),
         samples=_pair(None),
-        covers=(),
     ),
     OpInfo(
         "huber_loss",
         lambda m, x, t, **kw: F(m).huber_loss(x, t, delta=0.6, **kw),
         samples=_pair(None),
-        covers=(),
     ),
-    OpInfo("binary_cross_entropy", _bce, samples=_bce_samples, covers=()),
+    OpInfo("binary_cross_entropy", _bce, samples=_bce_samples),
     OpInfo(
         "binary_cross_entropy_with_logits",
         _bcel,
         samples=_bcel_samples,
-        covers=("neg_log_sigmoid",),
+        covers=("binary_cross_entropy_with_logits", "neg_log_sigmoid"),
     ),
     OpInfo("kl_div", lambda m, x, t, **kw: F(m).kl_div(x, t, **kw), samples=_kl_samples, covers=()),
     OpInfo(

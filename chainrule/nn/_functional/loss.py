@@ -230,14 +230,7 @@ def mse_loss(
     _check_same_size(input, target, "mse_loss")
     if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("mse_cpu", input)
-    if (
-        weight is None
-        and tuple(input.shape) == tuple(target.shape)
-        and isinstance(input, Tensor)
-        and isinstance(target, Tensor)
-        and input._data.dtype == target._data.dtype
-        and reduction in ("none", "sum", "mean")
-    ):
+    if weight is None and _one_op(input, target, reduction):
         return _losses.mse_loss(input, target, reduction)  # one op: MseLossBackward0, as torch
     d = input - target
     loss = d * d
@@ -265,6 +258,26 @@ def l1_loss(
     return _reduce(loss, reduction)
 
 
+def _one_op(input: Tensor, target: Any, reduction: str, *consts: Tensor | None) -> bool:
+    """Whether a loss can run as its one op of ops/losses.py: Tensors of one shape and dtype,
+    a known reduction, and constant weights of that dtype that broadcast to that shape."""
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        return False
+    shape, dtype = tuple(input.shape), input._data.dtype
+    if tuple(target.shape) != shape or target._data.dtype != dtype:
+        return False
+    if reduction not in ("none", "sum", "mean") or not _kinds.is_floating(input._data):
+        return False
+    for c in consts:
+        if c is None:
+            continue
+        if not isinstance(c, Tensor) or c.requires_grad or c._data.dtype != dtype:
+            return False
+        if np.broadcast_shapes(tuple(c.shape), shape) != shape:
+            return False
+    return True
+
+
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -282,6 +295,8 @@ def smooth_l1_loss(
         _not_implemented_for_ints("smooth_l1_cpu", input)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if _one_op(input, target, reduction):
+        return _losses.smooth_l1_loss(input, target, reduction, float(beta))  # SmoothL1Loss
     d = input - target
     ad = _ops.abs(d)
     if beta == 0:
@@ -305,6 +320,8 @@ def huber_loss(
         _not_implemented_for_ints("huber_cpu", input)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None and _one_op(input, target, reduction):
+        return _losses.huber_loss(input, target, reduction, float(delta))  # HuberLossBackward0
     d = input - target
     ad = _ops.abs(d)
     loss = _ops.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
@@ -342,6 +359,9 @@ def binary_cross_entropy(
     xa = _data(input)
     if np.any((xa < 0) | (xa > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if _one_op(input, target, reduction, weight):
+        w = _data(weight) if weight is not None else None
+        return _losses.binary_cross_entropy(input, target, reduction, w)  # as PyTorch's node
     loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
     if weight is not None:
         loss = loss * weight
@@ -374,6 +394,11 @@ def binary_cross_entropy_with_logits(
         )
     _weight_no_grad("binary_cross_entropy_with_logits", weight)
     _weight_no_grad("binary_cross_entropy_with_logits", pos_weight, "pos_weight")
+    if _one_op(input, target, reduction, weight, pos_weight):
+        w = _data(weight) if weight is not None else None
+        pw = _data(pos_weight) if pos_weight is not None else None
+        # One op: BinaryCrossEntropyWithLogitsBackward0, as PyTorch (ops/losses.py).
+        return _losses.binary_cross_entropy_with_logits(input, target, reduction, w, pw)
     sp = _nnops.neg_log_sigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * sp
