@@ -254,6 +254,14 @@ OPS = [
         samples=lambda rng: [Sample((_u(rng, (2, 4, 3)), _u(rng, (4,)), _u(rng, (4,))))],
     ),
     OpInfo(
+        "threshold",
+        lambda m, x, t=0.1, v=20.0: F(m).threshold(x, t, v),
+        samples=lambda rng: [
+            Sample((_u(rng, (3, 4), 0.15, 2) * rng.choice([-1.0, 1.0], (3, 4)),), name="mixed"),
+            Sample((_u(rng, (5,), -2, 2),), {"t": 3.0, "v": -1.0}, name="all_below"),
+        ],
+    ),
+    OpInfo(
         "embedding",
         _emb,
         samples=lambda rng: [
