@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops._registry import OpDef, apply_op, defop, ns
 
 __all__: list[str] = []
 
@@ -47,11 +47,18 @@ def _nll_loss_vjp(ctx: Any, g: Any) -> Any:
     return (ns.scatter_along(gw, dim=ctx.dim, index=ctx.index, size=size),)
 
 
+# PyTorch's kernel for a 4-d input (N, C, H, W) is nll_loss2d, named apart: the same op here.
+_nll_loss2d = OpDef(
+    "nll_loss2d", _nll_loss.forward, ("x",), promote=None, node_name="NllLoss2DBackward0"
+)
+_nll_loss2d.vjp(_nll_loss_vjp)
+
+
 def nll_loss(
     input: Any, dim: int, index: Any, weight: Any, reduction: str, total: Any = None
 ) -> Any:
     """The reduced negative log likelihood of ``input`` (internal helper of ``F.nll_loss``,
-    which has checked and prepared the arguments)."""
+    which has checked and prepared the arguments); a 4-d input records NllLoss2DBackward0."""
     params = {
         "dim": dim,
         "index": index,
@@ -59,7 +66,7 @@ def nll_loss(
         "reduction": reduction,
         "total": total,
     }
-    return apply_op(_nll_loss, (input,), params)
+    return apply_op(_nll_loss2d if input.ndim == 4 else _nll_loss, (input,), params)
 
 
 # mse_loss -------------------------------------------------------------------------------------

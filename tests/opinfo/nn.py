@@ -77,6 +77,8 @@ def _nll_samples(rng):
         ),
         Sample((_u(rng, (2, 3, 2, 2), -2, 0), _idx(rng, (2, 2, 2), 3)), name="4d"),
         Sample((_u(rng, (4,), -2, 0), np.array(1, dtype=np.int64)), name="1d"),
+        Sample((_u(rng, (2, 3, 4), -2, 0), _idx(rng, (2, 4), 3)), {"reduction": "none"}, name="3d"),
+        Sample((_u(rng, (2, 3, 2, 1, 2), -2, 0), _idx(rng, (2, 2, 1, 2), 3)), name="5d"),
     ]
 
 
@@ -168,7 +170,7 @@ OPS = [
         covers=(),
     ),
     OpInfo("cross_entropy", _ce, samples=_ce_samples, covers=("gather_along", "scatter_along")),
-    OpInfo("nll_loss", _nll, samples=_nll_samples),
+    OpInfo("nll_loss", _nll, samples=_nll_samples, covers=("nll_loss", "nll_loss2d")),
     OpInfo("mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None)),
     OpInfo(
         "l1_loss",

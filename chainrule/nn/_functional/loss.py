@@ -128,7 +128,14 @@ def nll_loss(
         total = wt.sum(dtype=np.float64)
         if input._data.dtype != np.float64 and total != 0:
             total = wt.sum()
-    # One op, NllLossBackward0 as in PyTorch (ops/losses.py).
+    # One op, NllLossBackward0 (NllLoss2DBackward0 for 4-d) as in PyTorch (ops/losses.py).
+    if input.ndim == 3 or input.ndim > 4:
+        # As PyTorch: viewed as (N, C, 1, -1) around the 2-d kernel.
+        n = input.shape[0]
+        x4 = _ops.reshape(input, (n, c, 1, -1))
+        idx = xp.reshape(safe, (n, 1, 1, -1))
+        out = _losses.nll_loss(x4, 1, idx, xp.reshape(wt, (n, 1, -1)), reduction, total)
+        return _ops.reshape(out, tuple(t.shape)) if reduction == "none" else out
     return _losses.nll_loss(input, cdim, xp.expand_dims(safe, cdim), wt, reduction, total)
 
 
