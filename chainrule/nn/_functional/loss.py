@@ -345,11 +345,9 @@ def binary_cross_entropy(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """-w (t log x + (1 - t) log(1 - x)), each log clamped to >= -100 as PyTorch.
-
-    Differs from torch: at x exactly 0 or 1 the clamped log has gradient 0 here, where PyTorch
-    divides by max(x (1 - x), 1e-12).
-    """
+    """-w (t log x + (1 - t) log(1 - x)), each log clamped to >= -100 as PyTorch; one op
+    (BinaryCrossEntropyBackward0, PyTorch's gradient w (x - t) / max(x (1 - x), 1e-12)) when
+    input and target share shape and dtype and the weight broadcasts to them."""
     if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
         input, target, weight = _autocast.fp32(input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
