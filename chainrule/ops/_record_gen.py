@@ -15,8 +15,8 @@ from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
-    SavedTensor,
     NODE_CLASSES,
+    SavedTensor,
     VersionCounter,
     _hooks_any,
     _hooks_state,

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
-from chainrule._tensor import Tensor, _new_tensor, _type_name
+from chainrule._tensor import Tensor, _type_name
 from chainrule.nn._functional._common import (
     _data,
     _tensor_args,

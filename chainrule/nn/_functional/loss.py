@@ -121,13 +121,7 @@ def nll_loss(
     safe = xp.where(keep, t, 0).astype(np.int64)
     wt = _data(weight)[safe] if weight is not None else xp.ones(t.shape, input._data.dtype)
     wt = xp.where(keep, wt, 0).astype(input._data.dtype)
-    if reduction not in ("none", "sum", "mean"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    total = None
-    if reduction == "mean":  # divided by the summed weights, in float64 for a float64 input
-        total = wt.sum(dtype=np.float64)
-        if input._data.dtype != np.float64 and total != 0:
-            total = wt.sum()
+    total = _nll_total(wt, input, reduction)
     # One op, NllLossBackward0 (NllLoss2DBackward0 for 4-d) as in PyTorch (ops/losses.py).
     if input.ndim == 3 or input.ndim > 4:
         # As PyTorch: viewed as (N, C, 1, -1) around the 2-d kernel.
@@ -137,6 +131,19 @@ def nll_loss(
         out = _losses.nll_loss(x4, 1, idx, xp.reshape(wt, (n, 1, -1)), reduction, total)
         return _ops.reshape(out, tuple(t.shape)) if reduction == "none" else out
     return _losses.nll_loss(input, cdim, xp.expand_dims(safe, cdim), wt, reduction, total)
+
+
+def _nll_total(wt: Any, input: Tensor, reduction: str) -> Any:
+    """What nll_loss's ``mean`` divides by: the summed weights of the kept targets (in float64
+    for a float64 input, else in the input's dtype; None for the other reductions)."""
+    if reduction not in ("none", "sum", "mean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction != "mean":
+        return None
+    total = wt.sum(dtype=np.float64)
+    if input._data.dtype != np.float64 and total != 0:
+        total = wt.sum()
+    return total
 
 
 def _prob_target_reduce(prod: Tensor, input: Tensor, c: int, cdim: int, reduction: str) -> Tensor:

@@ -15,7 +15,6 @@ from chainrule.ops.linalg._common import LinAlgError as LinAlgError
 from chainrule.ops.linalg._common import _c_name as _c_name
 from chainrule.ops.linalg._common import _type_name as _type_name
 from chainrule.ops.linalg._common import check_addmm_dtype as check_addmm_dtype
-from chainrule.ops.linalg.products import linear_addmm as linear_addmm
 from chainrule.ops.linalg.einsum import (
     einsum,
 )
@@ -44,6 +43,7 @@ from chainrule.ops.linalg.products import (
     mv,
     outer,
 )
+from chainrule.ops.linalg.products import linear_addmm as linear_addmm
 
 __all__ = [
     "matmul",
