@@ -238,7 +238,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else ``value``."""
-    if isinstance(input, Tensor) and _kinds.is_floating(input._data):
+    if not inplace and isinstance(input, Tensor) and _kinds.is_floating(input._data):
         out = _threshold_ops.threshold(input, threshold, value)  # ThresholdBackward0, as torch
     else:
         out = _ops.where(input > threshold, input, _const(value, input))
