@@ -45,16 +45,16 @@ def test_summary_tree_text_and_totals(capsys) -> None:
             "   │  saved a: [2, 4] float32, 32 B, held",
             "   └─ TanhBackward0 #3" + at,
             "      │  saved out: [2, 4] float32, 32 B, held",
-            "      └─ AddBackward0 #4" + at,
-            "         ├─ MmBackward0 #5" + at,
-            "         │  │  saved a: [2, 3] float32, 24 B, held",
-            "         │  └─ TBackward0 #6" + at,
-            "         │     └─ leaf 'weight' #7 [4, 3] float32",
-            "         └─ leaf 'bias' #8 [4] float32",
-            "8 nodes, 3 saved tensors (3 held, 0 freed), 56 B held",
+            "      └─ AddmmBackward0 #4" + at,
+            "         │  saved a: [2, 3] float32, 24 B, held",
+            "         ├─ leaf 'bias' #5 [4] float32",
+            "         └─ TBackward0 #6" + at,
+            "            └─ leaf 'weight' #7 [4, 3] float32",
+            "7 nodes, 3 saved tensors (3 held, 0 freed), 56 B held",
         ]
     )
-    # pow's input is tanh's saved output: one array. mm keeps only x, which the weight's
+    # pow's input is tanh's saved output: one array. addmm (nn.Linear's node, as in PyTorch)
+    # keeps only x, which the weight's
     # gradient reads: x needs no gradient, so W.t() is not kept.
     assert saved_bytes(loss) == 56
 
@@ -67,9 +67,9 @@ def test_summary_after_backward_shows_freed_and_the_call(capsys) -> None:
     freed = f"freed by the backward at {HERE}:{bwd}"
     assert f"   │  saved a: [2, 4] float32, 32 B, {freed}" in text
     # x needs no gradient: the node kept no shape for it, only that it was freed.
-    assert f"│  │  saved a: {freed}" in text
-    assert "leaf 'fc.weight' #7 [4, 3] float32" in text and "leaf 'fc.bias' #8" in text
-    assert text.endswith("8 nodes, 3 saved tensors (0 held, 3 freed), 0 B held")
+    assert f"         │  saved a: {freed}" in text
+    assert "leaf 'fc.weight' #7 [4, 3] float32" in text and "leaf 'fc.bias' #5" in text
+    assert text.endswith("7 nodes, 3 saved tensors (0 held, 3 freed), 0 B held")
 
 
 def test_summary_shared_nodes_several_outputs_and_no_sites(capsys) -> None:
@@ -145,7 +145,7 @@ def test_draw_source_has_nodes_sites_leaves_and_saved(graphviz) -> None:
         '<<B>weight</B><BR/><FONT POINT-SIZE="9">[4, 3] float32</FONT>> fillcolor=lightblue' in src
     )
     assert '<<B>bias</B><BR/><FONT POINT-SIZE="9">[4] float32</FONT>> fillcolor=lightblue' in src
-    # three saved values (mm keeps x only: x needs no gradient, so nothing reads W.t()), two
+    # three saved values (addmm keeps x only: x needs no gradient, so nothing reads W.t()), two
     # distinct arrays: one box each, joined by dashed lines
     assert src.count("fillcolor=orange") == 2
     assert (
@@ -155,7 +155,7 @@ def test_draw_source_has_nodes_sites_leaves_and_saved(graphviz) -> None:
     assert src.count("[dir=none style=dashed]") == 3
     assert "n1 -> n0" in src and "n0 -> out0" in src
     nodes = [ln for ln in src.splitlines() if ln.strip().startswith("n") and "label=" in ln]
-    assert len(nodes) == 8
+    assert len(nodes) == 7  # addmm: nn.Linear's one node, as in PyTorch
 
 
 def test_draw_after_backward_and_without_saved(graphviz) -> None:
@@ -194,6 +194,6 @@ def test_draw_renders_svg(graphviz, tmp_path) -> None:
     with open(path, encoding="utf-8") as f:
         svg = f.read()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    # MmBackward0 keeps only x (24 B): the weight is read for no gradient (x needs none).
+    # AddmmBackward0 keeps only x (24 B): the weight is read for no gradient (x needs none).
     assert "TanhBackward0" in svg and "weight" in svg and "24 B" in svg and "48 B" not in svg
     assert g._repr_svg_().count("TanhBackward0") == 1

@@ -20,7 +20,7 @@ from chainrule.autograd._saved import SavedTensor
 from chainrule.autograd._sites import freed_message
 from chainrule.utils.hooks import RemovableHandle
 
-__all__ = ["Node", "OpNode", "AccumulateGrad"]
+__all__ = ["Node", "OpNode", "AccumulateGrad", "NODE_CLASSES", "node_class"]
 
 _next_seq = itertools.count().__next__
 _new = object.__new__
@@ -139,16 +139,14 @@ def _ctx_class(op: Any) -> type:
 
 
 class OpNode(Node):
-    """The generic node for a registered op; ``name()`` is ``<Op>Backward0``.
+    """The node of a registered op. Each node is an instance of the subclass named as PyTorch
+    names the node (``MulBackward0``), so ``type(grad_fn).__name__ == grad_fn.name()``
+    (Note [node classes]).
 
-    Built by ``ops._registry`` without calling ``__init__`` (the hot path sets every slot).
+    Built by ``ops._record`` without calling ``__init__`` (the hot path sets every slot).
     """
 
     __slots__ = ("op", "params", "saved", "needs_input_grad", "_aux", "num_outputs")
-
-    def name(self) -> str:
-        op = self.op
-        return op.node_name if op.name_fn is None else op.name_fn(self.params)
 
     def _saved_tensors(self) -> tuple[SavedTensor, ...]:
         return tuple(s for s in self.saved if isinstance(s, SavedTensor))
@@ -219,6 +217,33 @@ class OpNode(Node):
             elif isinstance(s, SavedTensor):
                 s.release()
         self._aux = None
+
+
+# Note [node classes]
+#     PyTorch's nodes are instances of one class per node name (``type(grad_fn).__name__`` is
+#     ``'MulBackward0'``), and tutorials print them so. Here the class of each name is a subclass
+#     of OpNode with ``__slots__ = ()``, made once, when an op of that name is registered
+#     (``OpDef.node_cls``; for an op whose name depends on its parameters, ``name_fn``, when the
+#     record first meets the name), so an instance is laid out and costs exactly as an OpNode.
+#     The generated record builds ``new(NodeCls)`` with the class bound in its globals, the
+#     bytecodes it ran with ``new(OpNode)``; ``name()`` is the class name (``Node.name``).
+#     Several ops may share a name (``to_dtype`` and ``to_device`` are both ``ToCopyBackward0``)
+#     and then share its class; ``isinstance(node, OpNode)`` still tells an op node.
+class _NodeClasses(dict[str, type[OpNode]]):
+    """Node name -> its OpNode subclass, made on first lookup (Note [node classes])."""
+
+    def __missing__(self, name: str) -> type[OpNode]:
+        cls = type(name, (OpNode,), {"__slots__": (), "__module__": __name__})
+        self[name] = cls
+        return cls
+
+
+NODE_CLASSES = _NodeClasses()
+
+
+def node_class(name: str) -> type[OpNode]:
+    """The OpNode subclass of the node name ``name`` (Note [node classes]), made on first use."""
+    return NODE_CLASSES[name]
 
 
 # Guards what has no node of its own to lock (Note [accumulation lock]): making a leaf's

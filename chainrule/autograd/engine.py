@@ -259,7 +259,7 @@ class _GraphTask:
             outs = None
         elif not self.plain:
             outs = self._evaluate_kept(node, buf)
-        elif type(node) is OpNode and node._hooks is None and node.metadata is None:
+        elif isinstance(node, OpNode) and node._hooks is None and node.metadata is None:
             if len(buf) > 1:
                 buf = _materialize(node, buf, cg)
             outs = node.apply(buf, cg)  # one gradient per edge, by construction

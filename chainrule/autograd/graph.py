@@ -44,6 +44,7 @@ from chainrule.autograd._hooks import (  # noqa: F401
 from chainrule.autograd._node_apply import _make_node_apply  # noqa: F401
 from chainrule.autograd._nodes import (  # noqa: F401
     _GRAD_LOCK,
+    NODE_CLASSES,
     AccumulateGrad,
     Node,
     OpNode,
@@ -52,6 +53,7 @@ from chainrule.autograd._nodes import (  # noqa: F401
     _new,
     _next_seq,
     _stealable,
+    node_class,
 )
 from chainrule.autograd._saved import (  # noqa: F401
     INFERENCE_SAVE_MSG,

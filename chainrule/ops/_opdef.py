@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from chainrule.autograd.graph import node_class
 from chainrule.ops._apply import _SCALAR_ARRAY_OPS, _make_ns_fn, apply_binary, apply_op, apply_unary
 from chainrule.ops._record_gen import _first_record
 
@@ -77,6 +78,7 @@ class OpDef:
         "materialize_grads",
         "num_outputs",
         "node_name",
+        "node_cls",
         "name_fn",
         "input_names",
         "promote",
@@ -145,6 +147,8 @@ class OpDef:
         self.num_outputs = num_outputs
         self.node_name = node_name or _camel(name) + "Backward0"
         self.name_fn = name_fn
+        # The class of the op's nodes (Note [node classes]); None when name_fn picks the name.
+        self.node_cls = node_class(self.node_name) if name_fn is None else None
         self.promote = promote
         self.aux = aux
         self.out_dtype = out_dtype

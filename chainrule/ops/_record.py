@@ -14,6 +14,7 @@ from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
+    NODE_CLASSES,
     OpNode,
     SavedTensor,
     VersionCounter,
@@ -56,7 +57,8 @@ def _record(  # noqa: C901
     op: OpDef, inputs: tuple[Any, ...], out: Any, params: dict[str, Any] | None, aux: Any
 ) -> Any:
     """Build the node for one op application and wrap the outputs as non-leaf Tensors."""
-    node = _new_node(OpNode)
+    # Note [node classes]: an op without a class of its own has a name_fn.
+    node = _new_node(op.node_cls or NODE_CLASSES[op.name_fn(params)])  # pyright: ignore[reportOptionalCall, reportArgumentType]
     node.op = op
     node.params = params
     node._hooks = None

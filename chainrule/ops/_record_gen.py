@@ -15,7 +15,7 @@ from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd.anomaly import _anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
-    OpNode,
+    NODE_CLASSES,
     SavedTensor,
     VersionCounter,
     _hooks_any,
@@ -60,7 +60,7 @@ _RECORD_TEMPLATE = """
 def record(op, inputs, out, params, aux):
     if len(inputs) != {n}:
         return generic(op, inputs, out, params, aux)
-    node = new(OpNode)
+    node = new({node_cls})
     node.op = op
     node.params = params
     node._hooks = None
@@ -193,6 +193,7 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
     else:
         saves = "    node.saved = ()\n"
     src = _RECORD_TEMPLATE.format(
+        node_cls="NodeCls" if op.node_cls is not None else "CLASSES[name_fn(params)]",
         n=n,
         unpack=unpack,
         edges=edges,
@@ -204,7 +205,9 @@ def _make_record(op: OpDef) -> Callable[..., Any]:
     env: dict[str, Any] = {
         "generic": _record,
         "new": _new,
-        "OpNode": OpNode,
+        "NodeCls": op.node_cls,
+        "CLASSES": NODE_CLASSES,
+        "name_fn": op.name_fn,
         "Tensor": Tensor,
         "ndarray": _ndarray,
         "asarray": _asarray,

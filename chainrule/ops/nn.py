@@ -18,7 +18,7 @@ from chainrule.ops._registry import apply_op, defop, ns
 __all__ = ["softmax", "log_softmax"]
 
 
-@defop(name="softmax", saves=("out",), node_name="_SoftmaxBackward0")
+@defop(name="softmax", saves=("out",), node_name="SoftmaxBackward0")
 def _softmax(xp: Any, x: Any, *, dim: Any) -> Any:
     """s = exp(x - max x) / sum exp(x - max x) along ``dim``. VJP: s (g - sum(g s))."""
     m = xp.max(x, axis=dim, keepdims=True) if x.size else x
@@ -34,7 +34,7 @@ def _softmax_vjp(ctx: Any, g: Any) -> Any:
     return (gs - s * ns.sum(gs, dim=d, keepdim=True),)
 
 
-@defop(name="log_softmax", saves=("out",), node_name="_LogSoftmaxBackward0")
+@defop(name="log_softmax", saves=("out",), node_name="LogSoftmaxBackward0")
 def _log_softmax(xp: Any, x: Any, *, dim: Any) -> Any:
     """x - max x - log sum exp(x - max x) along ``dim``. VJP: g - softmax(x) sum(g)."""
     m = xp.max(x, axis=dim, keepdims=True) if x.size else x

@@ -18,7 +18,7 @@ from typing import Any
 
 from chainrule.ops._registry import apply_op, defop, ns
 
-__all__ = ["batch_norm_train"]
+__all__ = ["batch_norm_train", "batch_norm_eval", "layer_norm"]
 
 
 def _dims(ndim: int) -> tuple[int, ...]:
@@ -108,3 +108,98 @@ def batch_norm_train(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, A
     ``_batch_norm_train``."""
     y, mean, var = apply_op(_batch_norm_train, (x, weight, bias), {"eps": float(eps)})
     return y, mean, var
+
+
+# Evaluation-mode batch normalization ----------------------------------------------------------
+
+
+@defop(name="batch_norm_eval", saves={"x": "w", "w": "x"}, node_name="NativeBatchNormBackward0")
+def _batch_norm_eval(xp: Any, x: Any, w: Any, b: Any, *, mean: Any, invstd: Any) -> Any:
+    """y = (x - mean_c) invstd_c w_c + b_c over the channels c of x (N, C, *), with the running
+    statistics as constants (``mean`` and ``invstd`` = 1 / sqrt(running_var + eps), shaped to
+    broadcast). VJP: gx = gy invstd w, gw = sum gy xhat, gb = sum gy over all dims but 1."""
+    y = (x - mean) * invstd
+    if w is not None:
+        y = y * _per_channel(w, x.ndim)
+    if b is not None:
+        y = y + _per_channel(b, x.ndim)
+    return y
+
+
+@_batch_norm_eval.vjp
+def _batch_norm_eval_vjp(ctx: Any, gy: Any) -> Any:
+    nx, nw, nb = ctx.needs_input_grad
+    nd = gy.ndim
+    dims = _dims(nd)
+    gx = gw = gb = None
+    if nx:
+        k = ctx.invstd if ctx.w is None else ctx.invstd * _per_channel(ctx.w, nd)
+        gx = gy * k
+    if nw:
+        gw = ns.sum(gy * ((ctx.x - ctx.mean) * ctx.invstd), dim=dims, keepdim=False)
+    if nb:
+        gb = ns.sum(gy, dim=dims, keepdim=False)
+    return gx, gw, gb
+
+
+def batch_norm_eval(x: Any, weight: Any, bias: Any, mean: Any, invstd: Any) -> Any:
+    """An evaluation BatchNorm over dim 1 with constant statistics; see ``_batch_norm_eval``."""
+    return apply_op(_batch_norm_eval, (x, weight, bias), {"mean": mean, "invstd": invstd})
+
+
+# Layer normalization --------------------------------------------------------------------------
+
+
+@defop(name="layer_norm", saves=("x", "w"), aux=True, node_name="NativeLayerNormBackward0")
+def _layer_norm(xp: Any, x: Any, w: Any, b: Any, *, k: int, eps: float) -> Any:
+    """Over the last ``k`` dims of x: xhat = (x - mean) / sqrt(var + eps) (biased variance),
+    y = xhat w + b (w, b of those dims, optional).
+
+    VJP, with n the count normalized over and gh = gy w: gb = sum gy, gw = sum gy xhat over
+    the leading dims; gx = invstd (gh - mean gh - xhat mean(gh xhat)) over the last k dims."""
+    dims = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(axis=dims, keepdims=True)
+    xc = x - mean
+    var = (xc * xc).mean(axis=dims, keepdims=True)
+    invstd = (1 / xp.sqrt(var + eps)).astype(x.dtype, copy=False)
+    xhat = xc * invstd
+    y = xhat
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y, {"xhat": xhat, "invstd": invstd}
+
+
+@_layer_norm.vjp
+def _layer_norm_vjp(ctx: Any, gy: Any) -> Any:
+    nx, nw, nb = ctx.needs_input_grad
+    x, w, k = ctx.x, ctx.w, ctx.k
+    nd = gy.ndim
+    dims = tuple(range(nd - k, nd))
+    lead = tuple(range(nd - k))
+    if x is not None and hasattr(x, "grad_fn"):  # create_graph: xhat as a function of x
+        mean = ns.mean(x, dim=dims, keepdim=True)
+        xc = x - mean
+        invstd = (ns.mean(xc * xc, dim=dims, keepdim=True) + ctx.eps) ** -0.5
+        xhat = xc * invstd
+    else:
+        xhat, invstd = ctx.xhat, ctx.invstd
+    gx = gw = gb = None
+    if nb:
+        gb = ns.sum(gy, dim=lead, keepdim=False) if lead else gy
+    if nw:
+        gw = ns.sum(gy * xhat, dim=lead, keepdim=False) if lead else gy * xhat
+    if nx:
+        gh = gy if w is None else gy * w
+        gx = (
+            gh
+            - ns.mean(gh, dim=dims, keepdim=True)
+            - xhat * ns.mean(gh * xhat, dim=dims, keepdim=True)
+        ) * invstd
+    return gx, gw, gb
+
+
+def layer_norm(x: Any, weight: Any, bias: Any, k: int, eps: float) -> Any:
+    """LayerNorm over the last ``k`` dims; see ``_layer_norm``."""
+    return apply_op(_layer_norm, (x, weight, bias), {"k": k, "eps": float(eps)})

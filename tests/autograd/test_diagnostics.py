@@ -216,7 +216,7 @@ def test_gan_step_ordering_names_parameter_step_and_forward(sites) -> None:
     func = "test_gan_step_ordering_names_parameter_step_and_forward"
     assert "(the parameter '0.weight') is at version 2; expected version 1 instead" in msg
     assert msg.endswith(
-        f"\n  saved for MmBackward0 by the forward at {site(fwd, func, 'fake_out = netD(fake)')}"
+        f"\n  saved for AddmmBackward0 by the forward at {site(fwd, func, 'fake_out = netD(fake)')}"
         f"\n  modified in place at {site(step, func, 'optimizerD.step()')}"
     )
 

@@ -77,6 +77,8 @@ def _nll_samples(rng):
         ),
         Sample((_u(rng, (2, 3, 2, 2), -2, 0), _idx(rng, (2, 2, 2), 3)), name="4d"),
         Sample((_u(rng, (4,), -2, 0), np.array(1, dtype=np.int64)), name="1d"),
+        Sample((_u(rng, (2, 3, 4), -2, 0), _idx(rng, (2, 4), 3)), {"reduction": "none"}, name="3d"),
+        Sample((_u(rng, (2, 3, 2, 1, 2), -2, 0), _idx(rng, (2, 2, 1, 2), 3)), name="5d"),
     ]
 
 
@@ -168,10 +170,8 @@ OPS = [
         covers=(),
     ),
     OpInfo("cross_entropy", _ce, samples=_ce_samples, covers=("gather_along", "scatter_along")),
-    OpInfo("nll_loss", _nll, samples=_nll_samples, covers=()),
-    OpInfo(
-        "mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None), covers=()
-    ),
+    OpInfo("nll_loss", _nll, samples=_nll_samples, covers=("nll_loss", "nll_loss2d")),
+    OpInfo("mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None)),
     OpInfo(
         "l1_loss",
         lambda m, x, t, **kw: F(m).l1_loss(x, t, **kw),
@@ -183,20 +183,18 @@ OPS = [
         "smooth_l1_loss",
         lambda m, x, t, **kw: F(m).smooth_l1_loss(x, t, beta=0.7, **kw),
         samples=_pair(None),
-        covers=(),
     ),
     OpInfo(
         "huber_loss",
         lambda m, x, t, **kw: F(m).huber_loss(x, t, delta=0.6, **kw),
         samples=_pair(None),
-        covers=(),
     ),
-    OpInfo("binary_cross_entropy", _bce, samples=_bce_samples, covers=()),
+    OpInfo("binary_cross_entropy", _bce, samples=_bce_samples),
     OpInfo(
         "binary_cross_entropy_with_logits",
         _bcel,
         samples=_bcel_samples,
-        covers=("neg_log_sigmoid",),
+        covers=("binary_cross_entropy_with_logits", "neg_log_sigmoid"),
     ),
     OpInfo("kl_div", lambda m, x, t, **kw: F(m).kl_div(x, t, **kw), samples=_kl_samples, covers=()),
     OpInfo(
@@ -225,7 +223,7 @@ OPS = [
     OpInfo(
         "batch_norm",
         _bn,
-        covers=(),
+        covers=("batch_norm_eval",),
         samples=lambda rng: [
             Sample((_u(rng, (4, 3, 2)), _u(rng, (3,)), _u(rng, (3,))), name="train"),
             Sample(
@@ -244,9 +242,12 @@ OPS = [
     ),
     OpInfo(
         "layer_norm",
-        lambda m, x, w, b: F(m).layer_norm(x, (3, 4), w, b),
-        covers=(),
-        samples=lambda rng: [Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 4)), _u(rng, (3, 4))))],
+        lambda m, x, w=None, b=None, shape=(3, 4): F(m).layer_norm(x, shape, w, b),
+        samples=lambda rng: [
+            Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 4)), _u(rng, (3, 4))), name="affine"),
+            Sample((_u(rng, (3, 5)),), {"shape": (5,)}, name="plain"),
+            Sample((_u(rng, (4,)), _u(rng, (4,))), {"shape": (4,)}, name="weight_1d"),
+        ],
     ),
     OpInfo(
         "group_norm",
@@ -255,10 +256,20 @@ OPS = [
         samples=lambda rng: [Sample((_u(rng, (2, 4, 3)), _u(rng, (4,)), _u(rng, (4,))))],
     ),
     OpInfo(
+        "threshold",
+        lambda m, x, t=0.1, v=20.0: F(m).threshold(x, t, v),
+        samples=lambda rng: [
+            Sample((_u(rng, (3, 4), 0.15, 2) * rng.choice([-1.0, 1.0], (3, 4)),), name="mixed"),
+            Sample((_u(rng, (5,), -2, 2),), {"t": 3.0, "v": -1.0}, name="all_below"),
+        ],
+    ),
+    OpInfo(
         "embedding",
         _emb,
-        covers=(),
-        samples=lambda rng: [Sample((np.array([[0, 2], [3, 2]]), _u(rng, (4, 3))))],
+        samples=lambda rng: [
+            Sample((np.array([[0, 2], [3, 2]]), _u(rng, (4, 3))), name="plain"),
+            Sample((np.array(2), _u(rng, (3, 2))), name="scalar_index"),
+        ],
     ),
     # The padding row's values still depend on the weight (numerically) but get no gradient,
     # so gradcheck cannot hold; the PyTorch comparison checks the gradient.

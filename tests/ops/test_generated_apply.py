@@ -38,7 +38,7 @@ def _roots() -> list[tuple[str, Any, Any]]:
         out = row.call(cr, *_args(sample), **sample.kwargs)
         for o in out if isinstance(out, (tuple, list)) else [out]:
             node = getattr(o, "grad_fn", None)
-            if type(node) is OpNode and node._fast is not None:
+            if isinstance(node, OpNode) and node._fast is not None:
                 g = np.asarray(rng.uniform(-1, 1, o._data.shape), dtype=o._data.dtype)
                 found.append((row.name, node, g))
     return found

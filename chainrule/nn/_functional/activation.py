@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor, _new_tensor
@@ -21,6 +22,7 @@ from chainrule.nn._functional._common import (
 from chainrule.ops import _autocast
 from chainrule.ops import nn as _nnops
 from chainrule.ops import prelu as _prelu_ops
+from chainrule.ops import thresholding as _threshold_ops
 from chainrule.ops._broadcast import wrap_dim
 
 __all__ = [
@@ -236,7 +238,10 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else ``value``."""
-    out = _ops.where(input > threshold, input, _const(value, input))
+    if not inplace and isinstance(input, Tensor) and _kinds.is_floating(input._data):
+        out = _threshold_ops.threshold(input, threshold, value)  # ThresholdBackward0, as torch
+    else:
+        out = _ops.where(input > threshold, input, _const(value, input))
     return _into(input, out) if inplace else out
 
 

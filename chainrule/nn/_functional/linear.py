@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
-from chainrule._tensor import Tensor, _new_tensor, _type_name
+from chainrule._tensor import Tensor, _type_name
 from chainrule.nn._functional._common import (
     _data,
     _tensor_args,
 )
 from chainrule.ops import _autocast
-from chainrule.ops.linalg import check_addmm_dtype
+from chainrule.ops import embedding as _embedding_ops
+from chainrule.ops.linalg import check_addmm_dtype, linear_addmm
 
 __all__ = ["linear", "bilinear", "embedding"]
 
@@ -37,12 +36,18 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and weight.ndim == 2:
         # torch computes this as addmm(b, x, W^T): its dtype rule and texts.
         check_addmm_dtype(bias, input, weight)
-    if input.ndim > 2 and weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
-        lead = tuple(input.shape[:-1])
-        out = _ops.matmul(_ops.reshape(input, (-1, input.shape[-1])), _ops.t(weight))
-        if bias is not None:
-            out = out + bias
-        return _ops.reshape(out, lead + (weight.shape[0],))  # grad_fn ViewBackward0, as torch
+    if weight.ndim == 2 and input.shape[-1] == weight.shape[1]:
+        # As PyTorch: addmm(b, x, W^T) (AddmmBackward0) for a 2-D input with a bias; other
+        # inputs viewed as (-1, in_features) around it (the weight's gradient is one GEMM).
+        if input.ndim == 2:
+            if bias is None:
+                return _ops.matmul(input, _ops.t(weight))
+            return linear_addmm(bias, input, _ops.t(weight))
+        if input.ndim > 2 or bias is not None:
+            x2 = _ops.reshape(input, (-1, input.shape[-1]))
+            wt = _ops.t(weight)
+            out = _ops.matmul(x2, wt) if bias is None else linear_addmm(bias, x2, wt)
+            return _ops.reshape(out, tuple(input.shape[:-1]) + (weight.shape[0],))
     out = _ops.matmul(input, _ops.t(weight) if weight.ndim == 2 else weight)
     return out + bias if bias is not None else out
 
@@ -97,8 +102,7 @@ def embedding(
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
         # torch's text; plain indexing would wrap a negative index around silently.
         raise IndexError("index out of range in self")
-    out = weight[input]
-    if padding_idx is not None and weight.requires_grad:
-        is_pad = _new_tensor(np.expand_dims(_data(input) == padding_idx, -1))
-        out = _ops.where(is_pad, weight.detach()[input], out)
-    return out
+    keep = None
+    if padding_idx is not None:
+        keep = (idx != padding_idx)[..., None].astype(weight._data.dtype)
+    return _embedding_ops.embedding(weight, idx, keep)  # EmbeddingBackward0, as PyTorch

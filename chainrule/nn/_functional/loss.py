@@ -32,6 +32,7 @@ from chainrule.nn._functional._common import (
     _xp,
 )
 from chainrule.ops import _autocast
+from chainrule.ops import losses as _losses
 from chainrule.ops import nn as _nnops
 
 __all__ = [
@@ -120,27 +121,29 @@ def nll_loss(
     safe = xp.where(keep, t, 0).astype(np.int64)
     wt = _data(weight)[safe] if weight is not None else xp.ones(t.shape, input._data.dtype)
     wt = xp.where(keep, wt, 0).astype(input._data.dtype)
-    picked = _nnops.gather_along(input, cdim, xp.expand_dims(safe, cdim))
-    picked = _ops.squeeze(picked, cdim)
-    return _nll_reduce(-(picked * _new_tensor(wt)), wt, input, reduction)
+    total = _nll_total(wt, input, reduction)
+    # One op, NllLossBackward0 (NllLoss2DBackward0 for 4-d) as in PyTorch (ops/losses.py).
+    if input.ndim == 3 or input.ndim > 4:
+        # As PyTorch: viewed as (N, C, 1, -1) around the 2-d kernel.
+        n = input.shape[0]
+        x4 = _ops.reshape(input, (n, c, 1, -1))
+        idx = xp.reshape(safe, (n, 1, 1, -1))
+        out = _losses.nll_loss(x4, 1, idx, xp.reshape(wt, (n, 1, -1)), reduction, total)
+        return _ops.reshape(out, tuple(t.shape)) if reduction == "none" else out
+    return _losses.nll_loss(input, cdim, xp.expand_dims(safe, cdim), wt, reduction, total)
 
 
-def _nll_reduce(loss: Tensor, wt: np.ndarray, input: Tensor, reduction: str) -> Tensor:
-    """nll_loss's reduction: ``mean`` divides by the summed weights of the kept targets."""
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return _ops.sum(loss)
-    if reduction == "mean":
-        total = wt.sum(dtype=np.float64)
-        if total == 0:
-            return _ops.sum(loss) * float("nan")
-        return (
-            _ops.sum(loss) / float(total)
-            if input._data.dtype == np.float64
-            else _ops.sum(loss) / _const(wt.sum(), input)
-        )
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+def _nll_total(wt: Any, input: Tensor, reduction: str) -> Any:
+    """What nll_loss's ``mean`` divides by: the summed weights of the kept targets (in float64
+    for a float64 input, else in the input's dtype; None for the other reductions)."""
+    if reduction not in ("none", "sum", "mean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction != "mean":
+        return None
+    total = wt.sum(dtype=np.float64)
+    if input._data.dtype != np.float64 and total != 0:
+        total = wt.sum()
+    return total
 
 
 def _prob_target_reduce(prod: Tensor, input: Tensor, c: int, cdim: int, reduction: str) -> Tensor:
@@ -241,6 +244,8 @@ def mse_loss(
     _check_same_size(input, target, "mse_loss")
     if not _kinds.is_inexact(input._data) and not _kinds.is_inexact(target._data):
         _not_implemented_for_ints("mse_cpu", input)
+    if weight is None and _one_op(input, target, reduction):
+        return _losses.mse_loss(input, target, reduction)  # one op: MseLossBackward0, as torch
     d = input - target
     loss = d * d
     if weight is not None:
@@ -267,6 +272,26 @@ def l1_loss(
     return _reduce(loss, reduction)
 
 
+def _one_op(input: Tensor, target: Any, reduction: str, *consts: Tensor | None) -> bool:
+    """Whether a loss can run as its one op of ops/losses.py: Tensors of one shape and dtype,
+    a known reduction, and constant weights of that dtype that broadcast to that shape."""
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)):
+        return False
+    shape, dtype = tuple(input.shape), input._data.dtype
+    if tuple(target.shape) != shape or target._data.dtype != dtype:
+        return False
+    if reduction not in ("none", "sum", "mean") or not _kinds.is_floating(input._data):
+        return False
+    for c in consts:
+        if c is None:
+            continue
+        if not isinstance(c, Tensor) or c.requires_grad or c._data.dtype != dtype:
+            return False
+        if np.broadcast_shapes(tuple(c.shape), shape) != shape:
+            return False
+    return True
+
+
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -284,6 +309,8 @@ def smooth_l1_loss(
         _not_implemented_for_ints("smooth_l1_cpu", input)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if _one_op(input, target, reduction):
+        return _losses.smooth_l1_loss(input, target, reduction, float(beta))  # SmoothL1Loss
     d = input - target
     ad = _ops.abs(d)
     if beta == 0:
@@ -307,6 +334,8 @@ def huber_loss(
         _not_implemented_for_ints("huber_cpu", input)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None and _one_op(input, target, reduction):
+        return _losses.huber_loss(input, target, reduction, float(delta))  # HuberLossBackward0
     d = input - target
     ad = _ops.abs(d)
     loss = _ops.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
@@ -323,11 +352,9 @@ def binary_cross_entropy(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """-w (t log x + (1 - t) log(1 - x)), each log clamped to >= -100 as PyTorch.
-
-    Differs from torch: at x exactly 0 or 1 the clamped log has gradient 0 here, where PyTorch
-    divides by max(x (1 - x), 1e-12).
-    """
+    """-w (t log x + (1 - t) log(1 - x)), each log clamped to >= -100 as PyTorch; one op
+    (BinaryCrossEntropyBackward0, PyTorch's gradient w (x - t) / max(x (1 - x), 1e-12)) when
+    input and target share shape and dtype and the weight broadcasts to them."""
     if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
         input, target, weight = _autocast.fp32(input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -344,6 +371,9 @@ def binary_cross_entropy(
     xa = _data(input)
     if np.any((xa < 0) | (xa > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if _one_op(input, target, reduction, weight):
+        w = _data(weight) if weight is not None else None
+        return _losses.binary_cross_entropy(input, target, reduction, w)  # as PyTorch's node
     loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
     if weight is not None:
         loss = loss * weight
@@ -376,6 +406,11 @@ def binary_cross_entropy_with_logits(
         )
     _weight_no_grad("binary_cross_entropy_with_logits", weight)
     _weight_no_grad("binary_cross_entropy_with_logits", pos_weight, "pos_weight")
+    if _one_op(input, target, reduction, weight, pos_weight):
+        w = _data(weight) if weight is not None else None
+        pw = _data(pos_weight) if pos_weight is not None else None
+        # One op: BinaryCrossEntropyWithLogitsBackward0, as PyTorch (ops/losses.py).
+        return _losses.binary_cross_entropy_with_logits(input, target, reduction, w, pw)
     sp = _nnops.neg_log_sigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * sp

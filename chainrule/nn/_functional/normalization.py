@@ -100,6 +100,12 @@ def batch_norm(
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        if input.ndim > 1 and all(t is None or t.ndim == 1 for t in (weight, bias)):
+            # One op, NativeBatchNormBackward0 as in PyTorch (ops/normalization.py).
+            rm = np.reshape(_data(running_mean), shape)
+            rv = np.reshape(_data(running_var), shape)
+            invstd = (1 / np.sqrt(rv + eps)).astype(rv.dtype, copy=False)
+            return _norm_ops.batch_norm_eval(input, weight, bias, rm.copy(), invstd)
         rm = _ops.reshape(running_mean, shape)
         rv = _ops.reshape(running_var, shape)
         y = (input - rm) * (rv + eps) ** -0.5
@@ -154,9 +160,7 @@ def layer_norm(
             )
     _not_implemented_for_ints("LayerNormKernelImpl", input)
     _check_norm_dtypes(input, weight, bias)
-    dims = tuple(range(input.ndim - k, input.ndim))
-    y, _ = _normalize_over(input, dims, eps)
-    return _affine(y, weight, bias, None)
+    return _norm_ops.layer_norm(input, weight, bias, k, eps)  # NativeLayerNormBackward0
 
 
 def group_norm(

@@ -43,6 +43,7 @@ from chainrule.ops.linalg.products import (
     mv,
     outer,
 )
+from chainrule.ops.linalg.products import linear_addmm as linear_addmm
 
 __all__ = [
     "matmul",

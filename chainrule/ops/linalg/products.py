@@ -358,6 +358,13 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     return _addprod(_addmm, input, shape, mat1, mat2, beta, alpha)
 
 
+def linear_addmm(input: Any, mat1: Any, mat2: Any) -> Any:
+    """input + mat1 @ mat2 as one addmm (AddmmBackward0), for ``F.linear``, which has checked
+    the operands (and lowered them under autocast) already."""
+    shape = (mat1._data.shape[0], mat2._data.shape[1])
+    return _addprod(_addmm, input, shape, mat1, mat2, 1, 1)
+
+
 def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
     """beta * input + alpha * (mat @ vec), input broadcast to the product's shape."""
     _require_tensor("addmv", input, "input")
