@@ -273,6 +273,8 @@ if TYPE_CHECKING:  # names of __all__ that __getattr__ loads on first use (_LAZY
     from chainrule._random import Generator, default_generator, initial_seed, manual_seed, seed
     from chainrule.serialization import load, save
 
+from chainrule import _lazy_names  # noqa: E402
+
 _LAZY_ATTRS = {
     "Generator": "chainrule._random",
     "default_generator": "chainrule._random",
@@ -344,37 +346,9 @@ _LAZY_ATTRS = {
         )
     },
     "GradScaler": "chainrule.amp",
-    **{
-        n: f"chainrule.{m}"
-        for m in ("_switches", "_windows", "_builders", "_rng_state", "_control_flow")
-        for n in importlib.import_module(f"chainrule.{m}").__all__
-    },
-    **{n: "chainrule._nn_forms" for n in importlib.import_module("chainrule._nn_forms").__all__},
-    **{
-        n: f"chainrule.{m}"
-        for m in ("_nn_native", "_nn_native_norm")  # torch-level nn kernels (torch.lstm ...)
-        for n in importlib.import_module(f"chainrule.{m}").__all__
-    },
-    **{n: "chainrule._sym" for n in importlib.import_module("chainrule._sym").__all__},
-    **{
-        n: "chainrule._autocast_api"
-        for n in importlib.import_module("chainrule._autocast_api").__all__
-    },
-    # Storages, streams and events, futures, sub-byte dtypes, small torch-level functions.
-    **{
-        n: f"chainrule.{m}"
-        for m in (
-            "storage",
-            "_streams",
-            "_futures",
-            "_shell_dtypes",
-            "_gradient",
-            "_misc_api",
-            "_segment_reduce",
-            "_lobpcg",
-        )
-        for n in importlib.import_module(f"chainrule.{m}").__all__
-    },
+    # The torch-level topic modules (chainrule/_lazy_names.py, written by tools/lazy_names.py
+    # from their __all__): mapped without importing them.
+    **{n: m for m, names in _lazy_names.NAMES.items() for n in names},
 }
 
 
