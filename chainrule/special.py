@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from chainrule._tensor import Tensor
 from chainrule.ops import special as _s
 from chainrule.ops.composite import exp2, sinc  # one place per function: torch.sinc's
 from chainrule.ops.nn import log_softmax as _log_softmax
@@ -30,6 +31,9 @@ from chainrule.ops.special import (
     xlog1py,
     xlogy,
 )
+from chainrule.ops.special_functions import *  # noqa: F403 (torch.special's other functions)
+from chainrule.ops.special_functions import __all__ as _more
+from chainrule.ops.special_functions import common_args, multi_dim_common
 from chainrule.ops.unary import erf, erfc, expm1, log1p, round, sigmoid
 
 __all__ = [
@@ -64,7 +68,12 @@ __all__ = [
     "softmax",
     "xlog1py",
     "xlogy",
+    *_more,
+    "Tensor",
+    "common_args",
+    "multi_dim_common",
 ]
+
 
 gammaln = _s.lgamma
 psi = digamma

@@ -1,0 +1,554 @@
+"""More of ``torch.special``: Bessel and Airy functions, the Hurwitz zeta function and the
+classical orthogonal polynomials.
+
+The Bessel and Airy forwards call ``scipy.special`` (the same Cephes algorithms as PyTorch's
+kernels). The polynomials follow PyTorch's kernels step for step (their special cases, the
+trigonometric forms for large ``n`` inside (-1, 1), and the three-term recurrences in the
+input's dtype), so that the values match PyTorch's, overflow and nan included. ``n`` is
+truncated to an integer, as PyTorch's ``static_cast<int64_t>(n)``; a negative ``n`` gives 0.
+
+PyTorch 2.13 records no gradient for any of these but ``zeta``: their outputs do not require
+grad (non-differentiable ops here too). ``zeta(x, q)`` is differentiable in ``q``,
+d/dq zeta(x, q) = -x zeta(x + 1, q); backward through ``x`` raises PyTorch's error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from chainrule.ops._registry import binary, ns, unary
+from chainrule.ops.special import _call, _host
+
+__all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "spherical_bessel_j0",
+    "zeta",
+]
+
+_TYPE_NAMES = {
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def _check(kernel: str, *arrays: Any) -> None:
+    """PyTorch's error for the dtypes its CPU kernels lack (half, bfloat16, complex)."""
+    for a in arrays:
+        name = np.dtype(a.dtype).name
+        if name in _TYPE_NAMES or name.startswith(("float8", "complex")):
+            t = _TYPE_NAMES.get(name, name)
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{t}'")
+
+
+def _require_tensor(name: str, input: Any) -> None:
+    if not hasattr(input, "_data"):
+        raise TypeError(
+            f"special_{name}(): argument 'input' (position 1) must be Tensor, "
+            f"not {type(input).__name__}"
+        )
+
+
+# Bessel and Airy functions -----------------------------------------------------------------
+
+
+def _spherical_j0(xp: Any, x: Any) -> Any:
+    _check("spherical_bessel_j0", x)
+    (h,) = _host(xp, x)
+    with np.errstate(all="ignore"):
+        x2 = h * h
+        one = h.dtype.type(1)
+        series = one + x2 * (
+            -one / 6
+            + x2
+            * (
+                one / 120
+                + x2
+                * (
+                    -one / 5040
+                    + x2 * (one / 362880 + x2 * (-one / 39916800 + x2 * (one / 6227020800)))
+                )
+            )
+        )
+        out = np.where(np.isinf(h), 0, np.where(np.abs(h) < 0.5, series, np.sin(h) / h))
+    out = np.asarray(out, dtype=h.dtype)
+    return out if xp is np else xp.asarray(out)
+
+
+def _scipy_unary(name: str, sc_name: str, doc: str, index: int | None = None) -> Any:
+    def fwd(xp: Any, x: Any) -> Any:
+        _check(name, x)
+        if index is None:
+            return _call(xp, sc_name, x)
+        return _airy(xp, x, sc_name, index)
+
+    f = unary(name, fwd, differentiable=False, doc=doc)
+
+    def public(input: Any, *, out: Any = None) -> Any:
+        _require_tensor(name, input)
+        r = f(input)
+        if out is not None:
+            out.copy_(r)
+            return out
+        return r
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc
+    return public
+
+
+def _airy(xp: Any, x: Any, sc_name: str, index: int) -> Any:
+    from chainrule.ops.special import _sc
+
+    dt = x.dtype
+    (h,) = _host(xp, x)
+    with np.errstate(all="ignore"):
+        out = np.asarray(_sc(sc_name)(h.astype(np.float64))[index]).astype(dt)
+    return out if xp is np else xp.asarray(out)
+
+
+airy_ai = _scipy_unary("airy_ai", "airy", "Airy function Ai(x).", index=0)
+bessel_j0 = _scipy_unary("bessel_j0", "j0", "Bessel function of the first kind, order 0, J0(x).")
+bessel_j1 = _scipy_unary("bessel_j1", "j1", "Bessel function of the first kind, order 1, J1(x).")
+bessel_y0 = _scipy_unary("bessel_y0", "y0", "Bessel function of the second kind, order 0, Y0(x).")
+bessel_y1 = _scipy_unary("bessel_y1", "y1", "Bessel function of the second kind, order 1, Y1(x).")
+modified_bessel_i0 = _scipy_unary(
+    "modified_bessel_i0", "i0", "Modified Bessel function of the first kind, order 0, I0(x)."
+)
+modified_bessel_i1 = _scipy_unary(
+    "modified_bessel_i1", "i1", "Modified Bessel function of the first kind, order 1, I1(x)."
+)
+modified_bessel_k0 = _scipy_unary(
+    "modified_bessel_k0", "k0", "Modified Bessel function of the second kind, order 0, K0(x)."
+)
+modified_bessel_k1 = _scipy_unary(
+    "modified_bessel_k1", "k1", "Modified Bessel function of the second kind, order 1, K1(x)."
+)
+scaled_modified_bessel_k0 = _scipy_unary(
+    "scaled_modified_bessel_k0", "k0e", "Exponentially scaled K0: e**x K0(x)."
+)
+scaled_modified_bessel_k1 = _scipy_unary(
+    "scaled_modified_bessel_k1", "k1e", "Exponentially scaled K1: e**x K1(x)."
+)
+
+_sph_j0 = unary("spherical_bessel_j0", _spherical_j0, differentiable=False)
+
+
+def spherical_bessel_j0(input: Any, *, out: Any = None) -> Any:
+    """Spherical Bessel function of the first kind, order 0: j0(x) = sin(x) / x (1 at 0)."""
+    _require_tensor("spherical_bessel_j0", input)
+    r = _sph_j0(input)
+    if out is not None:
+        out.copy_(r)
+        return out
+    return r
+
+
+# Hurwitz zeta ------------------------------------------------------------------------------
+
+
+def _zeta_fwd(xp: Any, a: Any, b: Any) -> Any:
+    _check("zeta", *(v for v in (a, b) if hasattr(v, "dtype")))
+    return _call(xp, "zeta", a, b)
+
+
+def _zeta_x_vjp(ctx: Any, g: Any) -> Any:
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+_zeta = binary(
+    "special_zeta",
+    _zeta_fwd,
+    saves=("a", "b"),
+    promote="float",
+    node_name="SpecialZetaBackward0",
+    vjp=(_zeta_x_vjp, lambda ctx, g: g * -ctx.a * ns.special_zeta(ctx.a + 1, ctx.b)),
+    doc="Hurwitz zeta function sum_k (k + q)**-x. VJP in q: -g x zeta(x + 1, q).",
+)
+
+
+def _both(name: str, first: str, input: Any, other: Any) -> tuple[Any, Any]:
+    from chainrule._creation import tensor
+
+    ti, to = hasattr(input, "_data"), hasattr(other, "_data")
+    if not ti and not to:
+        raise TypeError(
+            f"special_{name}() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+            f" * (Tensor {first}, Tensor {'n' if first == 'x' else 'other'}, *, Tensor out = None)"
+        )
+
+    def like(v: Any, t: Any) -> Any:
+        # A Python number takes the tensor's dtype if that is floating (scalar promotion).
+        if isinstance(v, bool) or not isinstance(v, float) or not t.is_floating_point():
+            return tensor(v, dtype=t.dtype if t.is_floating_point() else None)
+        return tensor(v, dtype=t.dtype)
+
+    if not ti:
+        input = like(input, other)
+    if not to:
+        other = like(other, input)
+    return input, other
+
+
+def zeta(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Hurwitz zeta function zeta(x, q) = sum_{k >= 0} (k + q)**-x (``x``: ``input``,
+    ``q``: ``other``; a Python number allowed for either). Differentiable in ``q`` only, as in
+    PyTorch: d/dq zeta(x, q) = -x zeta(x + 1, q)."""
+    r = _zeta(*_both("zeta", "input", input, other))
+    if out is not None:
+        out.copy_(r)
+        return out
+    return r
+
+
+# Orthogonal polynomials --------------------------------------------------------------------
+
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _as_int(n: Any) -> Any:
+    """``static_cast<int64_t>(n)``: truncation; nan and out-of-range values give INT64_MIN
+    (x86's result), so a negative degree."""
+    if n.dtype.kind in "iub":
+        return n.astype(np.int64)
+    with np.errstate(all="ignore"):
+        ok = np.isfinite(n) & (np.abs(n) < 2.0**63)
+        return np.where(ok, np.trunc(np.where(ok, n, 0)), _INT64_MIN).astype(np.int64)
+
+
+class _Sel:
+    """The result of a polynomial kernel, filled case by case in PyTorch's order."""
+
+    def __init__(self, x: Any) -> None:
+        self.out = np.zeros_like(x)
+        self.done = np.zeros(x.shape, dtype=bool)
+
+    def put(self, cond: Any, value: Any) -> None:
+        m = cond & ~self.done
+        if m.any():
+            self.out[m] = np.broadcast_to(value, self.out.shape)[m]
+            self.done |= m
+
+
+def _recur(sel: _Sel, x: Any, n: Any, q1: Any, step: Any) -> None:
+    """The recurrence: p = 1, q = q1, then for j = 1 .. n - 1: r = step(j, p, q); p, q = q, r."""
+    m = ~sel.done
+    if not m.any():
+        return
+    xs, ns_ = x[m], n[m]
+    p = np.ones_like(xs)
+    q = np.broadcast_to(q1, x.shape)[m].copy()
+    top = int(ns_.max())
+    for j in range(1, top):
+        live = ns_ > j
+        if not live.any():
+            break
+        r = step(j, xs, p, q)
+        p = np.where(live, q, p)
+        q = np.where(live, r, q)
+        if np.isnan(q[live]).all():  # nan stays nan: the rest of the recurrence changes nothing
+            break
+    sel.out[m] = q
+    sel.done |= m
+
+
+def _signed(n: Any, even: Any, odd: Any) -> Any:
+    return np.where(n % 2 == 0, even, odd)
+
+
+def _cheb_t(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    s.put(n < 0, 0)
+    s.put(np.abs(x) == 1, np.where((x > 0) | (n % 2 == 0), 1, -1))
+    s.put((n > 6) & (np.abs(x) < 1), np.cos(n.astype(t) * np.arccos(x)))
+    s.put(n == 0, 1)
+    s.put(n == 1, x)
+    _recur(s, x, n, x, lambda j, x, p, q: (x + x) * q - p)
+    return s.out
+
+
+def _cheb_u(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    n1 = (n + 1).astype(t)
+    s.put(n < 0, 0)
+    s.put(np.abs(x) == 1, np.where((x > 0) | (n % 2 == 0), n1, -n1))
+    ac = np.arccos(x)
+    sa = np.sin(ac)
+    trig = np.where(sa != 0, np.sin(n1 * ac) / sa, n1 * np.cos(n1 * ac) / x)
+    s.put((n > 8) & (np.abs(x) < 1), trig)
+    s.put(n == 0, 1)
+    s.put(n == 1, x + x)
+    _recur(s, x, n, x + x, lambda j, x, p, q: (x + x) * q - p)
+    return s.out
+
+
+def _cheb_v(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    n21 = (n + n + 1).astype(t)
+    half = t.type(0.5)
+    s.put(n < 0, 0)
+    s.put(np.abs(x) == 1, np.where(x > 0, 1, _signed(n, n21, -n21)))
+    ac = np.arccos(x)
+    trig = np.where(
+        np.sin(ac / 2) != 1,
+        np.cos((n.astype(t) + half) * ac) / np.cos(ac / 2),
+        _signed(n, n21, -n21),
+    )
+    s.put((n > 8) & (np.abs(x) < 1), trig)
+    s.put(n == 0, 1)
+    s.put(n == 1, x + x - 1)
+    _recur(s, x, n, x + x - 1, lambda j, x, p, q: (x + x) * q - p)
+    return s.out
+
+
+def _cheb_w(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    n21 = (n + n + 1).astype(t)
+    half = t.type(0.5)
+    s.put(n < 0, 0)
+    s.put(np.abs(x) == 1, np.where(x > 0, n21, _signed(n, 1, -1)))
+    ac = np.arccos(x)
+    trig = np.where(
+        np.cos(ac / 2) != 1,
+        np.sin((n.astype(t) + half) * ac) / np.sin(ac / 2),
+        np.where(x > 0, n21, _signed(n, 1, -1)),
+    )
+    s.put((n > 8) & (np.abs(x) < 1), trig)
+    s.put(n == 0, 1)
+    s.put(n == 1, x + x + 1)
+    _recur(s, x, n, x + x + 1, lambda j, x, p, q: (x + x) * q - p)
+    return s.out
+
+
+def _shifted_t(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    y = x + x - 1
+    s.put(n < 0, 0)
+    s.put(x == 1, 1)
+    s.put(x == 0, _signed(n, 1, -1))
+    s.put((n > 6) & (np.abs(y) < 1), np.cos(n.astype(t) * np.arccos(y)))
+    s.put(n == 0, 1)
+    s.put(n == 1, y)
+    _recur(s, x, n, y, lambda j, x, p, q: ((x + x - 1) + (x + x - 1)) * q - p)
+    return s.out
+
+
+def _shifted_u(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    y = x + x - 1
+    n1 = (n + 1).astype(t)
+    s.put(n < 0, 0)
+    s.put(x == 1, n1)
+    s.put(x == 0, _signed(n, n1, -n1))
+    ac = np.arccos(y)
+    sa = np.sin(ac)
+    trig = np.where(sa != 0, np.sin(n1 * ac) / sa, n1 * np.cos(n1 * ac) / y)
+    s.put((n > 6) & (np.abs(y) < 1), trig)
+    s.put(n == 0, 1)
+    s.put(n == 1, y + y)
+    _recur(s, x, n, y + y, lambda j, x, p, q: ((x + x - 1) + (x + x - 1)) * q - p)
+    return s.out
+
+
+def _shifted_v(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    y = x + x - 1
+    n21 = (n + n + 1).astype(t)
+    half = t.type(0.5)
+    s.put(n < 0, 0)
+    s.put(x == 1, 1)
+    s.put(x == 0, _signed(n, n21, -n21))
+    ac = np.arccos(y)
+    trig = np.where(
+        np.sin(ac / 2) != 1,
+        np.cos((n.astype(t) + half) * ac) / np.cos(ac / 2),
+        _signed(n, n21, -n21),
+    )
+    s.put((n > 6) & (np.abs(y) < 1), trig)
+    s.put(n == 0, 1)
+    s.put(n == 1, y + y - 1)
+    _recur(s, x, n, y + y - 1, lambda j, x, p, q: ((x + x - 1) + (x + x - 1)) * q - p)
+    return s.out
+
+
+def _shifted_w(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    y = x + x - 1
+    n21 = (n + n + 1).astype(t)
+    half = t.type(0.5)
+    s.put(n < 0, 0)
+    s.put(x == 1, n21)
+    s.put(x == 0, _signed(n, 1, -1))
+    ac = np.arccos(y)
+    trig = np.where(
+        np.cos(ac / 2) != 1,
+        np.sin((n.astype(t) + half) * ac) / np.sin(ac / 2),
+        _signed(n, 1, -1),
+    )
+    s.put((n > 4) & (np.abs(y) < 1), trig)
+    s.put(n == 0, 1)
+    s.put(n == 1, y + y + 1)
+    _recur(s, x, n, y + y + 1, lambda j, x, p, q: ((x + x - 1) + (x + x - 1)) * q - p)
+    return s.out
+
+
+def _hermite_h(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    s.put(n < 0, 0)
+    s.put(n == 0, 1)
+    s.put(n == 1, x + x)
+    _recur(s, x, n, x + x, lambda j, x, p, q: (x + x) * q - (2 * j) * p)
+    return s.out
+
+
+def _hermite_he(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    s.put(n < 0, 0)
+    s.put(n == 0, 1)
+    s.put(n == 1, x)
+    _recur(s, x, n, x, lambda j, x, p, q: x * q - j * p)
+    return s.out
+
+
+def _laguerre_l(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    s.put(n < 0, 0)
+    s.put(np.abs(x) == 0, 1)
+    s.put(n == 0, 1)
+    s.put(n == 1, 1 - x)
+    _recur(s, x, n, 1 - x, lambda j, x, p, q: (((j + j) + (1 - x)) * q - j * p) / (j + 1))
+    return s.out
+
+
+def _legendre_p(x: Any, n: Any, t: Any) -> Any:
+    s = _Sel(x)
+    s.put(n < 0, 0)
+    s.put(np.abs(x) == 1, np.where((x > 0) | (n % 2 == 0), 1, -1))
+    s.put(n == 0, 1)
+    s.put(n == 1, x)
+    _recur(s, x, n, x, lambda j, x, p, q: ((j + j + 1) * x * q - j * p) / (j + 1))
+    return s.out
+
+
+def _poly_op(name: str, kernel: Any, math: str) -> Any:
+    def fwd(xp: Any, a: Any, b: Any) -> Any:
+        _check(name, a, b)
+        x, n = _host(xp, a, b)
+        t = np.result_type(x.dtype, n.dtype)
+        x, n = np.broadcast_arrays(np.asarray(x, dtype=t), _as_int(np.asarray(n, dtype=t)))
+        with np.errstate(all="ignore"):
+            out = np.asarray(kernel(np.array(x), np.array(n), t), dtype=t)
+        return out if xp is np else xp.asarray(out)
+
+    op = binary(name, fwd, promote="float", differentiable=False, doc=math)
+
+    def public(input: Any, n: Any, *, out: Any = None) -> Any:
+        r = op(*_both(name, "x", input, n))
+        if out is not None:
+            out.copy_(r)
+            return out
+        return r
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = (
+        f"{math} (``n`` truncated to an integer; 0 for negative ``n``), computed as PyTorch "
+        "does; a Python number allowed for either argument. Not differentiable (as PyTorch)."
+    )
+    return public
+
+
+chebyshev_polynomial_t = _poly_op(
+    "chebyshev_polynomial_t", _cheb_t, "Chebyshev polynomial of the first kind T_n(x)"
+)
+chebyshev_polynomial_u = _poly_op(
+    "chebyshev_polynomial_u", _cheb_u, "Chebyshev polynomial of the second kind U_n(x)"
+)
+chebyshev_polynomial_v = _poly_op(
+    "chebyshev_polynomial_v", _cheb_v, "Chebyshev polynomial of the third kind V_n(x)"
+)
+chebyshev_polynomial_w = _poly_op(
+    "chebyshev_polynomial_w", _cheb_w, "Chebyshev polynomial of the fourth kind W_n(x)"
+)
+shifted_chebyshev_polynomial_t = _poly_op(
+    "shifted_chebyshev_polynomial_t",
+    _shifted_t,
+    "Shifted Chebyshev polynomial T*_n(x) = T_n(2x - 1)",
+)
+shifted_chebyshev_polynomial_u = _poly_op(
+    "shifted_chebyshev_polynomial_u",
+    _shifted_u,
+    "Shifted Chebyshev polynomial U*_n(x) = U_n(2x - 1)",
+)
+shifted_chebyshev_polynomial_v = _poly_op(
+    "shifted_chebyshev_polynomial_v",
+    _shifted_v,
+    "Shifted Chebyshev polynomial V*_n(x) = V_n(2x - 1)",
+)
+shifted_chebyshev_polynomial_w = _poly_op(
+    "shifted_chebyshev_polynomial_w",
+    _shifted_w,
+    "Shifted Chebyshev polynomial W*_n(x) = W_n(2x - 1)",
+)
+hermite_polynomial_h = _poly_op(
+    "hermite_polynomial_h", _hermite_h, "Physicists' Hermite polynomial H_n(x)"
+)
+hermite_polynomial_he = _poly_op(
+    "hermite_polynomial_he", _hermite_he, "Probabilists' Hermite polynomial He_n(x)"
+)
+laguerre_polynomial_l = _poly_op("laguerre_polynomial_l", _laguerre_l, "Laguerre polynomial L_n(x)")
+legendre_polynomial_p = _poly_op("legendre_polynomial_p", _legendre_p, "Legendre polynomial P_n(x)")
+
+# torch.special.common_args / multi_dim_common: the docstring fragments PyTorch's docs reuse.
+common_args: dict[str, str] = {
+    "input": "input (Tensor): the input tensor.",
+    "generator": "generator (:class:`torch.Generator`, optional): a pseudorandom number "
+    "generator for sampling",
+    "out": "out (Tensor, optional): the output tensor.",
+    "memory_format": "memory_format (:class:`torch.memory_format`, optional): the desired "
+    "memory format of\n        returned tensor. Default: ``torch.preserve_format``.",
+}
+multi_dim_common: dict[str, str] = {
+    **common_args,
+    "dtype": "dtype (:class:`torch.dtype`, optional): the desired data type of returned "
+    "tensor.\n        If specified, the input tensor is casted to :attr:`dtype` before the "
+    "operation\n        is performed. This is useful for preventing data type overflows. "
+    "Default: None.",
+    "keepdim": "keepdim (bool): whether the output tensor has :attr:`dim` retained or not.",
+    "opt_keepdim": "\n    keepdim (bool, optional): whether the output tensor has :attr:`dim` "
+    "retained or not. Default: ``False``.\n",
+    "dim": "dim (int or tuple of ints): the dimension or dimensions to reduce.",
+    "keepdim_details": "\nIf :attr:`keepdim` is ``True``, the output tensor is of the same "
+    "size\nas :attr:`input` except in the dimension(s) :attr:`dim` where it is of size 1.\n"
+    "Otherwise, :attr:`dim` is squeezed (see :func:`torch.squeeze`), resulting in the\noutput "
+    "tensor having 1 (or ``len(dim)``) fewer dimension(s).\n",
+    "opt_dim": "\n    dim (int or tuple of ints, optional): the dimension or dimensions to "
+    "reduce.\n",
+    "opt_dim_all_reduce": "\n    dim (int or tuple of ints, optional): the dimension or "
+    "dimensions to reduce.\n        If ``None``, all dimensions are reduced.\n",
+}
