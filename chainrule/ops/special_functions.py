@@ -67,7 +67,9 @@ def _check(kernel: str, *arrays: Any) -> None:
 
 
 def _require_tensor(name: str, input: Any) -> None:
-    if not hasattr(input, "_data"):
+    if hasattr(input, "_data"):
+        _check(name, input._data)
+    else:
         raise TypeError(
             f"special_{name}(): argument 'input' (position 1) must be Tensor, "
             f"not {type(input).__name__}"
@@ -128,7 +130,8 @@ def _airy(xp: Any, x: Any, sc_name: str, index: int) -> Any:
     dt = x.dtype
     (h,) = _host(xp, x)
     with np.errstate(all="ignore"):
-        out = np.asarray(_sc(sc_name)(h.astype(np.float64))[index]).astype(dt)
+        out = np.asarray(_sc(sc_name)(h.astype(np.float64))[index])
+        out = np.where(h > 103.892, 0.0, out).astype(dt)  # PyTorch's cut-off: Ai(x) is 0 there
     return out if xp is np else xp.asarray(out)
 
 
@@ -220,6 +223,7 @@ def zeta(input: Any, other: Any, *, out: Any = None) -> Any:
     """Hurwitz zeta function zeta(x, q) = sum_{k >= 0} (k + q)**-x (``x``: ``input``,
     ``q``: ``other``; a Python number allowed for either). Differentiable in ``q`` only, as in
     PyTorch: d/dq zeta(x, q) = -x zeta(x + 1, q)."""
+    _check("zeta", *(v._data for v in (input, other) if hasattr(v, "_data")))
     r = _zeta(*_both("zeta", "input", input, other))
     if out is not None:
         out.copy_(r)
@@ -469,6 +473,7 @@ def _poly_op(name: str, kernel: Any, math: str) -> Any:
     op = binary(name, fwd, promote="float", differentiable=False, doc=math)
 
     def public(input: Any, n: Any, *, out: Any = None) -> Any:
+        _check(name, *(v._data for v in (input, n) if hasattr(v, "_data")))
         r = op(*_both(name, "x", input, n))
         if out is not None:
             out.copy_(r)
