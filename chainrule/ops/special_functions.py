@@ -177,7 +177,9 @@ def spherical_bessel_j0(input: Any, *, out: Any = None) -> Any:
 
 def _zeta_fwd(xp: Any, a: Any, b: Any) -> Any:
     _check("zeta", *(v for v in (a, b) if hasattr(v, "dtype")))
-    return _call(xp, "zeta", a, b)
+    out = _call(xp, "zeta", a, b)
+    # PyTorch's series gives 0 * inf = nan at q = +inf (x > 1); SciPy's gives 0.
+    return xp.where(xp.isposinf(b) & (a > 1), xp.nan, out)
 
 
 def _zeta_x_vjp(ctx: Any, g: Any) -> Any:
