@@ -111,12 +111,10 @@ def _spherical_j0(xp: Any, x: Any) -> Any:
     return out if xp is np else xp.asarray(out)
 
 
-def _scipy_unary(name: str, sc_name: str, doc: str, index: int | None = None) -> Any:
+def _scipy_unary(name: str, sc_name: str, doc: str) -> Any:
     def fwd(xp: Any, x: Any) -> Any:
         _check(name, x)
-        if index is None:
-            return _call(xp, sc_name, x)
-        return _airy(xp, x, sc_name, index)
+        return _call(xp, sc_name, x)
 
     f = unary(name, fwd, differentiable=False, doc=doc)
 
@@ -269,18 +267,246 @@ def _airy_ai_host(x: Any) -> Any:
     return out
 
 
-def _airy(xp: Any, x: Any, sc_name: str, index: int) -> Any:
-    (h,) = _host(xp, x)
-    with np.errstate(all="ignore"):
-        out = _airy_ai_host(np.asarray(h))
-    return out if xp is np else xp.asarray(out)
+# PyTorch's bessel_j0/j1/y0/y1 kernels (Cephes' rational approximations), in the input's dtype.
+_J0_PP = (
+    7.96936729297347051624e-04,
+    8.28352392107440799803e-02,
+    1.23953371646414299388e00,
+    5.44725003058768775090e00,
+    8.74716500199817011941e00,
+    5.30324038235394892183e00,
+    9.99999999999999997821e-01,
+)
+_J0_PQ = (
+    9.24408810558863637013e-04,
+    8.56288474354474431428e-02,
+    1.25352743901058953537e00,
+    5.47097740330417105182e00,
+    8.76190883237069594232e00,
+    5.30605288235394617618e00,
+    1.00000000000000000218e00,
+)
+_J0_QP = (
+    -1.13663838898469149931e-02,
+    -1.28252718670509318512e00,
+    -1.95539544257735972385e01,
+    -9.32060152123768231369e01,
+    -1.77681167980488050595e02,
+    -1.47077505154951170175e02,
+    -5.14105326766599330220e01,
+    -6.05014350600728481186e00,
+)
+_J0_QQ = (
+    6.43178256118178023184e01,
+    8.56430025976980587198e02,
+    3.88240183605401609683e03,
+    7.24046774195652478189e03,
+    5.93072701187316984827e03,
+    2.06209331660327847417e03,
+    2.42005740240291393179e02,
+)
+_J0_RP = (
+    -4.79443220978201773821e09,
+    1.95617491946556577543e12,
+    -2.49248344360967716204e14,
+    9.70862251047306323952e15,
+)
+_J0_RQ = (
+    4.99563147152651017219e02,
+    1.73785401676374683123e05,
+    4.84409658339962045305e07,
+    1.11855537045356834862e10,
+    2.11277520115489217587e12,
+    3.10518229857422583814e14,
+    3.18121955943204943306e16,
+    1.71086294081043136091e18,
+)
+_Y0_YP = (
+    1.55924367855235737965e04,
+    -1.46639295903971606143e07,
+    5.43526477051876500413e09,
+    -9.82136065717911466409e11,
+    8.75906394395366999549e13,
+    -3.46628303384729719441e15,
+    4.42733268572569800351e16,
+    -1.84950800436986690637e16,
+)
+_Y0_YQ = (
+    1.04128353664259848412e03,
+    6.26107330137134956842e05,
+    2.68919633393814121987e08,
+    8.64002487103935000337e10,
+    2.02979612750105546709e13,
+    3.17157752842975028269e15,
+    2.50596256172653059228e17,
+)
+_J1_PP = (
+    7.62125616208173112003e-04,
+    7.31397056940917570436e-02,
+    1.12719608129684925192e00,
+    5.11207951146807644818e00,
+    8.42404590141772420927e00,
+    5.21451598682361504063e00,
+    1.00000000000000000254e00,
+)
+_J1_PQ = (
+    5.71323128072548699714e-04,
+    6.88455908754495404082e-02,
+    1.10514232634061696926e00,
+    5.07386386128601488557e00,
+    8.39985554327604159757e00,
+    5.20982848682361821619e00,
+    9.99999999999999997461e-01,
+)
+_J1_QP = (
+    5.10862594750176621635e-02,
+    4.98213872951233449420e00,
+    7.58238284132545283818e01,
+    3.66779609360150777800e02,
+    7.10856304998926107277e02,
+    5.97489612400613639965e02,
+    2.11688757100572135698e02,
+    2.52070205858023719784e01,
+)
+_J1_QQ = (
+    7.42373277035675149943e01,
+    1.05644886038262816351e03,
+    4.98641058337653607651e03,
+    9.56231892404756170795e03,
+    7.99704160447350683650e03,
+    2.82619278517639096600e03,
+    3.36093607810698293419e02,
+)
+_J1_RP = (
+    -8.99971225705559398224e08,
+    4.52228297998194034323e11,
+    -7.27494245221818276015e13,
+    3.68295732863852883286e15,
+)
+_J1_RQ = (
+    6.20836478118054335476e02,
+    2.56987256757748830383e05,
+    8.35146791431949253037e07,
+    2.21511595479792499675e10,
+    4.74914122079991414898e12,
+    7.84369607876235854894e14,
+    8.95222336184627338078e16,
+    5.32278620332680085395e18,
+)
+_Y1_YP = (
+    1.26320474790178026440e09,
+    -6.47355876379160291031e11,
+    1.14509511541823727583e14,
+    -8.12770255501325109621e15,
+    2.02439475713594898196e17,
+    -7.78877196265950026825e17,
+)
+_Y1_YQ = (
+    5.94301592346128195359e02,
+    2.35564092943068577943e05,
+    7.34811944459721705660e07,
+    1.87601316108706159478e10,
+    3.88231277496238566008e12,
+    6.20557727146953693363e14,
+    6.87141087355300489866e16,
+    3.97270608116560655612e18,
+)
+_PIO4 = 0.785398163397448309615660845819875721
+_3PIO4 = 2.356194490192344928846982537459627163
+_SQ2OPI = 0.797884560802865355879892119868763737
+_TWOOPI = 0.636619772367581343075535053490057448
 
 
-airy_ai = _scipy_unary("airy_ai", "airy", "Airy function Ai(x).", index=0)
-bessel_j0 = _scipy_unary("bessel_j0", "j0", "Bessel function of the first kind, order 0, J0(x).")
-bessel_j1 = _scipy_unary("bessel_j1", "j1", "Bessel function of the first kind, order 1, J1(x).")
-bessel_y0 = _scipy_unary("bessel_y0", "y0", "Bessel function of the second kind, order 0, Y0(x).")
-bessel_y1 = _scipy_unary("bessel_y1", "y1", "Bessel function of the second kind, order 1, Y1(x).")
+def _bessel_far(x: Any, z: Any, pp: Any, pq: Any, qp: Any, qq: Any, off: float, y: bool) -> Any:
+    c = x.dtype.type
+    p = _horner(z, pp) / _horner(z, pq)
+    q = c(5.0) / x * (_horner(z, qp) / _horner(z, qq))
+    a = x - c(off)
+    v = p * np.sin(a) + q * np.cos(a) if y else p * np.cos(a) - q * np.sin(a)
+    return v * c(_SQ2OPI) / np.sqrt(x)
+
+
+def _j0_host(x: Any) -> Any:
+    c = x.dtype.type
+    x = np.abs(x)
+    xx = x * x
+    near = (
+        (xx - c(5.78318596294678452118e00))
+        * (xx - c(3.04712623436620863991e01))
+        * _horner(xx, _J0_RP)
+        / _horner(xx, _J0_RQ)
+    )
+    near = np.where(x < c(0.00001), c(1.0) - xx / c(4.0), near)
+    far = _bessel_far(x, c(25.0) / xx, _J0_PP, _J0_PQ, _J0_QP, _J0_QQ, _PIO4, False)
+    return np.where(x <= c(5.0), near, far)
+
+
+def _y0_host(x: Any) -> Any:
+    c = x.dtype.type
+    xx = x * x
+    near = _horner(xx, _Y0_YP) / _horner(xx, _Y0_YQ) + c(_TWOOPI) * np.log(x) * _j0_host(x)
+    near = np.where(x == 0, -np.inf, near)
+    far = _bessel_far(x, c(25.0) / xx, _J0_PP, _J0_PQ, _J0_QP, _J0_QQ, _PIO4, True)
+    return np.where(x <= c(5.0), near, far)
+
+
+def _j1_host(x: Any) -> Any:
+    c = x.dtype.type
+    sign = np.where(x < 0, c(-1.0), c(1.0))
+    x = np.abs(x)
+    xx = x * x
+    near = (
+        _horner(xx, _J1_RP)
+        / _horner(xx, _J1_RQ)
+        * x
+        * (xx - c(1.46819706421238932572e01))
+        * (xx - c(4.92184563216946036703e01))
+    )
+    z = c(5.0) / x * (c(5.0) / x)
+    far = _bessel_far(x, z, _J1_PP, _J1_PQ, _J1_QP, _J1_QQ, _3PIO4, False)
+    return sign * np.where(x <= c(5.0), near, far)
+
+
+def _y1_host(x: Any) -> Any:
+    c = x.dtype.type
+    xx = x * x
+    near = x * (_horner(xx, _Y1_YP) / _horner(xx, _Y1_YQ)) + c(_TWOOPI) * (
+        _j1_host(x) * np.log(x) - c(1.0) / x
+    )
+    near = np.where(x == 0, -np.inf, np.where(x < 0, np.nan, near))
+    z = c(5.0) / x * (c(5.0) / x)
+    far = _bessel_far(x, z, _J1_PP, _J1_PQ, _J1_QP, _J1_QQ, _3PIO4, True)
+    return np.where(x <= c(5.0), near, far)
+
+
+def _ported(name: str, host: Any, doc: str) -> Any:
+    def fwd(xp: Any, x: Any) -> Any:
+        _check(name, x)
+        (h,) = _host(xp, x)
+        with np.errstate(all="ignore"):
+            out = np.asarray(host(np.asarray(h)), dtype=h.dtype)
+        return out if xp is np else xp.asarray(out)
+
+    f = unary(name, fwd, differentiable=False, doc=doc)
+
+    def public(input: Any, *, out: Any = None) -> Any:
+        _require_tensor(name, input)
+        r = f(input)
+        if out is not None:
+            out.copy_(r)
+            return out
+        return r
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc
+    return public
+
+
+airy_ai = _ported("airy_ai", _airy_ai_host, "Airy function Ai(x).")
+bessel_j0 = _ported("bessel_j0", _j0_host, "Bessel function of the first kind, order 0, J0(x).")
+bessel_j1 = _ported("bessel_j1", _j1_host, "Bessel function of the first kind, order 1, J1(x).")
+bessel_y0 = _ported("bessel_y0", _y0_host, "Bessel function of the second kind, order 0, Y0(x).")
+bessel_y1 = _ported("bessel_y1", _y1_host, "Bessel function of the second kind, order 1, Y1(x).")
 modified_bessel_i0 = _scipy_unary(
     "modified_bessel_i0", "i0", "Modified Bessel function of the first kind, order 0, I0(x)."
 )
