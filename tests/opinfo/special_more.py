@@ -71,7 +71,6 @@ OPS = [
         "special_zeta",
         lambda m, x, q: m.special.zeta(x, q),
         ref=sc.zeta,
-        gradgradcheck=False,
         samples=lambda rng: [
             Sample((rng.uniform(1.5, 5, (2, 3)), rng.uniform(0.5, 3, (2, 3))), no_grad=(0,)),
             Sample((rng.uniform(1.5, 5, (3,)), rng.uniform(0.5, 3, (2, 3))), no_grad=(0,)),
