@@ -224,6 +224,17 @@ def test_zeta_gradients() -> None:
     np.testing.assert_allclose(cq.grad.numpy(), tq.grad.numpy(), rtol=1e-12)
     assert gradcheck(lambda q: S.zeta(cr.tensor(x), q), (cr.tensor(q, requires_grad=True),))
     assert gradcheck(lambda q: S.zeta(3.0, q), (cr.tensor(q, requires_grad=True),))
+    # the node names of PyTorch's three overloads
+    for f in (
+        lambda m, t: m.special.zeta(m.tensor(x), t),
+        lambda m, t: m.special.zeta(3.0, t),
+        lambda m, t: m.special.zeta(t + 2, 1.5),
+    ):
+        g = f(cr, cr.tensor(q, requires_grad=True)).grad_fn
+        w = f(torch, torch.tensor(q, requires_grad=True)).grad_fn
+        assert g.name() == w.name()
+    with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
+        S.zeta(cr.tensor(x, requires_grad=True), 1.5).sum().backward()
     # the derivative in x: PyTorch raises at backward
     cx = cr.tensor(x, requires_grad=True)
     with pytest.raises(NotImplementedError) as g:

@@ -553,14 +553,37 @@ def _zeta_x_vjp(ctx: Any, g: Any) -> Any:
     raise NotImplementedError("the derivative for 'zeta' is not implemented.")
 
 
+def _zeta_q_vjp(ctx: Any, g: Any) -> Any:
+    return g * -ctx.a * ns.special_zeta(ctx.a + 1, ctx.b)
+
+
+_ZETA_DOC = "Hurwitz zeta function sum_k (k + q)**-x. VJP in q: -g x zeta(x + 1, q)."
 _zeta = binary(
     "special_zeta",
     _zeta_fwd,
     saves=("a", "b"),
     promote="float",
     node_name="SpecialZetaBackward0",
-    vjp=(_zeta_x_vjp, lambda ctx, g: g * -ctx.a * ns.special_zeta(ctx.a + 1, ctx.b)),
-    doc="Hurwitz zeta function sum_k (k + q)**-x. VJP in q: -g x zeta(x + 1, q).",
+    vjp=(_zeta_x_vjp, _zeta_q_vjp),
+    doc=_ZETA_DOC,
+)
+# PyTorch's overloads with a Python number on one side name their nodes ...Backward1 / 2.
+_zeta_scalar_x = binary(
+    "special_zeta_scalar_self",
+    _zeta_fwd,
+    saves=("a", "b"),
+    promote="float",
+    node_name="SpecialZetaBackward1",
+    vjp=(None, _zeta_q_vjp),
+    doc=_ZETA_DOC,
+)
+_zeta_scalar_q = binary(
+    "special_zeta_scalar_other",
+    _zeta_fwd,
+    promote="float",
+    node_name="SpecialZetaBackward2",
+    vjp=(_zeta_x_vjp, None),
+    doc=_ZETA_DOC,
 )
 
 
@@ -577,9 +600,8 @@ def _both(name: str, first: str, input: Any, other: Any) -> tuple[Any, Any]:
 
     def like(v: Any, t: Any) -> Any:
         # A Python number takes the tensor's dtype if that is floating (scalar promotion).
-        if isinstance(v, bool) or not isinstance(v, float) or not t.is_floating_point():
-            return tensor(v, dtype=t.dtype if t.is_floating_point() else None)
-        return tensor(v, dtype=t.dtype)
+        dt = t.dtype if t.is_floating_point() else None
+        return tensor(v, dtype=dt, device=t.device)
 
     if not ti:
         input = like(input, other)
@@ -593,7 +615,9 @@ def zeta(input: Any, other: Any, *, out: Any = None) -> Any:
     ``q``: ``other``; a Python number allowed for either). Differentiable in ``q`` only, as in
     PyTorch: d/dq zeta(x, q) = -x zeta(x + 1, q)."""
     _check("zeta", *(v._data for v in (input, other) if hasattr(v, "_data")))
-    r = _zeta(*_both("zeta", "input", input, other))
+    op = _zeta if hasattr(other, "_data") else _zeta_scalar_q
+    op = op if hasattr(input, "_data") else _zeta_scalar_x
+    r = op(*_both("zeta", "input", input, other))
     if out is not None:
         out.copy_(r)
         return out

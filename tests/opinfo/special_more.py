@@ -71,9 +71,23 @@ OPS = [
         "special_zeta",
         lambda m, x, q: m.special.zeta(x, q),
         ref=sc.zeta,
+        covers=("special_zeta",),
         samples=lambda rng: [
             Sample((rng.uniform(1.5, 5, (2, 3)), rng.uniform(0.5, 3, (2, 3))), no_grad=(0,)),
             Sample((rng.uniform(1.5, 5, (3,)), rng.uniform(0.5, 3, (2, 3))), no_grad=(0,)),
         ],
+    ),
+    OpInfo(
+        "special_zeta_scalar_self",
+        lambda m, q: m.special.zeta(2.5, q),
+        ref=lambda q: sc.zeta(2.5, q).astype(q.dtype),
+        samples=lambda rng: [Sample((rng.uniform(0.5, 3, (2, 3)),))],
+    ),
+    OpInfo(
+        "special_zeta_scalar_other",
+        lambda m, x: m.special.zeta(x, 1.5),
+        ref=lambda x: sc.zeta(x, 1.5).astype(x.dtype),
+        # PyTorch has no derivative in x (the backward raises: tests/test_special_more.py)
+        samples=lambda rng: [Sample((rng.uniform(1.5, 5, (2, 3)),), no_grad=(0,))],
     ),
 ]
