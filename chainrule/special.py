@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from chainrule._tensor import Tensor
 from chainrule.ops import special as _s
 from chainrule.ops.composite import exp2, sinc  # one place per function: torch.sinc's
 from chainrule.ops.nn import log_softmax as _log_softmax
@@ -29,6 +30,35 @@ from chainrule.ops.special import (
     polygamma,
     xlog1py,
     xlogy,
+)
+from chainrule.ops.special_functions import (
+    airy_ai,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    common_args,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    multi_dim_common,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+    spherical_bessel_j0,
+    zeta,
 )
 from chainrule.ops.unary import erf, erfc, expm1, log1p, round, sigmoid
 
@@ -64,7 +94,36 @@ __all__ = [
     "softmax",
     "xlog1py",
     "xlogy",
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "spherical_bessel_j0",
+    "zeta",
+    "Tensor",
+    "common_args",
+    "multi_dim_common",
 ]
+
 
 gammaln = _s.lgamma
 psi = digamma
