@@ -15,7 +15,8 @@ tests/opinfo tables). Three parts, each with a time budget:
 3. **SRGAN step time** against PyTorch CUDA, at the demo's size (2x, 32x32 patches, batch 8)
    and at 4x with 96x96 patches, batch 16 (64 channels, 16 residual blocks, as SRGAN).
 4. **Beyond the op table** (a few seconds): ``gradcheck`` of CUDA inputs, the per-GPU random
-   generators (independent of the CPU's; ``cuda.get_rng_state``/``set_rng_state``),
+   generators (independent of the CPU's; ``cuda.get_rng_state``/``set_rng_state``; dropout,
+   rrelu, a distribution, ``nn.init`` and a layer built on cuda drawing from them),
    ``parametrizations.orthogonal``, ``geqrf``, ``stft``/``istft`` and a
    ``TransformedDistribution`` on CUDA against the CPU (``geqrf`` and ``stft`` against
    PyTorch CUDA too).
