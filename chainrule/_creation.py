@@ -20,7 +20,7 @@ from chainrule._tensor import (
     _mark_inference,
     _new_tensor,
 )
-from chainrule.backends import get_backend
+from chainrule.backends import backend_of, get_backend
 
 if TYPE_CHECKING:
     from chainrule._random import Generator
@@ -29,11 +29,25 @@ if TYPE_CHECKING:
 def rng_of(generator: Any, device: Any = None) -> Any:
     """The NumPy generator behind ``generator`` (or the default one of ``device``, the
     default device when None: the CPU's, or a GPU's, Note [one generator per GPU] in
-    _random.py). ``chainrule._random`` (and with it ``numpy.random``, a sixth of the import
-    time) loads on first use."""
+    _random.py). ``device`` may also be the Tensor (or array) the draws are for: its device.
+    Every random draw of chainrule picks its generator here (and PyTorch's error for a
+    generator of the other device kind is raised here). ``chainrule._random`` (and with it
+    ``numpy.random``, a sixth of the import time) loads on first use."""
     from chainrule._random import rng_of as _rng_of
 
-    return _rng_of(generator, cuda_index_of(device) if generator is None else None)
+    return _rng_of(generator, _draw_index(device))
+
+
+def _draw_index(where: Any) -> int | None:
+    """The GPU index whose generator draws for ``where`` (a Tensor, an array, a device or
+    None for the default device), or None for the CPU's."""
+    if isinstance(where, Tensor):
+        where = where._data
+    if isinstance(where, np.ndarray):
+        return None
+    if hasattr(where, "__array_namespace__") or hasattr(where, "__cuda_array_interface__"):
+        return backend_of(where).device_index(where)
+    return cuda_index_of(where)
 
 
 def cuda_index_of(device: Any) -> int | None:

@@ -145,7 +145,7 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
     if train is None or train:
         if not 0.0 <= p <= 1.0:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1.0 - p}")
-        keep = _default_rng().random(tuple(input.shape)) >= p
+        keep = _default_rng(input).random(tuple(input.shape)) >= p
         scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
         factor = keep.astype(np.float64) * scale
         return input * _const(factor, input), _on_device(keep, input)

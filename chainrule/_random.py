@@ -19,6 +19,8 @@ class Generator:
     """A seeded source of random numbers, as ``torch.Generator``."""
 
     def __init__(self, device: Any = "cpu") -> None:
+        # the device kind whose tensors it draws for ("cpu" or "cuda"; PyTorch checks it)
+        self._device_type = str(getattr(device, "type", device)).split(":")[0]
         self._seed = 67280421310721  # torch's default initial seed
         self._rng = np.random.default_rng(self._seed)
 
@@ -109,17 +111,54 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+# Note [layer draws for a GPU]
+#     A layer built with ``device='cuda:i'`` makes its parameters on the CPU and moves them at
+#     the end of ``__init__`` (nn/modules/module.py, _place_after_init); while it runs, the
+#     draws of the default generator for CPU tensors come from GPU i's generator instead, so
+#     its initial values come from the GPU's stream and leave the CPU's untouched, as in
+#     PyTorch (where they are made on the GPU).
+_DRAW_FOR_GPU: list[int | None] = [None]
+
+
+class drawing_for_gpu:
+    """Context: default-generator draws for the CPU come from GPU ``index``'s generator
+    (Note [layer draws for a GPU])."""
+
+    def __init__(self, index: int | None) -> None:
+        self.index = index
+
+    def __enter__(self) -> None:
+        self.prev = _DRAW_FOR_GPU[0]
+        _DRAW_FOR_GPU[0] = self.index
+
+    def __exit__(self, *exc: object) -> None:
+        _DRAW_FOR_GPU[0] = self.prev
+
+
 def rng_of(generator: Generator | None, cuda_index: int | None = None) -> np.random.Generator:
     """The NumPy generator behind ``generator`` (for None: the default one, or GPU
     ``cuda_index``'s when the draws are for a CUDA tensor, Note [one generator per GPU]);
     while ``chainrule.compile`` captures, one whose draws it records (Note [recorder slot] in
     _dispatch.py)."""
+    if generator is not None:
+        check_generator(generator, "cpu" if cuda_index is None else "cuda")
     rec = _recorder[0]
     if rec is not None:
         return rec.rng(generator)
+    if generator is None and cuda_index is None:
+        cuda_index = _DRAW_FOR_GPU[0]
     if generator is None and cuda_index is not None:
         return cuda_generator(cuda_index)._rng
     return (generator or default_generator)._rng
+
+
+def check_generator(generator: Any, device_type: str) -> None:
+    """PyTorch's RuntimeError when ``generator`` is not for ``device_type``'s tensors."""
+    found = getattr(generator, "_device_type", "cpu")
+    if found != device_type:
+        raise RuntimeError(
+            f"Expected a '{device_type}' device type for generator but found '{found}'"
+        )
 
 
 def rng_of_eager(generator: Generator | None) -> np.random.Generator:

@@ -60,8 +60,7 @@ def restore_generator(gen: Any, new_state: Any) -> None:
 def binomial(count: Any, prob: Any, generator: Any = None) -> Any:
     """Samples of Binomial(count, prob), elementwise (broadcast), in ``count``'s float dtype.
     Not differentiable (PyTorch defines no derivative)."""
-    from chainrule._creation import tensor
-    from chainrule._random import rng_of
+    from chainrule._creation import rng_of, tensor
 
     if not count.is_floating_point():
         names = {
@@ -78,5 +77,5 @@ def binomial(count: Any, prob: Any, generator: Any = None) -> Any:
         )
     c = count._backend.to_host(count._data)
     p = prob._backend.to_host(prob._data)
-    draws = rng_of(generator).binomial(c.astype(np.int64), np.clip(p, 0, 1))
+    draws = rng_of(generator, count).binomial(c.astype(np.int64), np.clip(p, 0, 1))
     return tensor(draws.astype(c.dtype), device=count.device)

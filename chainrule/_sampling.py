@@ -26,12 +26,9 @@ __all__ = ["multinomial", "bernoulli", "normal", "poisson", "finfo", "iinfo", "f
 def rng(generator: Any, ref: Any = None) -> np.random.Generator:
     """The NumPy generator behind ``generator``; for None, the default one of the device of
     Tensor ``ref`` (the CPU's, or its GPU's: Note [one generator per GPU] in _random.py)."""
-    from chainrule._random import rng_of
+    from chainrule._creation import rng_of
 
-    idx = None
-    if generator is None and isinstance(ref, Tensor) and not isinstance(ref._data, np.ndarray):
-        idx = backend_of(ref._data).device_index(ref._data)
-    return rng_of(generator, idx)
+    return rng_of(generator, ref if isinstance(ref, Tensor) else "cpu")
 
 
 # Note [sampling on the host]

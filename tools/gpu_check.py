@@ -15,7 +15,8 @@ tests/opinfo tables). Three parts, each with a time budget:
 3. **SRGAN step time** against PyTorch CUDA, at the demo's size (2x, 32x32 patches, batch 8)
    and at 4x with 96x96 patches, batch 16 (64 channels, 16 residual blocks, as SRGAN).
 4. **Beyond the op table** (a few seconds): ``gradcheck`` of CUDA inputs, the per-GPU random
-   generators (independent of the CPU's; ``cuda.get_rng_state``/``set_rng_state``),
+   generators (independent of the CPU's; ``cuda.get_rng_state``/``set_rng_state``; dropout,
+   rrelu, a distribution, ``nn.init`` and a layer built on cuda drawing from them),
    ``parametrizations.orthogonal``, ``geqrf``, ``stft``/``istft`` and a
    ``TransformedDistribution`` on CUDA against the CPU (``geqrf`` and ``stft`` against
    PyTorch CUDA too).
@@ -329,6 +330,37 @@ def _gaps(torch: Any) -> dict[str, Callable[[], bool]]:
             (a == a2).all() and (b == b2).all() and (c == h(cr.rand(5, device="cuda"))).all()
         )
 
+    def cuda_draws() -> bool:
+        """Dropout, rrelu, a distribution, nn.init and a layer built on cuda draw from the
+        GPU's generator: the CPU stream is untouched, cuda.manual_seed and get/set_rng_state
+        replay them, and a CPU generator for a CUDA tensor raises PyTorch's error."""
+        F = cr.nn.functional
+        draws = lambda: [  # noqa: E731
+            h(F.dropout(cr.ones(64, device="cuda"), 0.5)),
+            h(F.rrelu(-cr.ones(8, device="cuda"), training=True)),
+            h(cr.distributions.Normal(cr.zeros(8, device="cuda"), 1.0).rsample()),
+            h(cr.nn.init.kaiming_uniform_(cr.empty(4, 4, device="cuda"))),
+            h(cr.nn.Linear(4, 3, device="cuda").weight),
+        ]
+        cr.manual_seed(1)
+        cpu = h(cr.rand(6))
+        cr.manual_seed(1)
+        cr.cuda.manual_seed(2)
+        first = draws()
+        ok = bool((h(cr.rand(6)) == cpu).all())
+        cr.cuda.manual_seed(2)
+        ok = ok and all((u == v).all() for u, v in zip(first, draws()))
+        state = cr.cuda.get_rng_state()
+        again = draws()
+        cr.cuda.set_rng_state(state)
+        ok = ok and all((u == v).all() for u, v in zip(again, draws()))
+        try:
+            cr.randn(3, device="cuda", generator=cr.Generator())
+            ok = False
+        except RuntimeError as e:
+            ok = ok and str(e) == "Expected a 'cuda' device type for generator but found 'cpu'"
+        return ok
+
     def orthogonal() -> bool:
         from chainrule.nn.utils.parametrizations import orthogonal as orth
 
@@ -381,6 +413,7 @@ def _gaps(torch: Any) -> dict[str, Callable[[], bool]]:
     return {
         "gradcheck_cuda_inputs": gradcheck,
         "rng_per_gpu": rng_streams,
+        "cuda_draws_from_gpu_generator": cuda_draws,
         "orthogonal": orthogonal,
         "geqrf_stft": geqrf_stft,
         "transformed_distribution": transformed,

@@ -58,7 +58,7 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = _as_tensor(_rng().standard_cauchy(tuple(shape)), self.loc)
+        eps = _as_tensor(_rng(self.loc).standard_cauchy(tuple(shape)), self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -22,7 +22,7 @@ __all__ = ["Dirichlet"]
 def sample_dirichlet(concentration: Tensor) -> Tensor:
     """Dirichlet samples (normalized Gamma draws) with the reparameterization gradient."""
     a = _host(concentration)
-    g = np.maximum(_rng().standard_gamma(a), np.finfo(np.float64).tiny)
+    g = np.maximum(_rng(concentration).standard_gamma(a), np.finfo(np.float64).tiny)
     x = g / g.sum(-1, keepdims=True)
     fi = finfo(concentration.dtype)
     x = np.clip(x, fi.tiny, 1 - fi.eps).astype(np.dtype(concentration.dtype.np))

@@ -48,7 +48,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        e = _as_tensor(_rng().standard_exponential(tuple(shape)), self.rate)
+        e = _as_tensor(_rng(self.rate).standard_exponential(tuple(shape)), self.rate)
         return e / self.rate
 
     def log_prob(self, value: Tensor) -> Tensor:

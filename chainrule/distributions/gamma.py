@@ -25,7 +25,7 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     smallest normal number, carrying the implicit reparameterization gradient
     dx/dalpha = -(dP/dalpha)(alpha, x) / p(x; alpha) back to ``concentration``."""
     a = _host(concentration)
-    x = _rng().standard_gamma(a)
+    x = _rng(concentration).standard_gamma(a)
     x = np.maximum(x, finfo(concentration.dtype).tiny)
     return gamma_reparam(
         concentration,

@@ -51,7 +51,7 @@ class Laplace(Distribution):
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = finfo(self.loc.dtype).eps
-        u = _as_tensor(_rng().uniform(eps - 1, 1, tuple(shape)), self.loc)
+        u = _as_tensor(_rng(self.loc).uniform(eps - 1, 1, tuple(shape)), self.loc)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value: Tensor) -> Tensor:

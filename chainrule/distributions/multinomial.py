@@ -79,7 +79,9 @@ class Multinomial(Distribution):
         p = _host(self.probs)
         p = p / p.sum(-1, keepdims=True)
         shape = tuple(sample_shape) + p.shape[:-1]
-        out = _rng().multinomial(self.total_count, np.broadcast_to(p, shape + p.shape[-1:]))
+        out = _rng(self.probs).multinomial(
+            self.total_count, np.broadcast_to(p, shape + p.shape[-1:])
+        )
         return _creation.tensor(out.astype(np.dtype(self.probs.dtype.np)), device=self.probs.device)
 
     def entropy(self) -> Tensor:

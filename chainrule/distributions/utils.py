@@ -172,10 +172,10 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
 # Random draws without differentiable structure ----------------------------------------------
 
 
-def _rng() -> np.random.Generator:
-    from chainrule._random import rng_of
-
-    return rng_of(None)
+def _rng(ref: Any) -> np.random.Generator:
+    """The default generator of the device of ``ref`` (the Tensor or the dtype, for the CPU,
+    that the draws are for: Note [draws on the host])."""
+    return _creation.rng_of(None, ref if isinstance(ref, Tensor) else "cpu")
 
 
 # Note [draws on the host]
@@ -203,23 +203,23 @@ def _as_tensor(a: np.ndarray, like: Any) -> Tensor:
 
 def standard_normal(shape: Any, like: Any) -> Tensor:
     """Standard normal draws for ``like`` (a Tensor: its dtype and device; or a dtype)."""
-    return _as_tensor(_rng().standard_normal(tuple(shape)), like)
+    return _as_tensor(_rng(like).standard_normal(tuple(shape)), like)
 
 
 def uniform01(shape: Any, like: Any) -> Tensor:
     """Uniform draws in [0, 1) for ``like`` (a Tensor: its dtype and device; or a dtype)."""
-    return _as_tensor(_rng().random(tuple(shape)), like)
+    return _as_tensor(_rng(like).random(tuple(shape)), like)
 
 
 def poisson_sample(rate: Tensor) -> Tensor:
-    return _as_tensor(_rng().poisson(_host(rate)), rate)
+    return _as_tensor(_rng(rate).poisson(_host(rate)), rate)
 
 
 def binomial_sample(count: Tensor, probs: Tensor) -> Tensor:
     n = _host(count)
     p = np.clip(_host(probs), 0, 1)
     n, p = np.broadcast_arrays(n, p)
-    return _as_tensor(_rng().binomial(n.astype(np.int64), p), probs)
+    return _as_tensor(_rng(probs).binomial(n.astype(np.int64), p), probs)
 
 
 def categorical_sample(probs: Tensor, shape: Any) -> Tensor:
@@ -229,7 +229,7 @@ def categorical_sample(probs: Tensor, shape: Any) -> Tensor:
     p = p / p.sum(-1, keepdims=True)
     cdf = np.cumsum(p, -1)
     cdf[..., -1] = 1.0
-    u = _rng().random(tuple(shape) + p.shape[:-1] + (1,))
+    u = _rng(probs).random(tuple(shape) + p.shape[:-1] + (1,))
     idx = (u > cdf).sum(-1)
     # the last category with nonzero mass absorbs rounding at the top of the cdf
     return _creation.tensor(np.minimum(idx, p.shape[-1] - 1).astype(np.int64), device=probs.device)

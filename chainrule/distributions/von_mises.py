@@ -52,7 +52,7 @@ class VonMises(Distribution):
         with _grad_mode.no_grad():
             mu = np.broadcast_to(_host(self.loc), shape)
             k = np.broadcast_to(_host(self.concentration), shape)
-            x = _rng().vonmises(mu, k)
+            x = _rng(self.loc).vonmises(mu, k)
             x = (x + np.pi) % (2 * np.pi) - np.pi
             return _creation.tensor(x.astype(np.dtype(self.loc.dtype.np)), device=self.loc.device)
 

@@ -119,20 +119,22 @@ def _weight_no_grad(name: str, weight: Any, arg: str = "weight") -> None:
         )
 
 
-def _default_rng() -> np.random.Generator:
-    from chainrule._random import rng_of
+def _default_rng(ref: Any) -> np.random.Generator:
+    """The default generator of Tensor ``ref``'s device (the CPU's or its GPU's)."""
+    from chainrule._creation import rng_of
 
-    return rng_of(None)
+    return rng_of(None, ref)
 
 
 def _pair(v: Any) -> tuple[int, int]:
     return _conv._pair(v)
 
 
-def _rng() -> np.random.Generator:
-    from chainrule._random import rng_of
+def _rng(ref: Any) -> np.random.Generator:
+    """The default generator of Tensor ``ref``'s device (the CPU's or its GPU's)."""
+    from chainrule._creation import rng_of
 
-    return rng_of(None)
+    return rng_of(None, ref)
 
 
 def _into(input: Tensor, out: Tensor) -> Tensor:

@@ -263,7 +263,7 @@ def rrelu(
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if training:
-        a = _const(_rng().uniform(lower, upper, size=tuple(input.shape)), input)
+        a = _const(_rng(input).uniform(lower, upper, size=tuple(input.shape)), input)
     else:
         a = _const((lower + upper) / 2, input)
     out = _ops.where(input >= 0, input, input * a)
@@ -313,7 +313,7 @@ def gumbel_softmax(
     """softmax((logits + g) / tau) with g ~ Gumbel(0, 1) from the default generator. ``hard``
     returns the one-hot argmax in the forward pass and the soft sample's gradient
     (straight-through: y_hard - sg(y_soft) + y_soft)."""
-    g = -np.log(_rng().exponential(1.0, size=tuple(logits.shape)))
+    g = -np.log(_rng(logits).exponential(1.0, size=tuple(logits.shape)))
     y = _nnops.softmax((logits + _const(g, logits)) / tau, wrap_dim(dim, max(logits.ndim, 1)))
     if not hard:
         return y

@@ -38,7 +38,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         mask = np.zeros(input.shape, input._data.dtype)
     else:
-        keep = _default_rng().random(input.shape) >= p
+        keep = _default_rng(input).random(input.shape) >= p
         mask = keep.astype(input._data.dtype) * np.asarray(1.0 / (1.0 - p), input._data.dtype)
     if inplace:
         return input.mul_(_const(mask, input))
@@ -56,7 +56,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> 
     if p == 1.0:
         mask = np.zeros(shape, dt)
     else:
-        mask = (_default_rng().random(shape) >= p).astype(dt) * np.asarray(1.0 / (1.0 - p), dt)
+        mask = (_default_rng(input).random(shape) >= p).astype(dt) * np.asarray(1.0 / (1.0 - p), dt)
     if inplace:
         return input.mul_(_const(mask, input))
     return input * _const(mask, input)
@@ -153,7 +153,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, featu
     shape = tuple(input.shape)
     if feature:
         shape = shape[:2] + (1,) * (input.ndim - 2)
-    keep = (_rng().random(shape) >= p).astype(input._data.dtype)
+    keep = (_rng(input).random(shape) >= p).astype(input._data.dtype)
     # Keep mean 0 / variance 1 of a standardised input: a (x keep + alpha' (1 - keep)) + b.
     a = 1.0 / math.sqrt((_SELU_NEG**2 * p + 1) * (1 - p))
     b = (keep - 1) * (_SELU_NEG * a) + _SELU_NEG * a * p

@@ -100,13 +100,21 @@ def _place_after_init(cls: type) -> None:
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init(self, *args, **kwargs)
         got = {}
         for n, i in where.items():
             v = kwargs.get(n, args[i - 1] if i is not None and 0 < i <= len(args) else None)
             if v is not None:
                 got[n] = v
         dev, dt = got.get("device"), got.get("dtype")
+        if dev is not None and _device(dev).type == "cuda":
+            # the initial values are drawn from the GPU's generator, as PyTorch's are
+            from chainrule._creation import cuda_index_of
+            from chainrule._random import drawing_for_gpu
+
+            with drawing_for_gpu(cuda_index_of(dev)):
+                init(self, *args, **kwargs)
+        else:
+            init(self, *args, **kwargs)
         if dev is not None and _device(dev).type != "cpu":
             self.to(dev)
         if dt is not None and _dtype.to_dtype(dt).is_floating_point:
