@@ -19,6 +19,7 @@ from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor
 from chainrule.ops import _autocast, _conv_args
 from chainrule.ops import conv as _conv
+from chainrule.ops import fused_nn as _fused
 
 __all__ = ["conv1d", "conv2d", "conv_transpose2d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
 
@@ -171,17 +172,22 @@ def conv_transpose1d(
         )
     )
     _check_output_padding((0, op), (1, s), (1, d))
-    out = _conv.conv_transpose2d(
-        _ops.unsqueeze(x, 2),
-        _ops.unsqueeze(weight, 2),
-        bias,
-        (1, s),
-        (0, p),
-        (0, op),
-        groups,
-        (1, d),
-    )
-    out = _ops.squeeze(out, 2)
+    # conv_transpose2d's checks on the height-1 images (its texts, as before)
+    x4 = _conv._Shape((*x.shape[:2], 1, x.shape[2]))
+    w4 = _conv._Shape((*weight.shape[:2], 1, weight.shape[2]))
+    _conv_args.check_conv_dtypes(input, weight, bias, True)
+    _conv._check_conv(x4, w4, groups, True, 2)
+    _conv_args.check_bias(weight, bias, groups, True)
+    _conv_args.check_dilation((d,))
+    out_l = (x.shape[2] - 1) * s - 2 * p + d * (weight.shape[2] - 1) + op + 1
+    params = {
+        "stride": (1, s),
+        "padding": ((0, 0), (p, p)),
+        "dilation": (1, d),
+        "groups": int(groups),
+        "out_hw": (1, out_l),
+    }
+    out = _fused.conv_transpose1d(x, weight, bias, params)  # one ConvolutionBackward0, as torch
     return _ops.squeeze(out, 0) if unbatched else out
 
 
