@@ -11,11 +11,11 @@ import numpy as np
 
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor
-from chainrule.ops import fused_nn as _fused
 from chainrule.nn._functional._common import (
     _ntuple,
 )
 from chainrule.nn._functional.pooling import _sep_apply
+from chainrule.ops import fused_nn as _fused
 
 __all__ = [
     "pixel_shuffle",
