@@ -8,6 +8,10 @@ graph walk prints PyTorch's node (Note [node classes] in chainrule/autograd/_nod
   VJP: cat(g s, g a s (1 - s)), s = sigmoid(b).
 - ``hardshrink`` / ``softshrink`` (``HardshrinkBackward0`` / ``SoftshrinkBackward0``): VJP
   g where |x| > lambd, else 0.
+- ``linear`` without a bias: PyTorch's matmul views an N-d input as a matrix around one
+  ``mm`` and records its result's view as ``UnsafeViewBackward0`` (a 1-D input: unsqueeze,
+  ``mm``, then an in-place ``squeeze_``, ``SqueezeBackward4``); ``unsafe_view`` and
+  ``squeeze_linear`` are reshape and squeeze under those names.
 - ``pixel_shuffle`` / ``pixel_unshuffle`` (``PixelShuffleBackward0`` /
   ``PixelUnshuffleBackward0``): one reshape-transpose-reshape copy; each one's VJP is the
   other.
@@ -19,8 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.conv import _conv2d, _conv_transpose2d
+from chainrule.ops.shape.reshaping import _reshape, _reshape_vjp, _squeeze
 
 __all__: list[str] = []
 
@@ -240,3 +245,30 @@ def pixel_shuffle(x: Any, r: int) -> Any:
 
 def pixel_unshuffle(x: Any, r: int) -> Any:
     return apply_op(_pixel_unshuffle, (x,), {"r": int(r)})
+
+
+# linear's views ------------------------------------------------------------------------------
+
+_unsafe_view = OpDef(
+    "unsafe_view", _reshape.forward, ("x",), promote=None, node_name="UnsafeViewBackward0"
+)
+_unsafe_view.vjp(_reshape_vjp)
+_squeeze_linear = OpDef(
+    "squeeze_linear",
+    _squeeze.forward,
+    ("x",),
+    view=True,
+    promote=None,
+    node_name="SqueezeBackward4",
+)
+_squeeze_linear.vjp(_reshape_vjp)
+
+
+def unsafe_view(x: Any, shape: tuple[int, ...]) -> Any:
+    """x reshaped (a fresh product's result), recorded as PyTorch's ``UnsafeViewBackward0``."""
+    return apply_op(_unsafe_view, (x,), {"shape": shape})
+
+
+def squeeze0(x: Any) -> Any:
+    """x without its leading size-1 dim, recorded as PyTorch's ``squeeze_`` (SqueezeBackward4)."""
+    return apply_op(_squeeze_linear, (x,), {"dim": (0,)})

@@ -96,6 +96,8 @@ CASES: dict[str, Case] = {
     "linear_2d_no_bias": lambda F, a: F.linear(a.t(4, 5), a.t(3, 5)),
     "linear_3d": lambda F, a: F.linear(a.t(2, 4, 5), a.t(3, 5), a.t(3)),
     "linear_4d": lambda F, a: F.linear(a.t(2, 2, 4, 5), a.t(3, 5), a.t(3)),
+    "linear_1d_no_bias": lambda F, a: F.linear(a.t(5), a.t(3, 5)),
+    "linear_3d_no_bias": lambda F, a: F.linear(a.t(2, 4, 5), a.t(3, 5)),
     "linear_1d": lambda F, a: F.linear(a.t(5), a.t(3, 5), a.t(3)),
     "conv2d": lambda F, a: F.conv2d(a.t(2, 3, 8, 8), a.t(4, 3, 3, 3), a.t(4), padding=1),
     "conv2d_no_bias": lambda F, a: F.conv2d(a.t(2, 3, 8, 8), a.t(4, 3, 3, 3)),

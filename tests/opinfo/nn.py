@@ -231,10 +231,11 @@ OPS = [
     OpInfo(
         "linear",
         lambda m, x, w, b=None: F(m).linear(x, w, b),
-        covers=(),
+        covers=("unsafe_view", "squeeze_linear"),
         samples=lambda rng: [
             Sample((_u(rng, (2, 3)), _u(rng, (4, 3)), _u(rng, (4,)))),
             Sample((_u(rng, (2, 2, 3)), _u(rng, (4, 3))), name="nobias"),
+            Sample((_u(rng, (3,)), _u(rng, (4, 3))), name="1d_nobias"),
         ],
     ),
     OpInfo(
