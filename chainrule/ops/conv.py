@@ -39,8 +39,8 @@ even kernel (extra zero on the right, as PyTorch) needs no special case.
 
 Max pooling finds the argmax indices on arrays (one vectorized pass per kernel offset; when
 the windows tile the image, kernel == stride, a max over rows of taps and one equality pass
-per tap) and is then a ``gather_along`` (ops/nn.py), whose VJP scatters g to the argmax
-positions.
+per tap) and is then one op (``max_pool2d``, PyTorch's MaxPool2DWithIndicesBackward0 node)
+taking them (``gather_along``'s forward), whose VJP scatters g to the argmax positions.
 
 Argument checks (PyTorch's order and texts) live in ``_conv_args.py``.
 
@@ -610,6 +610,27 @@ def conv_transpose2d(
 # Max pooling ------------------------------------------------------------------------------
 
 
+@defop(name="max_pool2d", promote=None, node_name="MaxPool2DWithIndicesBackward0")
+def _max_pool2d(xp: Any, x: Any, *, index: Any, out_hw: tuple[int, int]) -> Any:
+    """out[..., c, t] = x[..., c].flat[index[..., c, t]] (``index``: the flat argmax of each
+    window, (*, C, Ho*Wo)), shaped (*, C, Ho, Wo) (``out_hw``) from ``x`` (*, C, H, W): one
+    op, as PyTorch's node. VJP: g scattered (``scatter_along``, repeats add) to the argmax
+    positions."""
+    lead = x.shape[:-2]
+    flat = x.reshape(*lead, x.shape[-2] * x.shape[-1])
+    out = _gather_along.forward(xp, flat, dim=len(lead), index=index)
+    return out.reshape(*lead, *out_hw)
+
+
+@_max_pool2d.vjp
+def _max_pool2d_vjp(ctx: Any, g: Any) -> Any:
+    shape = ctx.input_shapes[0]
+    lead, (h, w) = tuple(shape[:-2]), shape[-2:]
+    g3 = ns.reshape(g, shape=(*lead, ctx.index.shape[-1]))
+    gx = ns.scatter_along(g3, dim=len(lead), index=ctx.index, size=h * w)
+    return (ns.reshape(gx, shape=tuple(shape)),)
+
+
 def max_pool2d_with_indices(
     input: Any,
     kernel_size: Any,
@@ -621,7 +642,8 @@ def max_pool2d_with_indices(
     """Max over windows and the flat argmax indices (as ``F.max_pool2d(return_indices=True)``)."""
     from chainrule._tensor import _new_tensor
 
-    x, unbatched = _batched(input, 2)
+    unbatched = input.ndim == 3
+    x = input._data[None] if unbatched else input._data  # the argmax runs on arrays
     if x.ndim != 4:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     k = pool_pair("max_pool2d", "kernel_size", kernel_size, 2)
@@ -633,16 +655,13 @@ def max_pool2d_with_indices(
     p = pool_pair("max_pool2d", "padding", padding, 4)
     d = pool_pair("max_pool2d", "dilation", dilation, 5)
     check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
-    idx = max_pool2d_indices(backend_of(x._data).xp, x._data, k, s, p, d, ceil_mode)
-    n, c, h, w = x.shape
+    idx = max_pool2d_indices(backend_of(x).xp, x, k, s, p, d, ceil_mode)
     ho, wo = idx.shape[2:]
-    flat = _shape.reshape(x, (n, c, h * w))
-    out = apply_op(_gather_along, (flat,), {"dim": 2, "index": idx.reshape(n, c, ho * wo)})
-    out = _shape.reshape(out, (n, c, ho, wo))
-    ind = _new_tensor(idx)
     if unbatched:
-        return _shape.squeeze(out, 0), _shape.squeeze(ind, 0)
-    return out, ind
+        idx = idx[0]
+    index = idx.reshape(*idx.shape[:-2], ho * wo)
+    out = apply_op(_max_pool2d, (input,), {"index": index, "out_hw": (ho, wo)})
+    return out, _new_tensor(idx)
 
 
 def max_pool2d(
