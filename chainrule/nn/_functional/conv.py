@@ -1,7 +1,8 @@
-"""Convolutions: conv1d/conv2d/conv_transpose2d (ops with their own VJPs, chainrule.ops.conv) and
-conv3d, conv_transpose1d, conv_transpose3d composed from them:
+"""Convolutions: conv1d/conv2d/conv_transpose2d/conv_transpose1d (ops with their own VJPs,
+chainrule.ops.conv and chainrule.ops.fused_nn) and conv3d, conv_transpose3d composed from them:
 
-- a 1-d op is the 2-d op on a height-1 image;
+- a 1-d op is the 2-d op's forward on a height-1 image, recorded as one op (one
+  ConvolutionBackward0, as PyTorch);
 - conv3d(x, w) = sum_i conv2d(x[:, :, i*d + s*t], w[:, :, i]) over the depth taps i, with the
   output depths t folded into the batch (kd 2-d convs);
 - conv_transpose3d, the adjoint of conv3d in x: per depth tap i, conv_transpose2d of every
