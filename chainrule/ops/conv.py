@@ -370,6 +370,48 @@ def _conv2d_weight_vjp(ctx: Any, h: Any) -> Any:
     return gx, gg
 
 
+# conv1d: one op (one ConvolutionBackward0, as PyTorch) over conv2d's forward and VJP.
+
+
+@defop(name="conv1d", saves=("x", "w"), promote="same", node_name="ConvolutionBackward0")
+def _conv1d(
+    xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int
+) -> Any:
+    """out[n, o, l] = b[o] + sum_{c, i} w[o, c, i] xpad[n, c, s l + d i]: conv2d's forward on
+    the height-1 images x[:, :, None], w[:, :, None] (the 2-d parameters as ``conv2d``'s op
+    takes them, height 1)."""
+    out = _conv2d.forward(
+        xp,
+        x[:, :, None],
+        w[:, :, None],
+        b,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        groups=groups,
+    )
+    return out[:, :, 0]
+
+
+@_conv1d.vjp
+def _conv1d_vjp(ctx: Any, g: Any) -> Any:
+    nx, nw, nb = ctx.needs_input_grad
+    p = _conv_params(ctx)
+    g4 = ns.unsqueeze(g, dim=2)
+    gx = gw = gb = None
+    if nx:
+        w4 = ns.unsqueeze(ctx.w, dim=2)
+        hw = (1, ctx.input_shapes[0][2])
+        gx = ns.squeeze(ns.conv_transpose2d(g4, w4, None, out_hw=hw, **p), dim=2)
+    if nw:
+        x4 = ns.unsqueeze(ctx.x, dim=2)
+        k = (1, ctx.input_shapes[1][2])
+        gw = ns.squeeze(ns.conv2d_weight(x4, g4, kernel=k, **p), dim=2)
+    if nb:
+        gb = ns.sum(g, dim=(0, 2), keepdim=False)
+    return gx, gw, gb
+
+
 # Public wrappers ------------------------------------------------------------------------------
 
 
@@ -540,14 +582,8 @@ def conv1d(
     _check_conv(x4, w4, groups, False, 2)
     check_bias(weight, bias, groups, False)
     _check_size(x4, w4, pad, (1, d), 2)
-    from chainrule.ops import fused_nn  # one ConvolutionBackward0 node, as torch
-
-    out = fused_nn.conv1d(
-        x,
-        weight,
-        bias,
-        {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)},
-    )
+    params = {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)}
+    out = apply_op(_conv1d, (x, weight, bias), params)  # one ConvolutionBackward0, as torch
     return _shape.squeeze(out, 0) if unbatched else out
 
 

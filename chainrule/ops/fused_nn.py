@@ -1,9 +1,9 @@
 """nn.functional calls that PyTorch records as one node, declared as one op each so that a
 graph walk prints PyTorch's node (Note [node classes] in chainrule/autograd/_nodes.py):
 
-- ``conv1d`` / ``conv_transpose1d``: the 2-d ops' forwards on a height-1 view of the arrays
-  (no recorded unsqueeze/squeeze), one ``ConvolutionBackward0``; their VJPs are the 2-d
-  ops' VJPs, written with chainrule's ops on unsqueezed tensors.
+- ``conv_transpose1d`` (``conv1d`` likewise, in ops/conv.py): the 2-d op's forward on a
+  height-1 view of the arrays (no recorded unsqueeze/squeeze), one ``ConvolutionBackward0``;
+  its VJP is the 2-d op's VJP, written with chainrule's ops on unsqueezed tensors.
 - ``glu`` (``GluBackward0``): out = a sigmoid(b) for the halves (a, b) of x along ``dim``;
   VJP: cat(g s, g a s (1 - s)), s = sigmoid(b).
 - ``hardshrink`` / ``softshrink`` (``HardshrinkBackward0`` / ``SoftshrinkBackward0``): VJP
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
-from chainrule.ops.conv import _conv2d, _conv_transpose2d
+from chainrule.ops.conv import _conv_transpose2d
 from chainrule.ops.shape.reshaping import _reshape, _reshape_vjp, _squeeze
 
 __all__: list[str] = []
@@ -40,50 +40,6 @@ def _params2d(ctx: Any) -> dict[str, Any]:
         "dilation": ctx.dilation,
         "groups": ctx.groups,
     }
-
-
-@defop(name="conv1d", saves=("x", "w"), promote="same", node_name="ConvolutionBackward0")
-def _conv1d(
-    xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int
-) -> Any:
-    """out[n, o, l] = b[o] + sum_{c, i} w[o, c, i] xpad[n, c, s l + d i]: conv2d's forward on
-    the height-1 images x[:, :, None], w[:, :, None] (the 2-d parameters as ``conv2d``'s op
-    takes them, height 1)."""
-    out = _conv2d.forward(
-        xp,
-        x[:, :, None],
-        w[:, :, None],
-        b,
-        stride=stride,
-        padding=padding,
-        dilation=dilation,
-        groups=groups,
-    )
-    return out[:, :, 0]
-
-
-@_conv1d.vjp
-def _conv1d_vjp(ctx: Any, g: Any) -> Any:
-    nx, nw, nb = ctx.needs_input_grad
-    p = _params2d(ctx)
-    g4 = ns.unsqueeze(g, dim=2)
-    gx = gw = gb = None
-    if nx:
-        w4 = ns.unsqueeze(ctx.w, dim=2)
-        hw = (1, ctx.input_shapes[0][2])
-        gx = ns.squeeze(ns.conv_transpose2d(g4, w4, None, out_hw=hw, **p), dim=2)
-    if nw:
-        x4 = ns.unsqueeze(ctx.x, dim=2)
-        k = (1, ctx.input_shapes[1][2])
-        gw = ns.squeeze(ns.conv2d_weight(x4, g4, kernel=k, **p), dim=2)
-    if nb:
-        gb = ns.sum(g, dim=(0, 2), keepdim=False)
-    return gx, gw, gb
-
-
-def conv1d(x: Any, w: Any, b: Any, params: dict[str, Any]) -> Any:
-    """conv1d of a batched (N, C, L) ``x`` with checked 2-d ``params`` (height 1)."""
-    return apply_op(_conv1d, (x, w, b), params)
 
 
 @defop(name="conv_transpose1d", saves=("y", "w"), promote="same", node_name="ConvolutionBackward0")
