@@ -39,8 +39,8 @@ even kernel (extra zero on the right, as PyTorch) needs no special case.
 
 Max pooling finds the argmax indices on arrays (one vectorized pass per kernel offset; when
 the windows tile the image, kernel == stride, a max over rows of taps and one equality pass
-per tap) and is then a ``gather_along`` (ops/nn.py), whose VJP scatters g to the argmax
-positions.
+per tap) and is then one op (``max_pool2d``, PyTorch's MaxPool2DWithIndicesBackward0 node)
+taking them (``gather_along``'s forward), whose VJP scatters g to the argmax positions.
 
 Argument checks (PyTorch's order and texts) live in ``_conv_args.py``.
 
@@ -370,6 +370,48 @@ def _conv2d_weight_vjp(ctx: Any, h: Any) -> Any:
     return gx, gg
 
 
+# conv1d: one op (one ConvolutionBackward0, as PyTorch) over conv2d's forward and VJP.
+
+
+@defop(name="conv1d", saves=("x", "w"), promote="same", node_name="ConvolutionBackward0")
+def _conv1d(
+    xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int
+) -> Any:
+    """out[n, o, l] = b[o] + sum_{c, i} w[o, c, i] xpad[n, c, s l + d i]: conv2d's forward on
+    the height-1 images x[:, :, None], w[:, :, None] (the 2-d parameters as ``conv2d``'s op
+    takes them, height 1)."""
+    out = _conv2d.forward(
+        xp,
+        x[:, :, None],
+        w[:, :, None],
+        b,
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        groups=groups,
+    )
+    return out[:, :, 0]
+
+
+@_conv1d.vjp
+def _conv1d_vjp(ctx: Any, g: Any) -> Any:
+    nx, nw, nb = ctx.needs_input_grad
+    p = _conv_params(ctx)
+    g4 = ns.unsqueeze(g, dim=2)
+    gx = gw = gb = None
+    if nx:
+        w4 = ns.unsqueeze(ctx.w, dim=2)
+        hw = (1, ctx.input_shapes[0][2])
+        gx = ns.squeeze(ns.conv_transpose2d(g4, w4, None, out_hw=hw, **p), dim=2)
+    if nw:
+        x4 = ns.unsqueeze(ctx.x, dim=2)
+        k = (1, ctx.input_shapes[1][2])
+        gw = ns.squeeze(ns.conv2d_weight(x4, g4, kernel=k, **p), dim=2)
+    if nb:
+        gb = ns.sum(g, dim=(0, 2), keepdim=False)
+    return gx, gw, gb
+
+
 # Public wrappers ------------------------------------------------------------------------------
 
 
@@ -499,6 +541,15 @@ def _check_size(x: Any, weight: Any, pad: Any, dl: Any, nd: int) -> None:
             )
 
 
+class _Shape:
+    """A shape for the argument checks: conv1d checks the height-1 images as conv2d's."""
+
+    __slots__ = ("shape", "ndim")
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape, self.ndim = shape, len(shape)
+
+
 def conv1d(
     input: Any,
     weight: Any,
@@ -527,17 +578,12 @@ def conv1d(
     else:
         p = conv_pair("conv1d", "padding", padding, 1)[0]
         pad = ((0, 0), (p, p))
-    x4 = _shape.unsqueeze(x, 2)
-    w4 = _shape.unsqueeze(weight, 2)
+    x4, w4 = _Shape((*x.shape[:2], 1, x.shape[2])), _Shape((*weight.shape[:2], 1, weight.shape[2]))
     _check_conv(x4, w4, groups, False, 2)
     check_bias(weight, bias, groups, False)
     _check_size(x4, w4, pad, (1, d), 2)
-    out = apply_op(
-        _conv2d,
-        (x4, w4, bias),
-        {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)},
-    )
-    out = _shape.squeeze(out, 2)
+    params = {"stride": (1, s), "padding": pad, "dilation": (1, d), "groups": int(groups)}
+    out = apply_op(_conv1d, (x, weight, bias), params)  # one ConvolutionBackward0, as torch
     return _shape.squeeze(out, 0) if unbatched else out
 
 
@@ -600,6 +646,27 @@ def conv_transpose2d(
 # Max pooling ------------------------------------------------------------------------------
 
 
+@defop(name="max_pool2d", promote=None, node_name="MaxPool2DWithIndicesBackward0")
+def _max_pool2d(xp: Any, x: Any, *, index: Any, out_hw: tuple[int, int]) -> Any:
+    """out[..., c, t] = x[..., c].flat[index[..., c, t]] (``index``: the flat argmax of each
+    window, (*, C, Ho*Wo)), shaped (*, C, Ho, Wo) (``out_hw``) from ``x`` (*, C, H, W): one
+    op, as PyTorch's node. VJP: g scattered (``scatter_along``, repeats add) to the argmax
+    positions."""
+    lead = x.shape[:-2]
+    flat = x.reshape(*lead, x.shape[-2] * x.shape[-1])
+    out = _gather_along.forward(xp, flat, dim=len(lead), index=index)
+    return out.reshape(*lead, *out_hw)
+
+
+@_max_pool2d.vjp
+def _max_pool2d_vjp(ctx: Any, g: Any) -> Any:
+    shape = ctx.input_shapes[0]
+    lead, (h, w) = tuple(shape[:-2]), shape[-2:]
+    g3 = ns.reshape(g, shape=(*lead, ctx.index.shape[-1]))
+    gx = ns.scatter_along(g3, dim=len(lead), index=ctx.index, size=h * w)
+    return (ns.reshape(gx, shape=tuple(shape)),)
+
+
 def max_pool2d_with_indices(
     input: Any,
     kernel_size: Any,
@@ -611,7 +678,8 @@ def max_pool2d_with_indices(
     """Max over windows and the flat argmax indices (as ``F.max_pool2d(return_indices=True)``)."""
     from chainrule._tensor import _new_tensor
 
-    x, unbatched = _batched(input, 2)
+    unbatched = input.ndim == 3
+    x = input._data[None] if unbatched else input._data  # the argmax runs on arrays
     if x.ndim != 4:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     k = pool_pair("max_pool2d", "kernel_size", kernel_size, 2)
@@ -623,16 +691,13 @@ def max_pool2d_with_indices(
     p = pool_pair("max_pool2d", "padding", padding, 4)
     d = pool_pair("max_pool2d", "dilation", dilation, 5)
     check_pool2d(tuple(x.shape), k, s, p, d, ceil_mode)
-    idx = max_pool2d_indices(backend_of(x._data).xp, x._data, k, s, p, d, ceil_mode)
-    n, c, h, w = x.shape
+    idx = max_pool2d_indices(backend_of(x).xp, x, k, s, p, d, ceil_mode)
     ho, wo = idx.shape[2:]
-    flat = _shape.reshape(x, (n, c, h * w))
-    out = apply_op(_gather_along, (flat,), {"dim": 2, "index": idx.reshape(n, c, ho * wo)})
-    out = _shape.reshape(out, (n, c, ho, wo))
-    ind = _new_tensor(idx)
     if unbatched:
-        return _shape.squeeze(out, 0), _shape.squeeze(ind, 0)
-    return out, ind
+        idx = idx[0]
+    index = idx.reshape(*idx.shape[:-2], ho * wo)
+    out = apply_op(_max_pool2d, (input,), {"index": index, "out_hw": (ho, wo)})
+    return out, _new_tensor(idx)
 
 
 def max_pool2d(

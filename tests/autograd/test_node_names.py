@@ -96,9 +96,14 @@ CASES: dict[str, Case] = {
     "linear_2d_no_bias": lambda F, a: F.linear(a.t(4, 5), a.t(3, 5)),
     "linear_3d": lambda F, a: F.linear(a.t(2, 4, 5), a.t(3, 5), a.t(3)),
     "linear_4d": lambda F, a: F.linear(a.t(2, 2, 4, 5), a.t(3, 5), a.t(3)),
+    "linear_1d_no_bias": lambda F, a: F.linear(a.t(5), a.t(3, 5)),
+    "linear_3d_no_bias": lambda F, a: F.linear(a.t(2, 4, 5), a.t(3, 5)),
     "linear_1d": lambda F, a: F.linear(a.t(5), a.t(3, 5), a.t(3)),
     "conv2d": lambda F, a: F.conv2d(a.t(2, 3, 8, 8), a.t(4, 3, 3, 3), a.t(4), padding=1),
     "conv2d_no_bias": lambda F, a: F.conv2d(a.t(2, 3, 8, 8), a.t(4, 3, 3, 3)),
+    "conv1d": lambda F, a: F.conv1d(a.t(2, 3, 8), a.t(4, 3, 3), a.t(4), padding=1),
+    "conv1d_unbatched_no_bias": lambda F, a: F.conv1d(a.t(3, 8), a.t(4, 3, 3), stride=2),
+    "conv_transpose1d": lambda F, a: F.conv_transpose1d(a.t(2, 3, 6), a.t(3, 4, 3), a.t(4)),
     "conv_transpose2d": lambda F, a: F.conv_transpose2d(a.t(2, 3, 6, 6), a.t(3, 4, 3, 3), a.t(4)),
     "batch_norm_train": lambda F, a: F.batch_norm(
         a.t(4, 3, 5), a.m.zeros(3), a.m.ones(3), a.t(3), a.t(3), training=True
@@ -137,11 +142,21 @@ CASES: dict[str, Case] = {
     "logsigmoid": lambda F, a: F.logsigmoid(a.t(4, 5)),
     "sigmoid": lambda F, a: F.sigmoid(a.t(4, 5)),
     "tanh": lambda F, a: F.tanh(a.t(4, 5)),
+    "glu": lambda F, a: F.glu(a.t(4, 6)),
+    "glu_dim1": lambda F, a: F.glu(a.t(2, 4, 3), 1),
+    "hardshrink": lambda F, a: F.hardshrink(a.t(4, 5)),
+    "softshrink": lambda F, a: F.softshrink(a.t(4, 5), 0.3),
+    "pixel_shuffle": lambda F, a: F.pixel_shuffle(a.t(2, 8, 3, 3), 2),
+    "pixel_unshuffle": lambda F, a: F.pixel_unshuffle(a.t(2, 2, 4, 6), 2),
     "prelu": lambda F, a: F.prelu(a.t(2, 3, 4), a.t(3)),
     "softmax": lambda F, a: F.softmax(a.t(4, 5), dim=1),
     "log_softmax": lambda F, a: F.log_softmax(a.t(4, 5), dim=1),
     "softmin": lambda F, a: F.softmin(a.t(4, 5), dim=1),
     "cosine_similarity": lambda F, a: F.cosine_similarity(a.t(4, 5), a.t(4, 5)),
+    "max_pool2d": lambda F, a: F.max_pool2d(a.t(2, 3, 8, 8), 2),
+    "max_pool2d_overlap_unbatched": lambda F, a: F.max_pool2d(a.t(3, 7, 7), 3, 2, 1),
+    "max_pool2d_indices": lambda F, a: F.max_pool2d(a.t(2, 3, 7, 7), 3, return_indices=True)[0],
+    "max_pool1d": lambda F, a: F.max_pool1d(a.t(2, 3, 8), 2),
     "lp_pool2d": lambda F, a: F.lp_pool2d(a.t(2, 3, 8, 8), 2, 2),
     "pad_constant": lambda F, a: F.pad(a.t(2, 3, 4), (1, 1)),
     "pad_reflect": lambda F, a: F.pad(a.t(2, 3, 4), (1, 1), mode="reflect"),
@@ -160,10 +175,21 @@ def test_nodes_as_torch_records(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["mse_loss_none", "huber_loss", "binary_cross_entropy", "nll_loss_sum_4d"]
+    "name",
+    [
+        "mse_loss_none",
+        "huber_loss",
+        "binary_cross_entropy",
+        "nll_loss_sum_4d",
+        "conv1d",
+        "conv_transpose1d",
+        "glu_dim1",
+        "softshrink",
+        "pixel_shuffle",
+    ],
 )
 def test_fused_losses_match_torch_values_and_grads(name: str) -> None:
-    """The losses that became one op give torch's values and gradients (the op table has
+    """The losses and layers that became one op give torch's values and gradients (the op table has
     gradcheck and gradgradcheck for each)."""
     case = CASES[name]
     a, b = _Args(cr), _Args(torch)

@@ -160,6 +160,23 @@ OPS = [
     ),
     OpInfo("conv_transpose2d", _convt, samples=_convt_samples, covers=()),
     OpInfo(
+        "conv_transpose1d",
+        lambda m, x, w, b=None, **kw: F(m).conv_transpose1d(x, w, b, **kw),
+        samples=lambda rng: [
+            Sample((_u(rng, (2, 3, 4)), _u(rng, (3, 2, 3)), _u(rng, (2,))), name="bias"),
+            Sample(
+                (_u(rng, (2, 4, 5)), _u(rng, (4, 1, 2))),
+                {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
+                name="stride_groups",
+            ),
+            Sample(
+                (_u(rng, (2, 3)), _u(rng, (2, 2, 3))),
+                {"stride": 2, "dilation": 2, "output_padding": 1},
+                name="unbatched_dil",
+            ),
+        ],
+    ),
+    OpInfo(
         "max_pool2d", lambda m, x, **kw: F(m).max_pool2d(x, **kw), samples=_pool_samples, covers=()
     ),
     OpInfo(

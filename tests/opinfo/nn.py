@@ -19,6 +19,13 @@ def _idx(rng, shape, c):
     return rng.integers(0, c, shape).astype(np.int64)
 
 
+def _shrink_input(rng, shape, lambd):
+    # Values kept 0.1 away from the kinks at +-lambd, so finite differences see one branch.
+    x = rng.uniform(-2.5, 2.5, shape)
+    near = np.abs(np.abs(x) - lambd) < 0.1
+    return np.where(near, x + 0.3 * np.sign(x), x)
+
+
 def _softmax_samples(rng):
     return [
         Sample((_u(rng, (3, 4), -3, 3),), {"dim": 1}, name="2d"),
@@ -162,6 +169,30 @@ def _emb(m, idx, w, padding_idx=None):
 
 OPS = [
     OpInfo("softmax", lambda m, x, dim: m.softmax(x, dim), samples=_softmax_samples),
+    OpInfo(
+        "glu",
+        lambda m, x, dim=-1: F(m).glu(x, dim),
+        samples=lambda rng: [
+            Sample((_u(rng, (3, 4), -3, 3),), name="last"),
+            Sample((_u(rng, (2, 6, 3), -3, 3),), {"dim": 1}, name="dim1"),
+        ],
+    ),
+    OpInfo(
+        "hardshrink",
+        lambda m, x, lambd=0.5: F(m).hardshrink(x, lambd),
+        samples=lambda rng: [
+            Sample((_shrink_input(rng, (3, 4), 0.5),), name="2d"),
+            Sample((_shrink_input(rng, (5,), 1.0),), {"lambd": 1.0}, name="lambd"),
+        ],
+    ),
+    OpInfo(
+        "softshrink",
+        lambda m, x, lambd=0.5: F(m).softshrink(x, lambd),
+        samples=lambda rng: [
+            Sample((_shrink_input(rng, (3, 4), 0.5),), name="2d"),
+            Sample((_shrink_input(rng, (5,), 1.0),), {"lambd": 1.0}, name="lambd"),
+        ],
+    ),
     OpInfo("log_softmax", lambda m, x, dim: m.log_softmax(x, dim), samples=_softmax_samples),
     OpInfo(
         "softmax_method",
@@ -200,10 +231,11 @@ OPS = [
     OpInfo(
         "linear",
         lambda m, x, w, b=None: F(m).linear(x, w, b),
-        covers=(),
+        covers=("unsafe_view", "squeeze_linear"),
         samples=lambda rng: [
             Sample((_u(rng, (2, 3)), _u(rng, (4, 3)), _u(rng, (4,)))),
             Sample((_u(rng, (2, 2, 3)), _u(rng, (4, 3))), name="nobias"),
+            Sample((_u(rng, (3,)), _u(rng, (4, 3))), name="1d_nobias"),
         ],
     ),
     OpInfo(

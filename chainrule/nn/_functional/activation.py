@@ -20,6 +20,7 @@ from chainrule.nn._functional._common import (
     _rng,
 )
 from chainrule.ops import _autocast
+from chainrule.ops import fused_nn as _fused
 from chainrule.ops import nn as _nnops
 from chainrule.ops import prelu as _prelu_ops
 from chainrule.ops import thresholding as _threshold_ops
@@ -204,12 +205,16 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     n = input.shape[d]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    if input.dtype.is_floating_point:
+        return _fused.glu(input, d)  # one GluBackward0 node, as torch
     a, b = _ops.chunk(input, 2, d)
     return a * _ops.sigmoid(b)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
+    if input.dtype.is_floating_point:
+        return _fused.hardshrink(input, lambd)  # one HardshrinkBackward0 node, as torch
     return _ops.where(_ops.abs(input) > lambd, input, _const(0, input))
 
 
@@ -222,6 +227,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         raise RuntimeError(
             f"lambda must be in range [0, {top}] for input dtype {kind}, but found {lambd:g}"
         )
+    if input.dtype.is_floating_point:
+        return _fused.softshrink(input, lambd)  # one SoftshrinkBackward0 node, as torch
     zero = _const(0, input)
     return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, zero))
 

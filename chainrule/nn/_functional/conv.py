@@ -1,7 +1,8 @@
-"""Convolutions: conv1d/conv2d/conv_transpose2d (ops with their own VJPs, chainrule.ops.conv) and
-conv3d, conv_transpose1d, conv_transpose3d composed from them:
+"""Convolutions: conv1d/conv2d/conv_transpose2d/conv_transpose1d (ops with their own VJPs,
+chainrule.ops.conv and chainrule.ops.fused_nn) and conv3d, conv_transpose3d composed from them:
 
-- a 1-d op is the 2-d op on a height-1 image;
+- a 1-d op is the 2-d op's forward on a height-1 image, recorded as one op (one
+  ConvolutionBackward0, as PyTorch);
 - conv3d(x, w) = sum_i conv2d(x[:, :, i*d + s*t], w[:, :, i]) over the depth taps i, with the
   output depths t folded into the batch (kd 2-d convs);
 - conv_transpose3d, the adjoint of conv3d in x: per depth tap i, conv_transpose2d of every
@@ -19,6 +20,7 @@ from chainrule._autocast_state import state as _ac
 from chainrule._tensor import Tensor
 from chainrule.ops import _autocast, _conv_args
 from chainrule.ops import conv as _conv
+from chainrule.ops import fused_nn as _fused
 
 __all__ = ["conv1d", "conv2d", "conv_transpose2d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
 
@@ -171,17 +173,22 @@ def conv_transpose1d(
         )
     )
     _check_output_padding((0, op), (1, s), (1, d))
-    out = _conv.conv_transpose2d(
-        _ops.unsqueeze(x, 2),
-        _ops.unsqueeze(weight, 2),
-        bias,
-        (1, s),
-        (0, p),
-        (0, op),
-        groups,
-        (1, d),
-    )
-    out = _ops.squeeze(out, 2)
+    # conv_transpose2d's checks on the height-1 images (its texts, as before)
+    x4 = _conv._Shape((*x.shape[:2], 1, x.shape[2]))
+    w4 = _conv._Shape((*weight.shape[:2], 1, weight.shape[2]))
+    _conv_args.check_conv_dtypes(input, weight, bias, True)
+    _conv._check_conv(x4, w4, groups, True, 2)
+    _conv_args.check_bias(weight, bias, groups, True)
+    _conv_args.check_dilation((d,))
+    out_l = (x.shape[2] - 1) * s - 2 * p + d * (weight.shape[2] - 1) + op + 1
+    params = {
+        "stride": (1, s),
+        "padding": ((0, 0), (p, p)),
+        "dilation": (1, d),
+        "groups": int(groups),
+        "out_hw": (1, out_l),
+    }
+    out = _fused.conv_transpose1d(x, weight, bias, params)  # one ConvolutionBackward0, as torch
     return _ops.squeeze(out, 0) if unbatched else out
 
 

@@ -12,6 +12,7 @@ from chainrule.nn._functional._common import (
 )
 from chainrule.ops import _autocast
 from chainrule.ops import embedding as _embedding_ops
+from chainrule.ops import fused_nn as _fused
 from chainrule.ops.linalg import check_addmm_dtype, linear_addmm
 
 __all__ = ["linear", "bilinear", "embedding"]
@@ -46,8 +47,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         if input.ndim > 2 or bias is not None:
             x2 = _ops.reshape(input, (-1, input.shape[-1]))
             wt = _ops.t(weight)
-            out = _ops.matmul(x2, wt) if bias is None else linear_addmm(bias, x2, wt)
-            return _ops.reshape(out, tuple(input.shape[:-1]) + (weight.shape[0],))
+            shape = tuple(input.shape[:-1]) + (weight.shape[0],)
+            if bias is None:  # torch's matmul: mm, then UnsafeViewBackward0
+                return _fused.unsafe_view(_ops.matmul(x2, wt), shape)
+            return _ops.reshape(linear_addmm(bias, x2, wt), shape)
+        if bias is None:  # 1-D, as torch's matmul: unsqueeze, mm, squeeze_ (SqueezeBackward4)
+            return _fused.squeeze0(_ops.matmul(_ops.unsqueeze(input, 0), _ops.t(weight)))
     out = _ops.matmul(input, _ops.t(weight) if weight.ndim == 2 else weight)
     return out + bias if bias is not None else out
 

@@ -15,6 +15,7 @@ from chainrule.nn._functional._common import (
     _ntuple,
 )
 from chainrule.nn._functional.pooling import _sep_apply
+from chainrule.ops import fused_nn as _fused
 
 __all__ = [
     "pixel_shuffle",
@@ -43,6 +44,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
             f"divisible by the square of upscale_factor, but input.size(-3)={c} "
             f"is not divisible by {r * r}"
         )
+    if r > 0:
+        return _fused.pixel_shuffle(input, r)  # one PixelShuffleBackward0 node, as torch
     nl = len(lead)
     x = _ops.reshape(input, (*lead, c // (r * r), r, r, h, w))
     perm = list(range(nl)) + [nl, nl + 3, nl + 1, nl + 4, nl + 2]
@@ -67,6 +70,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
             else "pixel_unshuffle expects width to be divisible by downscale_factor, "
             f"but input.size(-1)={w} is not divisible by {r}"
         )
+    if r > 0:
+        return _fused.pixel_unshuffle(input, r)  # one PixelUnshuffleBackward0 node, as torch
     nl = len(lead)
     x = _ops.reshape(input, (*lead, c, h // r, r, w // r, r))
     perm = list(range(nl)) + [nl, nl + 2, nl + 4, nl + 1, nl + 3]
