@@ -25,6 +25,7 @@ from chainrule.ops.linalg import (
     linalg_svdvals,
     matmul,
 )
+from chainrule.ops.linalg.eigh import eigh, eigvalsh
 from chainrule.ops.matfun import linalg_qr as qr
 from chainrule.ops.matfun import matrix_exp
 from chainrule.ops.reduction import vector_norm_impl
@@ -53,6 +54,8 @@ __all__ = [
     "lu",
     "lu_solve",
     "householder_product",
+    "eigh",
+    "eigvalsh",
 ]
 
 

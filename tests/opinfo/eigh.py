@@ -1,0 +1,31 @@
+"""OpInfo rows for chainrule/ops/linalg/eigh.py (gauge-invariant functions of the
+eigenvectors, as PyTorch's own tests use)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.opinfo.core import OpInfo, Sample
+
+
+def _eigh_inv(m, x, UPLO="L"):  # type: ignore[no-untyped-def]  # noqa: N803
+    L, V = m.linalg.eigh(x + x.mT, UPLO=UPLO)  # noqa: N806
+    return L, V * V
+
+
+def _ref(x: np.ndarray, UPLO: str = "L") -> tuple[np.ndarray, np.ndarray]:  # noqa: N803
+    L, V = np.linalg.eigh(x + np.swapaxes(x, -1, -2), UPLO=UPLO)  # noqa: N806
+    return L, V * V
+
+
+OPS = [
+    OpInfo(
+        "linalg_eigh",
+        _eigh_inv,
+        ref=_ref,
+        samples=lambda rng: [
+            Sample((rng.normal(size=(3, 3)),), name="3x3"),
+            Sample((rng.normal(size=(2, 4, 4)),), {"UPLO": "U"}, name="batch_upper"),
+        ],
+    ),
+]
