@@ -1,5 +1,5 @@
 """OpInfo rows for chainrule/ops/linalg/eigh.py (gauge-invariant functions of the
-eigenvectors, as PyTorch's own tests use)."""
+eigenvectors, as PyTorch's own tests use) and the lstsq op of chainrule/ops/linalg/extra.py."""
 
 from __future__ import annotations
 
@@ -26,6 +26,17 @@ OPS = [
         samples=lambda rng: [
             Sample((rng.normal(size=(3, 3)),), name="3x3"),
             Sample((rng.normal(size=(2, 4, 4)),), {"UPLO": "U"}, name="batch_upper"),
+        ],
+    ),
+    OpInfo(
+        "linalg_lstsq",
+        lambda m, a, b, **kw: m.linalg.lstsq(a, b, **kw).solution,
+        ref=lambda a, b, **kw: np.linalg.lstsq(a, b, rcond=None)[0],
+        samples=lambda rng: [
+            Sample((rng.normal(size=(5, 3)), rng.normal(size=(5, 2))), name="tall"),
+            Sample(
+                (rng.normal(size=(3, 4)), rng.normal(size=(3, 2))), {"driver": "gelsd"}, name="wide"
+            ),
         ],
     ),
 ]
