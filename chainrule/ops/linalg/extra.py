@@ -436,7 +436,8 @@ def _lstsq_one(a: np.ndarray, b: np.ndarray, rcond: float, driver: str) -> Any:
         _, x, _ = gels(a, bb)
         res = (np.abs(x[n:]) ** 2).sum(0) if m > n else None
         return x[:n], -1, None, res
-    x, res, rank, s = scipy.linalg.lstsq(a, b, cond=rcond, lapack_driver=driver, check_finite=False)
+    out: Any = scipy.linalg.lstsq(a, b, cond=rcond, lapack_driver=driver, check_finite=False)
+    x, res, rank, s = out
     res = np.asarray(res)
     return x, rank, s, (res if res.size else None)
 
@@ -449,7 +450,7 @@ def _lstsq_fwd(xp: Any, a: Any, b: Any, *, rcond: float, driver: str) -> Any:
     batch = np.broadcast_shapes(ha.shape[:-2], hb.shape[:-2])
     fa = np.broadcast_to(ha, batch + (m, n)).reshape((-1, m, n))
     fb = np.broadcast_to(hb, batch + (m, k)).reshape((-1, m, k))
-    real = ha.real.dtype
+    real = np.finfo(ha.dtype).dtype  # the real dtype of a complex one
     count = fa.shape[0]
     x = np.zeros((count, n, k), ha.dtype)
     rank = np.zeros(count, np.int64)
@@ -575,7 +576,10 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
         B = B.unsqueeze(-1)
     elif B.shape[-2] != A.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    if rcond is None:
-        rcond = float(np.finfo(_real_dtype(A).np).eps) * builtins.max(A.shape[-2], A.shape[-1])
-    x, res, rank, sv = apply_op(_lstsq, (A, B), {"rcond": float(rcond), "driver": driver})
+    cut = (
+        float(np.finfo(_real_dtype(A).np).eps) * builtins.max(A.shape[-2], A.shape[-1])
+        if rcond is None
+        else float(rcond)
+    )
+    x, res, rank, sv = apply_op(_lstsq, (A, B), {"rcond": cut, "driver": driver})
     return Lstsq(x.squeeze(-1) if vector else x, res, rank, sv)
