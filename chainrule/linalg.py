@@ -1,10 +1,10 @@
-"""``torch.linalg``: norms, inverse, determinants, SVD, eigh, least squares and linear solves.
+"""``torch.linalg``: norms, inverse, determinants, SVD, eigendecompositions, least squares, solves.
 
 The differentiable primitives are registered ops in chainrule/ops/linalg/ (inv, det, slogdet,
 svd, solve, eigh, lstsq), chainrule/ops/cholesky.py, chainrule/ops/factorizations.py (LU) and
 chainrule/ops/reduction/norms.py (the vector norm); matrix norms, pinv, matrix_rank, cond, the
-``*_ex`` variants and tensorinv/tensorsolve are built from them (chainrule/ops/linalg/extra.py).
-Not yet here: eig, eigvals and the ldl_* functions.
+``*_ex`` variants and tensorinv/tensorsolve are built from them (chainrule/ops/linalg/extra.py);
+eig/eigvals are an op too (chainrule/ops/linalg/eig.py). Not yet here: the ldl_* functions.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from chainrule.ops.linalg import (
     linalg_svdvals,
     matmul,
 )
+from chainrule.ops.linalg.eig import eig, eigvals
 from chainrule.ops.linalg.eigh import eigh, eigvalsh
 from chainrule.ops.linalg.extra import (
     cholesky_ex,
@@ -73,6 +74,8 @@ __all__ = [
     "householder_product",
     "eigh",
     "eigvalsh",
+    "eig",
+    "eigvals",
     "pinv",
     "lstsq",
     "matrix_rank",

@@ -393,3 +393,66 @@ MORE_ERRORS: list[Callable[[Any], Any]] = [
 @pytest.mark.parametrize("f", MORE_ERRORS, ids=range(len(MORE_ERRORS)))
 def test_more_errors_match_torch(f: Callable[[Any], Any]) -> None:
     _raises(f)
+
+
+# eig, eigvals ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        RNG.standard_normal((4, 4)),
+        RNG.standard_normal((2, 3, 3)),
+        RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3)),
+        RNG.standard_normal((3, 3)).astype(np.float32),
+        np.diag([1.0, 2.0, 3.0]),
+        np.zeros((0, 2, 2)),
+    ],
+    ids=["real", "batch", "complex", "float32", "diagonal", "empty"],
+)
+def test_eig_matches_torch(a: np.ndarray) -> None:
+    c, t = cr.linalg.eig(cr.tensor(a)), torch.linalg.eig(torch.tensor(a))
+    assert repr(c).startswith("torch.return_types.linalg_eig(") and c.eigenvalues is c[0]
+    atol = 1e-5 if a.dtype == np.float32 else 1e-10
+    # LAPACK's geev order (the same build-independent algorithm): compare as is, then check
+    # the vectors through A V = V diag(L) and their moduli (a phase per column is free)
+    _close(c.eigenvalues, t.eigenvalues, atol=atol)
+    _close(cr.linalg.eigvals(cr.tensor(a)), torch.linalg.eigvals(torch.tensor(a)), atol=atol)
+    v, lam = _np(c.eigenvectors), _np(c.eigenvalues)
+    assert c.eigenvectors.dtype.name == str(t.eigenvectors.dtype).split(".")[-1]
+    np.testing.assert_allclose(a @ v, v * lam[..., None, :], atol=atol * 10)
+    np.testing.assert_allclose(np.abs(v), np.abs(_np(t.eigenvectors)), atol=atol)
+
+
+@pytest.mark.parametrize(
+    "a",
+    [RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))],
+    ids=["real", "complex"],
+)
+def test_eig_gradients(a: np.ndarray) -> None:
+    def f(x: Any) -> Any:
+        L, V = cr.linalg.eig(x)  # noqa: N806
+        return L, (V * V.conj()).real  # phase-invariant
+
+    x = cr.tensor(a, requires_grad=True)
+    assert gradcheck(f, (x,))
+    assert gradcheck(lambda x: cr.linalg.eigvals(x), (x,))
+    tx = torch.tensor(a, requires_grad=True)
+    L, V = cr.linalg.eig(x)  # noqa: N806
+    tL, tV = torch.linalg.eig(tx)  # noqa: N806
+    (L.real * 2 + L.imag + (V * V.conj()).real.sum(-2)).sum().backward()
+    (tL.real * 2 + tL.imag + (tV * tV.conj()).real.sum(-2)).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), _np(tx.grad), atol=1e-10)
+
+
+EIG_ERRORS: list[Callable[[Any], Any]] = [
+    lambda m: m.linalg.eig(m.ones(2, 3)),
+    lambda m: m.linalg.eig(m.ones(3)),
+    lambda m: m.linalg.eig(m.ones(2, 2, dtype=m.int64)),
+    lambda m: m.linalg.eigvals(m.ones(2, 3)),
+]
+
+
+@pytest.mark.parametrize("f", EIG_ERRORS, ids=range(len(EIG_ERRORS)))
+def test_eig_errors_match_torch(f: Callable[[Any], Any]) -> None:
+    _raises(f)

@@ -40,3 +40,28 @@ OPS = [
         ],
     ),
 ]
+
+
+def _eig_inv(m, x):  # type: ignore[no-untyped-def]
+    L, V = m.linalg.eig(x)  # noqa: N806
+    # real outputs (the table compares real values): L's parts and the phase-invariant |V|^2
+    return L.real, L.imag, (V * V.conj()).real
+
+
+def _eig_ref(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    L, V = np.linalg.eig(x)  # noqa: N806
+    return L.real, L.imag, np.abs(V) ** 2
+
+
+OPS.append(
+    OpInfo(
+        "linalg_eig",
+        _eig_inv,
+        ref=_eig_ref,
+        gradgradcheck=False,  # the solve in its VJP has a real-only VJP
+        samples=lambda rng: [
+            Sample((rng.normal(size=(3, 3)),), name="3x3"),
+            Sample((rng.normal(size=(2, 4, 4)),), name="batch"),
+        ],
+    )
+)
