@@ -39,14 +39,15 @@ def _eig_fwd(xp: Any, a: Any) -> Any:
     if xp is not np:
         out = tuple(xp.asarray(o) for o in out)
         eye = xp.asarray(eye)
-    return out, {"eye": eye, "lam": out[0], "v": out[1]}
+    # the factors are all the VJP needs (A is not saved: PyTorch's saves only L and V)
+    return out, {"eye": eye, "lam": out[0], "v": out[1], "real_in": host.dtype.kind != "c"}
 
 
 _eig = OpDef(
     "linalg_eig",
     _eig_fwd,
     ("a",),
-    saves=("a",),
+    saves=(),
     promote=None,
     num_outputs=2,
     aux=True,
@@ -79,7 +80,7 @@ def _eig_vjp(ctx: Any, g: Any) -> Any:
     else:
         return (None,)
     ga = ns.linalg_solve(vh, ns.matmul(core, vh), vector=False)
-    if getattr(ctx.a, "_data", ctx.a).dtype.kind != "c":
+    if ctx.real_in:
         ga = ns.real(ga)
     return (ga,)
 
