@@ -40,7 +40,7 @@ def _eig_fwd(xp: Any, a: Any) -> Any:
         out = tuple(xp.asarray(o) for o in out)
         eye = xp.asarray(eye)
     # the factors are all the VJP needs (A is not saved: PyTorch's saves only L and V)
-    return out, {"eye": eye, "lam": out[0], "v": out[1], "real_in": host.dtype.kind != "c"}
+    return out, {"eye": eye, "lam": out[0], "v": out[1], "real_in": not np.iscomplexobj(host)}
 
 
 _eig = OpDef(
