@@ -1,8 +1,10 @@
-"""``torch.linalg``: norms, inverse, determinants, SVD and linear solves.
+"""``torch.linalg``: norms, inverse, determinants, SVD, eigendecompositions, least squares, solves.
 
 The differentiable primitives are registered ops in chainrule/ops/linalg/ (inv, det, slogdet,
-svd, solve) and chainrule/ops/reduction/norms.py (the vector norm); matrix norms are built
-from them.
+svd, solve, eigh, lstsq), chainrule/ops/cholesky.py, chainrule/ops/factorizations.py (LU) and
+chainrule/ops/reduction/norms.py (the vector norm); matrix norms, pinv, matrix_rank, cond, the
+``*_ex`` variants and tensorinv/tensorsolve are built from them (chainrule/ops/linalg/extra.py);
+eig/eigvals are an op too (chainrule/ops/linalg/eig.py). Not yet here: the ldl_* functions.
 """
 
 from __future__ import annotations
@@ -24,6 +26,23 @@ from chainrule.ops.linalg import (
     linalg_svd,
     linalg_svdvals,
     matmul,
+)
+from chainrule.ops.linalg.eig import eig, eigvals
+from chainrule.ops.linalg.eigh import eigh, eigvalsh
+from chainrule.ops.linalg.extra import (
+    cholesky_ex,
+    cond,
+    cross,
+    diagonal,
+    inv_ex,
+    lstsq,
+    matrix_power,
+    matrix_rank,
+    pinv,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
 )
 from chainrule.ops.matfun import linalg_qr as qr
 from chainrule.ops.matfun import matrix_exp
@@ -53,6 +72,23 @@ __all__ = [
     "lu",
     "lu_solve",
     "householder_product",
+    "eigh",
+    "eigvalsh",
+    "eig",
+    "eigvals",
+    "pinv",
+    "lstsq",
+    "matrix_rank",
+    "cond",
+    "cholesky_ex",
+    "inv_ex",
+    "solve_ex",
+    "matrix_power",
+    "vander",
+    "cross",
+    "diagonal",
+    "tensorinv",
+    "tensorsolve",
 ]
 
 

@@ -4,6 +4,10 @@
 - ``einsum``: einsum (one op per number of operands, sharing a forward and a VJP);
 - ``primitives``: the torch.linalg primitives that chainrule/linalg.py exposes (inv/inverse,
   det, slogdet/logdet, svd/svdvals, solve);
+- ``eigh``: the Hermitian eigendecomposition (eigh, eigvalsh); ``eig``: the general one (eig,
+  eigvals);
+- ``extra``: lstsq (an op) and the torch.linalg functions composed from the others (pinv,
+  matrix_rank, cond, inv_ex/solve_ex/cholesky_ex, tensorinv/tensorsolve...);
 - ``_common``: LinAlgError and the dtype checks of the products.
 
 Every VJP is written with ``ns`` (Note [ns]) so that double backward works.
