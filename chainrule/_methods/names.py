@@ -426,7 +426,7 @@ class NamesMethods(TensorAttrs):
                 "tensor.mH is only supported on matrices or batches of matrices. "
                 f"Got {self.ndim}-D tensor."
             )
-        return _ops.transpose(self, -2, -1)
+        return _ops.adjoint(self)
 
     @property
     def H(self) -> Any:  # noqa: N802 - PyTorch's name
@@ -447,7 +447,7 @@ class NamesMethods(TensorAttrs):
                 f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D "
                 f"tensor.{hint}"
             )
-        return _ops.t(self)
+        return _ops.adjoint(self)
 
     def is_complex(self) -> bool:
         return _ops.is_complex(self)
