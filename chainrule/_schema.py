@@ -377,10 +377,12 @@ class _ST:
         leaf = _LEAVES.get(self.name)
         if leaf is not None:
             return leaf.get()
+        if self.name == "SymInt":
+            return SymIntType.get() if real else IntType.get()
+        if self.name == "SymBool":
+            return SymBoolType.get() if real else BoolType.get()
         if self.name in _AS_INT:
             return _Named(self.name) if real else IntType.get()
-        if self.name == "SymBool":
-            return _Named("SymBool") if real else BoolType.get()
         return _Named(self.name)
 
 
@@ -525,7 +527,9 @@ class _Parser:
     def argument(self, is_input: bool, kwarg_only: bool) -> Argument:
         st = self.type_()
         name = ""
-        if self.peek() == "ident":
+        if is_input:
+            name = self.expect("ident")  # inputs are named; returns may be
+        elif self.peek() == "ident":
             name = self.next()[1]
         default: object = None
         has_default = False
@@ -674,7 +678,11 @@ class Argument:
         self, name: str, st: _ST, kwarg_only: bool, default: object, has_default: bool
     ) -> None:
         self.name, self._st, self.kwarg_only = name, st, kwarg_only
-        self.default_value, self._has_default = default, has_default
+        self._shown, self._has_default = default, has_default
+        n = st.n if st.kind == "list" else None
+        if n is not None and not isinstance(default, list) and default is not None:
+            default = [default] * n  # int[2] stride=1 means [1, 1]
+        self.default_value = default
 
     @property
     def type(self) -> Type:
@@ -720,7 +728,7 @@ class Argument:
         if self.name:
             s += " " + self.name
         if self._has_default:
-            s += "=" + _fmt_value(self.default_value)
+            s += "=" + _fmt_value(self._shown)
         return s
 
     def __eq__(self, other: object) -> bool:
