@@ -404,7 +404,7 @@ _AS_INT = {"SymInt", "ScalarType", "Layout", "MemoryFormat", "QScheme", "DimName
 _KNOWN = (
     set(_LEAVES)
     | _AS_INT
-    | {"SymBool", "Generator", "Storage", "AnyClassType", "AnyEnumType", "Dimname", "t", "tVal"}
+    | {"SymBool", "Generator", "Storage", "AnyClassType", "AnyEnumType", "Dimname"}
     | {"GenericList", "ScalarTypeType", "Capsule", "PyObject", "AnyTupleType", "AnyListType"}
 )
 _ENUMS = {
@@ -429,8 +429,8 @@ _TOKEN = re.compile(
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, text: str, allow_typevars: bool = True) -> None:
+        self.text, self.allow_typevars = text, allow_typevars
         self.toks: list[tuple[str, str, int]] = []
         pos = 0
         while True:
@@ -559,11 +559,9 @@ class _Parser:
                 self.expect(")")
                 st = _ST("call", name, tuple(elems))
             else:
-                if (
-                    name not in _KNOWN
-                    and not name.startswith("__torch__")
-                    and not re.fullmatch(r"t\d*", name)
-                ):
+                typevar = re.fullmatch(r"t\d*|tVal", name) is not None
+                known = name in _KNOWN or name.startswith("__torch__")
+                if (typevar and not self.allow_typevars) or not (known or typevar):
                     self._fail(
                         "\nunknown type specifier. Common valid schema types include Tensor, "
                         "SymInt, int, float, bool, Scalar; for a full list, please see "
@@ -789,11 +787,12 @@ class FunctionSchema:
         return hash(str(self))
 
 
-def parse_schema(schema: str) -> FunctionSchema:
+def parse_schema(schema: str, allow_typevars: bool = True) -> FunctionSchema:
     """Read an operator schema (the language of ``native_functions.yaml``); RuntimeError,
-    pointing at the place, on malformed text."""
+    pointing at the place, on malformed text. ``allow_typevars=False`` refuses the type
+    variables ``t``, ``t1``, ``tVal``."""
     if not isinstance(schema, str):
         raise TypeError(
             f"parse_schema(): argument 'schema' must be str, not {type(schema).__name__}"
         )
-    return _Parser(schema).schema()
+    return _Parser(schema, allow_typevars).schema()

@@ -190,3 +190,13 @@ def test_unify_type_list(build) -> None:
         assert str(got.value) == str(e)
     else:
         assert str(chainrule.unify_type_list(build(chainrule))) == expected
+
+
+def test_type_variables_refused_when_asked() -> None:
+    text = "f(t x) -> t"
+    assert str(chainrule.parse_schema(text)) == str(torch._C.parse_schema(text))
+    with pytest.raises(RuntimeError) as theirs:
+        torch._C.parse_schema(text, allow_typevars=False)
+    with pytest.raises(RuntimeError) as ours:
+        chainrule.parse_schema(text, allow_typevars=False)
+    assert str(ours.value) == str(theirs.value)
