@@ -26,6 +26,8 @@ from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd._codegen import compile_generated
+from chainrule.autograd._saved import _set_last, _set_value
+from chainrule.autograd._sites import user_site
 from chainrule.autograd.graph import Node, freed_message
 
 __all__ = ["build", "run"]
@@ -368,8 +370,15 @@ def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, 
             if gt is None:
                 gt = made[tag] = _new_tensor(vals[k])
             t._grad = gt
-    for i, d in note.versions:
-        ts[i]._get_vc().value += d
+    if note.versions:
+        # What ``vc.value += d`` does (VersionCounter.__setattr__), with the user's site found
+        # once for all the counters rather than by one stack walk each: every write here has
+        # the same site, the frame that called the compiled function.
+        site = user_site(1)
+        for i, d in note.versions:
+            vc = ts[i]._get_vc()
+            _set_value(vc, vc.value + d)
+            _set_last(vc, site)
     mods = scope.modules
     for j, tr in note.training:
         if mods[j].training is not tr:

@@ -224,3 +224,27 @@ def test_module_tree_changes_are_seen_by_the_next_call(change: str) -> None:
     out = f(x)
     assert f.stats["captures"] == captures + 1  # a new signature: captured, not replayed
     np.testing.assert_array_equal(out.detach().numpy(), step(x).detach().numpy())
+
+
+def test_replay_moves_versions_and_write_sites_as_eager() -> None:
+    # A replay moves each written tensor's version by what the eager step did, and notes the
+    # write's site (Note [sites]) as the caller's frame: one stack walk serves every counter.
+    (m1, o1), (m2, o2) = _pair("sgd")
+    f = cr.compile(_step)
+    x, y = cr.randn(8, 4), cr.randn(8, 2)
+    for _ in range(5):
+        f(m1, o1, x, y)
+        _step(m2, o2, x, y)
+    assert f.stats["replays"] == 2
+    # BatchNorm's running statistics are written by the program (the replay moves their
+    # versions); the parameters by the optimizer's step.
+    t1 = list(m1.buffers()) + list(m1.parameters())
+    t2 = list(m2.buffers()) + list(m2.parameters())
+    for p1, p2 in zip(t1, t2):
+        assert p1._version == p2._version
+        np.testing.assert_array_equal(_arr(p1), _arr(p2))
+        site = p1._get_vc().last_write
+        assert (
+            site is not None
+            and site[0] is test_replay_moves_versions_and_write_sites_as_eager.__code__
+        )
