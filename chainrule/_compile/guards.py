@@ -103,18 +103,50 @@ def _add_tensor(scope: Scope, seen: set[int], t: Tensor) -> None:
         scope.tensors.append(t)
 
 
+def _tree(mod: Module, memo: set[int], out: list[Module]) -> None:
+    """``mod.modules()``'s order (depth first, each module once), read from ``_modules``
+    directly: no dotted names, no generators (Note [scope walk])."""
+    memo.add(id(mod))
+    out.append(mod)
+    for m in mod._modules.values():
+        if m is not None and id(m) not in memo:
+            _tree(m, memo, out)
+
+
 def _add_module(scope: Scope, seen: set[int], mod: Module) -> None:
     if id(mod) in seen:
         return
     seen.add(id(mod))
-    for m in mod.modules():
+    tree: list[Module] = []
+    _tree(mod, set(), tree)
+    mods = scope.modules
+    for m in tree:
         if id(m) not in seen or m is mod:
             seen.add(id(m))
-            scope.modules.append(m)
-    for t in mod.parameters():
-        _add_tensor(scope, seen, t)
-    for t in mod.buffers():
-        _add_tensor(scope, seen, t)
+            mods.append(m)
+    # mod.parameters() then mod.buffers(), each tensor once (_add_tensor dedupes).
+    ts = scope.tensors
+    for m in tree:
+        for t in m._parameters.values():
+            if t is not None and id(t) not in seen:
+                seen.add(id(t))
+                ts.append(t)
+    for m in tree:
+        for t in m._buffers.values():
+            if t is not None and id(t) not in seen:
+                seen.add(id(t))
+                ts.append(t)
+
+
+# Note [scope walk]
+#     Every call walks its scope (Note [compile scope]), so the walk reads the module tree's
+#     dicts directly instead of through ``modules()``/``parameters()``/``buffers()``, whose
+#     generators build a dotted name per module and per tensor (and record ``_param_name``):
+#     about a fifth of a replayed MLP step's Python work. It visits the same objects in the
+#     same order, and nothing is cached, so a submodule added or replaced, a parameter
+#     reassigned or a buffer registered between two calls is seen by the next call's walk and
+#     changes its signature exactly as before. tests/compile/test_compile_guards.py checks the
+#     walk against ``modules()``/``parameters()``/``buffers()`` on shared and nested trees.
 
 
 def _add_optimizer(scope: Scope, seen: set[int], opt: Optimizer) -> None:
@@ -226,7 +258,10 @@ def hooks_reason(scope: Scope) -> str | None:
     if _hooks_any[0]:
         return "saved-tensor hooks are set"
     for m in scope.modules:
-        if m._forward_hooks or m._forward_pre_hooks or getattr(m, "_backward_hooks", None):
+        # ``_backward_hooks`` is no Module attribute: read the instance's and class's dicts,
+        # not through Module.__getattr__ (which searches three dicts and raises).
+        bh = m.__dict__.get("_backward_hooks") or getattr(type(m), "_backward_hooks", None)
+        if m._forward_hooks or m._forward_pre_hooks or bh:
             return f"{type(m).__name__} has module hooks"
     for t in scope.tensors:
         if t._backward_hooks or t._post_acc_hooks:

@@ -26,6 +26,8 @@ from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd._codegen import compile_generated
+from chainrule.autograd._saved import _set_last, _set_value
+from chainrule.autograd._sites import user_site
 from chainrule.autograd.graph import Node, freed_message
 
 __all__ = ["build", "run"]
@@ -202,8 +204,54 @@ def _const_lines(cap: Capture, needed: set[int], w: _Writer) -> list[str]:
     return lines
 
 
+def _as_method(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
+    """Note [method calls]: ``np.swapaxes(a, i, j)`` as ``a.swapaxes(i, j)`` and
+    ``np.moveaxis(a, src, dst)`` as ``a.transpose(order)`` on an ndarray slot, or None."""
+    fn = ins.fn
+    if fn is not np.swapaxes and fn is not np.moveaxis:
+        return None
+    args = ins.args
+    if ins.kwargs or not args or not isinstance(args[0], Ref):
+        return None
+    a = rec.plain[args[0].slot]
+    rest = args[1:]
+    if type(a) is not np.ndarray or not all(type(x) in (int, tuple, list) for x in rest):
+        return None
+    if fn is np.swapaxes:
+        return f"s{args[0].slot}.swapaxes(" + ", ".join(w.expr(x) for x in rest) + ")"
+    if len(rest) != 2:
+        return None
+    return f"s{args[0].slot}.transpose({move_perm(a.ndim, rest[0], rest[1])!r})"
+
+
+def move_perm(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
+    """The permutation ``np.moveaxis(a, source, destination)`` passes to ``a.transpose``."""
+    src = np.lib.array_utils.normalize_axis_tuple(source, ndim, "source")
+    dst = np.lib.array_utils.normalize_axis_tuple(destination, ndim, "destination")
+    perm = [n for n in range(ndim) if n not in src]
+    for d, sx in sorted(zip(dst, src)):
+        perm.insert(d, sx)
+    return tuple(perm)
+
+
+# Note [method calls]
+#     NumPy's ``swapaxes`` is a Python function that hands its call to the array's method
+#     (``_wrapfunc``), and ``moveaxis`` works out a permutation from the array's number of
+#     dimensions and calls ``a.transpose`` with it: three to five Python frames per call. The
+#     program's shapes are fixed, so it calls the method itself, with the permutation worked
+#     out once when the program is written (the same view, the same bits). The LSTM step makes
+#     64 such calls.
+
+
 def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[str]:
     """The line(s) of one recorded call; ``out``: the fused program's ``out=`` target."""
+    meth = _as_method(ins, rec, w) if out is None else None
+    if meth is not None:
+        outs = _outs(ins)
+        if isinstance(ins.outs, int) and ins.outs not in ins.scalar:
+            return [f"    s{ins.outs} = {meth}"]
+        if not outs:
+            return [f"    {meth}"]
     call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
     kw = [f"{key}={w.expr(v)}" for key, v in ins.kwargs.items()] if ins.kwargs else []
     if out is not None:
@@ -368,8 +416,15 @@ def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, 
             if gt is None:
                 gt = made[tag] = _new_tensor(vals[k])
             t._grad = gt
-    for i, d in note.versions:
-        ts[i]._get_vc().value += d
+    if note.versions:
+        # What ``vc.value += d`` does (VersionCounter.__setattr__), with the user's site found
+        # once for all the counters rather than by one stack walk each: every write here has
+        # the same site, the frame that called the compiled function.
+        site = user_site(1)
+        for i, d in note.versions:
+            vc = ts[i]._get_vc()
+            _set_value(vc, vc.value + d)
+            _set_last(vc, site)
     mods = scope.modules
     for j, tr in note.training:
         if mods[j].training is not tr:

@@ -422,3 +422,59 @@ def test_closure_scalar_is_guarded() -> None:
         assert _eq(c(x), x * 2.0)
     s = 3.0
     assert _eq(c(x), x * 3.0)
+
+
+def test_swapaxes_and_moveaxis_replay_as_array_methods() -> None:
+    # Note [method calls] in replay.py: the program calls ``a.swapaxes`` / ``a.transpose``
+    # itself (no np.swapaxes / np.moveaxis frames) and its values and gradients stay eager's.
+    w = cr.randn(3, 4, 5, requires_grad=True)
+
+    def f(x: Any) -> Any:
+        y = x.transpose(0, 2) * w.transpose(0, 2)
+        z = y.movedim(0, -1) + x.movedim((0, 2), (1, 2))
+        return (z.swapaxes(1, 2).sin() * 2.0).sum() + (x.unbind(1)[1] * w.unbind(1)[2]).sum()
+
+    g = cr.compile(f)
+    for i in range(4):
+        x = cr.randn(3, 4, 5, requires_grad=True)
+        w.grad = None
+        out = g(x)
+        out.backward()
+        gx, gw = x.grad.numpy().copy(), w.grad.numpy().copy()
+        x.grad, w.grad = None, None
+        ref = f(x)
+        ref.backward()
+        np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+        np.testing.assert_array_equal(gx, x.grad.numpy())
+        np.testing.assert_array_equal(gw, w.grad.numpy())
+    assert g.stats["replays"] >= 1
+    src = "".join(c.source for c in g.cache.values())
+    assert ".swapaxes(" in src and ".transpose((" in src
+    assert all(f is not np.swapaxes and f is not np.moveaxis for f in _program_globals(g))
+
+
+def _program_globals(g: Any) -> list[Any]:
+    return [v for c in g.cache.values() for v in c.program.__globals__.values()]
+
+
+@pytest.mark.parametrize(
+    "ndim,src,dst",
+    [
+        (1, 0, 0),
+        (3, 0, -1),
+        (3, 2, 0),
+        (4, (0, 2), (3, 1)),
+        (4, (3, 0), (0, 1)),
+        (5, (4, 1, 0), (0, 2, 4)),
+        (4, (0, 2), (3, 0)),
+        (5, (0, 1, 2), (4, 0, 2)),
+    ],
+)
+def test_moveaxis_permutation_is_numpys(ndim: int, src: Any, dst: Any) -> None:
+    from chainrule._compile.replay import move_perm
+
+    a = np.arange(2 * 3 * 4 * 5 * 6)[: int(np.prod(range(2, 2 + ndim)))].reshape(range(2, 2 + ndim))
+    want = np.moveaxis(a, src, dst)
+    got = a.transpose(move_perm(ndim, src, dst))
+    assert got.shape == want.shape and got.strides == want.strides
+    np.testing.assert_array_equal(got, want)

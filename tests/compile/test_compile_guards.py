@@ -167,3 +167,84 @@ def test_recompile_limit_runs_new_shapes_eagerly(dynamic: bool) -> None:
     for _ in range(3):
         f(m, x)
     assert f.stats["replays"] >= 1
+
+
+def _tree_model() -> nn.Module:
+    shared = nn.Linear(3, 3)
+    inner = nn.Sequential(shared, nn.BatchNorm1d(3), nn.Sequential(shared, nn.ReLU()))
+    model = nn.Sequential(nn.Linear(4, 3), inner, shared)
+    model.register_buffer("scale", cr.ones(3))
+    model.add_module("none", None)
+    return model
+
+
+def test_scope_walk_matches_modules_parameters_buffers() -> None:
+    # Note [scope walk]: the direct walk visits what modules(), parameters() and buffers() do,
+    # in their order, each object once (shared submodules and tensors included).
+    from chainrule._compile.guards import discover
+
+    model = _tree_model()
+    model[0].bias = model[1][0].bias  # a parameter shared by two modules
+    scope = discover(model, (), {})
+    assert [id(m) for m in scope.modules] == [id(m) for m in model.modules()]
+    want = list(model.parameters()) + list(model.buffers())
+    assert [id(t) for t in scope.tensors] == [id(t) for t in want]
+
+
+def _counting(model: nn.Module) -> tuple[Any, Any]:
+    def step(x: Any) -> Any:
+        return model(x).sum()
+
+    return cr.compile(step), step
+
+
+@pytest.mark.parametrize(
+    "change", ["replace_submodule", "add_submodule", "reassign_parameter", "new_buffer", "eval"]
+)
+def test_module_tree_changes_are_seen_by_the_next_call(change: str) -> None:
+    # Each change between calls makes the next call's signature differ from the captured one
+    # (nothing of the walk is cached), and results keep matching eager.
+    model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 2))
+    f, step = _counting(model)
+    x = cr.randn(5, 4)
+    for _ in range(3):
+        f(x)
+    assert f.stats["replays"] == 1
+    captures = f.stats["captures"]
+    if change == "replace_submodule":
+        model[2] = nn.Linear(3, 2)
+    elif change == "add_submodule":
+        model.append(nn.Tanh())
+    elif change == "reassign_parameter":
+        model[0].weight = nn.Parameter(cr.randn(3, 4))
+    elif change == "new_buffer":
+        model[1].register_buffer("extra", cr.zeros(3))
+    else:
+        model.eval()
+    out = f(x)
+    assert f.stats["captures"] == captures + 1  # a new signature: captured, not replayed
+    np.testing.assert_array_equal(out.detach().numpy(), step(x).detach().numpy())
+
+
+def test_replay_moves_versions_and_write_sites_as_eager() -> None:
+    # A replay moves each written tensor's version by what the eager step did, and notes the
+    # write's site (Note [sites]) as the caller's frame: one stack walk serves every counter.
+    (m1, o1), (m2, o2) = _pair("sgd")
+    f = cr.compile(_step)
+    x, y = cr.randn(8, 4), cr.randn(8, 2)
+    for _ in range(5):
+        f(m1, o1, x, y)
+        _step(m2, o2, x, y)
+    assert f.stats["replays"] == 2
+    # BatchNorm's running statistics are written by the program (the replay moves their
+    # versions); the parameters by the optimizer's step.
+    t1 = list(m1.buffers()) + list(m1.parameters())
+    t2 = list(m2.buffers()) + list(m2.parameters())
+    for p1, p2 in zip(t1, t2):
+        assert p1._version == p2._version
+        np.testing.assert_array_equal(_arr(p1), _arr(p2))
+        site = p1._get_vc().last_write
+        assert (
+            site is not None
+            and site[0] is test_replay_moves_versions_and_write_sites_as_eager.__code__
+        )
