@@ -392,6 +392,7 @@ _dispatch.register_lazy(
         },
         "sparse_coo": "chainrule._layout",
         **{n: "chainrule.sparse._coo" for n in ("to_sparse", "to_dense", "SparseTensor")},
+        "sparse_rows": "chainrule.sparse._grad",
         **{
             n: "chainrule.sparse._ops"
             for n in ("sparse_mm", "sparse_matmul", "sparse_addmm", "sparse_add", "sparse_mul")
