@@ -9,6 +9,8 @@ import numpy as np
 from chainrule.optim._arith import addcdiv, addcmul
 from chainrule.optim._checks import check_flags, check_nonnegative
 from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim._sparse import adagrad_sparse, with_sparse
+from chainrule.sparse._coo import SEEN as _SPARSE_SEEN
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -93,6 +95,8 @@ class Adagrad(Optimizer):
     def _state_keys(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("step", "sum")
 
+    _sparse_error = None  # it takes sparse gradients
+
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:
@@ -115,4 +119,6 @@ class Adagrad(Optimizer):
                     )
                     p._bump_version()
 
+        if _SPARSE_SEEN[0]:  # sparse gradients go to chainrule/optim/_sparse.py
+            return self._run(closure, with_sparse(self, update, adagrad_sparse))
         return self._run(closure, update)

@@ -111,8 +111,14 @@ class _SparseData:
     del _op
 
 
+# Whether a sparse tensor was ever made: optimizers look for sparse gradients only then
+# (chainrule/optim/_sparse.py), so dense training pays one list read per step.
+SEEN = [False]
+
+
 def _make(indices: Tensor, values: Tensor, size: tuple[int, ...], coalesced: bool) -> SparseTensor:
     """A SparseTensor of trusted parts (internal callers; no checks)."""
+    SEEN[0] = True
     t = object.__new__(SparseTensor)
     t._data = _SparseData(tuple(size), values._data.dtype)
     t._requires_grad = False
