@@ -266,6 +266,15 @@ class SparseTensor(Tensor):
     def grad(self) -> None:
         self._sp_values.grad = None
 
+    def zero_(self) -> SparseTensor:
+        """Drop every stored entry in place (nnz 0, coalesced), as PyTorch's ``zero_``."""
+        sd = self.sparse_dim()
+        self._sp_indices = _new_tensor(np.zeros((sd, 0), dtype=np.int64))
+        vals = np.zeros((0,) + tuple(self._sp_values.shape[1:]), dtype=self._sp_values._data.dtype)
+        self._sp_values = _new_tensor(vals)
+        self._sp_coalesced = True
+        return self
+
     def detach(self) -> SparseTensor:
         return _make(self._sp_indices, self._sp_values.detach(), self.shape, self._sp_coalesced)
 
