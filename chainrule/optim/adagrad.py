@@ -10,7 +10,6 @@ from chainrule.optim._arith import addcdiv, addcmul
 from chainrule.optim._checks import check_flags, check_nonnegative
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 from chainrule.optim._sparse import adagrad_sparse, with_sparse
-from chainrule.sparse._coo import SEEN as _SPARSE_SEEN
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -97,6 +96,9 @@ class Adagrad(Optimizer):
 
     _sparse_error = None  # it takes sparse gradients
 
+    def _sparse_update(self, update: Callable[[], None]) -> Callable[[], None]:
+        return with_sparse(self, update, adagrad_sparse)
+
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:
@@ -119,6 +121,4 @@ class Adagrad(Optimizer):
                     )
                     p._bump_version()
 
-        if _SPARSE_SEEN[0]:  # sparse gradients go to chainrule/optim/_sparse.py
-            return self._run(closure, with_sparse(self, update, adagrad_sparse))
         return self._run(closure, update)

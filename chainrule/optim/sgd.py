@@ -7,7 +7,6 @@ from typing import Any, Callable, Iterable
 from chainrule.optim._checks import check_flags
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 from chainrule.optim._sparse import sgd_sparse, with_sparse
-from chainrule.sparse._coo import SEEN as _SPARSE_SEEN
 
 __all__ = ["SGD", "sgd_update"]
 
@@ -89,6 +88,9 @@ class SGD(Optimizer):
 
     _sparse_error = None  # it takes sparse gradients
 
+    def _sparse_update(self, update: Callable[[], None]) -> Callable[[], None]:
+        return with_sparse(self, update, sgd_sparse)
+
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:
             for group in self.param_groups:
@@ -114,6 +116,4 @@ class SGD(Optimizer):
                     if group["momentum"] != 0 and buf is None:
                         state["momentum_buffer"] = _state_tensor(new)
 
-        if _SPARSE_SEEN[0]:  # sparse gradients go to chainrule/optim/_sparse.py
-            return self._run(closure, with_sparse(self, update, sgd_sparse))
         return self._run(closure, update)
