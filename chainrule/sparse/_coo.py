@@ -217,6 +217,10 @@ class SparseTensor(Tensor):
     def to_sparse_coo(self) -> SparseTensor:
         return self
 
+    def sparse_mask(self, mask: Tensor) -> Tensor:
+        """This tensor's dense form read at ``mask``'s stored indices."""
+        return _upper.sparse_mask(to_dense(self), mask)
+
     # autograd ----------------------------------------------------------------------------
 
     @property
@@ -352,7 +356,9 @@ class SparseTensor(Tensor):
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         if keepdim:
-            raise not_supported("sum")
+            if dim is None:
+                raise not_supported("sum")
+            return _upper.sparse_sum_keepdim(self, dim, dtype=dtype)
         return _upper.sparse_sum(self, dim, dtype=dtype)
 
     def add(self, other: Any, *, alpha: Any = 1) -> Any:
