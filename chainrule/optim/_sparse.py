@@ -36,7 +36,9 @@ def check_sparse(opt: Any) -> None:
         raise RuntimeError(msg.format(name=type(opt).__name__))
 
 
-def with_sparse(opt: Any, update: Callable[[], None], fn: Callable[..., None]) -> Callable[[], None]:
+def with_sparse(
+    opt: Any, update: Callable[[], None], fn: Callable[..., None]
+) -> Callable[[], None]:
     """``update`` (the dense step) run with the sparse gradients held back, then ``fn(p, g,
     state, group)`` on each parameter whose gradient is sparse (parameters are independent,
     so the order does not change a value)."""
@@ -114,7 +116,9 @@ def sgd_sparse(p: Tensor, g: SparseTensor, state: dict[str, Any], group: dict[st
     np.add.at(p._data, tuple(idx), (vals * -group["lr"]).astype(p._data.dtype))
 
 
-def adagrad_sparse(p: Tensor, g: SparseTensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+def adagrad_sparse(
+    p: Tensor, g: SparseTensor, state: dict[str, Any], group: dict[str, Any]
+) -> None:
     """PyTorch's Adagrad on a sparse gradient: on the coalesced entries ``sum += g^2`` and
     ``p -= clr * g / (sqrt(sum) + eps)``, ``clr = lr / (1 + (step - 1) lr_decay)``."""
     state["step"]._data += 1
@@ -131,9 +135,7 @@ def adagrad_sparse(p: Tensor, g: SparseTensor, state: dict[str, Any], group: dic
     p._data[at] += (vals / std * -clr).astype(p._data.dtype)
 
 
-def adam_sparse(
-    p: Tensor, g: SparseTensor, state: dict[str, Any], group: dict[str, Any]
-) -> None:
+def adam_sparse(p: Tensor, g: SparseTensor, state: dict[str, Any], group: dict[str, Any]) -> None:
     """PyTorch's SparseAdam (lazy Adam): on the coalesced entries of ``g`` only,
     ``m += (1 - b1)(g - m)``, ``v += (1 - b2)(g^2 - v)`` and
     ``p -= lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)``."""

@@ -407,9 +407,7 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     indices (duplicates each read the whole entry); the gradient to ``input`` is the
     values' gradient at those indices."""
     if not isinstance(mask, SparseTensor):
-        raise NotImplementedError(
-            _NOT_RUN.format("sparse_mask").replace("'SparseCPU'", "'CPU'")
-        )
+        raise NotImplementedError(_NOT_RUN.format("sparse_mask").replace("'SparseCPU'", "'CPU'"))
     if tuple(input.shape) != tuple(mask.shape):
         raise RuntimeError(
             "sparse_mask(): operands have incompatible sizes; self has size "
