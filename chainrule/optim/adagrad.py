@@ -8,8 +8,8 @@ import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul
 from chainrule.optim._checks import check_flags, check_nonnegative
-from chainrule.optim.optimizer import Optimizer, _state_tensor
 from chainrule.optim._sparse import adagrad_sparse, with_sparse
+from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["Adagrad", "adagrad_update"]
 

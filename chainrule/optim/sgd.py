@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from chainrule.optim._checks import check_flags
-from chainrule.optim.optimizer import Optimizer, _state_tensor
 from chainrule.optim._sparse import sgd_sparse, with_sparse
+from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["SGD", "sgd_update"]
 

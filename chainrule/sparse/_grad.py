@@ -16,8 +16,6 @@ Note [sparse embedding gradients]
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from chainrule._grad_state import _state

@@ -11,9 +11,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from chainrule.sparse._coo import not_supported
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
+from chainrule.sparse._coo import not_supported
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
 
