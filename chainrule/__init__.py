@@ -392,10 +392,11 @@ _dispatch.register_lazy(
         },
         "sparse_coo": "chainrule._layout",
         **{n: "chainrule.sparse._coo" for n in ("to_sparse", "to_dense", "SparseTensor")},
+        "sparse_rows": "chainrule.sparse._grad",
         **{
             n: "chainrule.sparse._ops"
             for n in ("sparse_mm", "sparse_matmul", "sparse_addmm", "sparse_add", "sparse_mul")
-            + ("sparse_sum", "sparse_transpose")
+            + ("sparse_sum", "sparse_transpose", "sparse_sum_keepdim", "sparse_mask")
         },
     },
 )

@@ -495,6 +495,11 @@ class NamesMethods(TensorAttrs):
     def to_sparse_coo(self) -> Any:
         return _upper.to_sparse(self)
 
+    def sparse_mask(self, mask: Any) -> Any:
+        """This tensor read at the stored indices of the sparse ``mask`` (a sparse tensor with
+        ``mask``'s indices)."""
+        return _upper.sparse_mask(self, mask)
+
     def to_dense(self, dtype: Any = None, *, masked_grad: bool | None = None) -> Any:
         """A dense tensor is its own dense form (cast to ``dtype`` if given)."""
         return self if dtype is None or dtype is self.dtype else self.to(dtype)  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ import numpy as np
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._creation import full, ones_like, tensor, zeros
+from chainrule._dispatch import upper as _upper
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import no_grad
 from chainrule.backends import backend_of
@@ -82,7 +83,7 @@ def embedding_bag(
         norm_type: the p of that norm.
         scale_grad_by_freq: scale each row's gradient by 1 / (its count in ``input``).
         mode: ``"sum"``, ``"mean"`` or ``"max"``.
-        sparse: sparse gradients are not supported (raises).
+        sparse: ``weight.grad`` is a sparse COO tensor (the looked-up rows).
         per_sample_weights: one weight per entry of ``input`` (``mode="sum"`` only).
         include_last_offset: see ``offsets``.
         padding_idx: entries with this index are left out of their bag.
@@ -131,7 +132,10 @@ def embedding_bag(
     kept = np.flatnonzero(keep)
     bag_k = bag[kept]
     idx_k = idx[kept]
-    rows = weight[tensor(idx_k, device=dev)]
+    if sparse:  # weight.grad a sparse COO tensor (Note [sparse embedding gradients])
+        rows = _upper.sparse_rows(weight, idx_k)
+    else:
+        rows = weight[tensor(idx_k, device=dev)]
     if scale_grad_by_freq:
         # The value is unchanged (rd + 0); only the gradient is scaled by 1 / count.
         counts = np.bincount(idx_k, minlength=num)[idx_k].astype(np.float64)
@@ -210,8 +214,6 @@ def _check_mode(mode: str, scale_grad_by_freq: bool, sparse: bool, weighted: boo
             raise ValueError("max mode does not support sparse weights")
     elif mode not in ("sum", "mean"):
         raise ValueError("mode has to be one of sum, mean or max")
-    if sparse:
-        raise NotImplementedError("embedding_bag: sparse gradients are not supported by chainrule")
     if weighted and mode != "sum":
         raise NotImplementedError(
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule._dispatch import upper
 from chainrule._tensor import Tensor
 from chainrule.ops import binary, unary
 from chainrule.ops._registry import OpDef, _state, ns
@@ -140,17 +141,29 @@ def _partial_overlap(a: Any, b: Any) -> bool:
 
 
 def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    """self += alpha * other."""
-    if alpha != 1:
-        other = other * alpha
-    return apply_inplace(binary._add.op, self, (other,))
+    """self += alpha * other (a sparse COO ``other`` as its dense form)."""
+    o = other
+    try:
+        if alpha != 1:
+            o = other * alpha
+        return apply_inplace(binary._add.op, self, (o,))
+    except NotImplementedError:
+        if getattr(other, "_sparse", False) and not self._sparse:
+            return add_(self, upper.to_dense(other), alpha=alpha)
+        raise
 
 
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    """self -= alpha * other."""
-    if alpha != 1:
-        other = other * alpha
-    return apply_inplace(binary._sub.op, self, (other,))
+    """self -= alpha * other (a sparse COO ``other`` as its dense form)."""
+    o = other
+    try:
+        if alpha != 1:
+            o = other * alpha
+        return apply_inplace(binary._sub.op, self, (o,))
+    except NotImplementedError:
+        if getattr(other, "_sparse", False) and not self._sparse:
+            return sub_(self, upper.to_dense(other), alpha=alpha)
+        raise
 
 
 def mul_(self: Tensor, other: Any) -> Tensor:

@@ -8,6 +8,7 @@ import numpy as np
 
 from chainrule.optim._arith import addcdiv, addcmul
 from chainrule.optim._checks import check_flags, check_nonnegative
+from chainrule.optim._sparse import adagrad_sparse, with_sparse
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["Adagrad", "adagrad_update"]
@@ -92,6 +93,11 @@ class Adagrad(Optimizer):
 
     def _state_keys(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("step", "sum")
+
+    _sparse_error = None  # it takes sparse gradients
+
+    def _sparse_update(self, update: Callable[[], None]) -> Callable[[], None]:
+        return with_sparse(self, update, adagrad_sparse)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:

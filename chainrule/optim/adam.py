@@ -99,6 +99,8 @@ class Adam(Optimizer):
     (a float32 scalar tensor), ``exp_avg``, ``exp_avg_sq`` and, with AMSGrad,
     ``max_exp_avg_sq``."""
 
+    _sparse_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __init__(
         self,
         params: Iterable[Any],

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 from chainrule._dispatch import recorder as _recorder
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import enable_grad, no_grad
+from chainrule.sparse._coo import SEEN as _SPARSE_SEEN
 from chainrule.utils.hooks import RemovableHandle
 
 __all__ = [
@@ -332,6 +333,8 @@ class Optimizer:
         # Everything a step reads is checked before the first write, so that a step that
         # fails leaves every parameter and state entry as it was.
         self._check_step()
+        if _SPARSE_SEEN[0]:  # a sparse tensor exists: chainrule/optim/_sparse.py
+            update = self._sparse_update(update)
         with no_grad():
             update()
         return loss
@@ -351,6 +354,18 @@ class Optimizer:
         if not state and self._lazy_state:
             return []
         return [k for k in self._state_keys(group) if k not in state]
+
+    # PyTorch's error when a parameter's gradient is sparse (chainrule/optim/_sparse.py); None
+    # in the optimizers that take sparse gradients.
+    _sparse_error: str | None = "{name} does not support sparse gradients"
+
+    def _sparse_update(self, update: Callable[[], None]) -> Callable[[], None]:
+        """The step's update where gradients may be sparse: here PyTorch's error for a sparse
+        gradient (``_sparse_error``); SGD and Adagrad return an update that takes them."""
+        from chainrule.optim._sparse import check_sparse
+
+        check_sparse(self)
+        return update
 
     def _check_step(self) -> None:
         name = type(self).__name__

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from chainrule.optim._checks import check_flags
+from chainrule.optim._sparse import sgd_sparse, with_sparse
 from chainrule.optim.optimizer import Optimizer, _state_tensor
 
 __all__ = ["SGD", "sgd_update"]
@@ -84,6 +85,11 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         check_flags(differentiable=differentiable, fused=fused, foreach=foreach)
         super().__init__(params, defaults)
+
+    _sparse_error = None  # it takes sparse gradients
+
+    def _sparse_update(self, update: Callable[[], None]) -> Callable[[], None]:
+        return with_sparse(self, update, sgd_sparse)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         def update() -> None:

@@ -1,9 +1,6 @@
-"""SparseAdam: Adam for sparse gradients, which chainrule does not produce.
-
-PyTorch's ``SparseAdam.step()`` refuses dense gradients; chainrule's gradients are always
-dense (``Embedding(sparse=True)`` is not implemented), so ``step()`` raises PyTorch's error
-whenever a parameter has a gradient. The class exists so that code which builds a
-``SparseAdam`` imports and fails at the same place and with the same message as in PyTorch.
+"""SparseAdam: lazy Adam for sparse gradients (``Embedding(sparse=True)``): only the rows a
+gradient touches are updated, PyTorch's ``SparseAdam`` (the update: ``adam_sparse`` in
+``chainrule/optim/_sparse.py``); a dense gradient is PyTorch's error.
 """
 
 from __future__ import annotations
@@ -11,13 +8,19 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from chainrule.optim._checks import check_betas, check_nonnegative
+from chainrule.optim._sparse import adam_sparse
 from chainrule.optim.optimizer import Optimizer
+from chainrule.sparse._coo import SparseTensor
 
 __all__ = ["SparseAdam"]
 
 
 class SparseAdam(Optimizer):
-    """``torch.optim.SparseAdam``'s constructor and checks; see the module docstring."""
+    """``torch.optim.SparseAdam``: Adam's moments and update on the stored entries of each
+    (coalesced) sparse gradient only. State per parameter: ``step`` (an int), ``exp_avg``,
+    ``exp_avg_sq``."""
+
+    _sparse_error = None
 
     def __init__(
         self,
@@ -36,10 +39,15 @@ class SparseAdam(Optimizer):
         def update() -> None:
             for group in self.param_groups:
                 for p in group["params"]:
-                    if p.grad is not None:
+                    if p.grad is not None and not isinstance(p.grad, SparseTensor):
                         raise RuntimeError(
                             "SparseAdam does not support dense gradients, please consider "
                             "Adam instead"
                         )
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        adam_sparse(p, p.grad, self.state[p], group)
+                        p._bump_version()
 
         return self._run(closure, update)

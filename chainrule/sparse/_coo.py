@@ -111,8 +111,14 @@ class _SparseData:
     del _op
 
 
+# Whether a sparse tensor was ever made: optimizers look for sparse gradients only then
+# (chainrule/optim/_sparse.py), so dense training pays one list read per step.
+SEEN = [False]
+
+
 def _make(indices: Tensor, values: Tensor, size: tuple[int, ...], coalesced: bool) -> SparseTensor:
     """A SparseTensor of trusted parts (internal callers; no checks)."""
+    SEEN[0] = True
     t = object.__new__(SparseTensor)
     t._data = _SparseData(tuple(size), values._data.dtype)
     t._requires_grad = False
@@ -211,6 +217,10 @@ class SparseTensor(Tensor):
     def to_sparse_coo(self) -> SparseTensor:
         return self
 
+    def sparse_mask(self, mask: Tensor) -> Tensor:
+        """This tensor's dense form read at ``mask``'s stored indices."""
+        return _upper.sparse_mask(to_dense(self), mask)
+
     # autograd ----------------------------------------------------------------------------
 
     @property
@@ -259,6 +269,15 @@ class SparseTensor(Tensor):
     @grad.deleter
     def grad(self) -> None:
         self._sp_values.grad = None
+
+    def zero_(self) -> SparseTensor:
+        """Drop every stored entry in place (nnz 0, coalesced), as PyTorch's ``zero_``."""
+        sd = self.sparse_dim()
+        self._sp_indices = _new_tensor(np.zeros((sd, 0), dtype=np.int64))
+        vals = np.zeros((0,) + tuple(self._sp_values.shape[1:]), dtype=self._sp_values._data.dtype)
+        self._sp_values = _new_tensor(vals)
+        self._sp_coalesced = True
+        return self
 
     def detach(self) -> SparseTensor:
         return _make(self._sp_indices, self._sp_values.detach(), self.shape, self._sp_coalesced)
@@ -337,7 +356,9 @@ class SparseTensor(Tensor):
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         if keepdim:
-            raise not_supported("sum")
+            if dim is None:
+                raise not_supported("sum")
+            return _upper.sparse_sum_keepdim(self, dim, dtype=dtype)
         return _upper.sparse_sum(self, dim, dtype=dtype)
 
     def add(self, other: Any, *, alpha: Any = 1) -> Any:

@@ -15,7 +15,15 @@ import numpy as np
 from chainrule._creation import zeros as _zeros
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.ops import cat, index_add, index_select
-from chainrule.sparse._coo import SparseTensor, _linear, _make, coalesce, not_supported, to_dense
+from chainrule.sparse._coo import (
+    _NOT_RUN,
+    SparseTensor,
+    _linear,
+    _make,
+    coalesce,
+    not_supported,
+    to_dense,
+)
 
 __all__ = [
     "sparse_mm",
@@ -370,3 +378,41 @@ def sparse_log_softmax(input: SparseTensor, dim: int, dtype: Any = None) -> Spar
     entries."""
     c, z, _, total = _softmax_parts(input, dim, dtype)
     return _make(c._sp_indices, z - total.log(), tuple(c.shape), True)
+
+
+def sparse_sum_keepdim(input: SparseTensor, dim: Any, dtype: Any = None) -> Tensor:
+    """``Tensor.sum(dim, keepdim=True)`` of a sparse tensor: ``sparse_sum``, then each summed
+    dim put back at size 1 in increasing order, as PyTorch's ``unsqueeze``: a sparse dim (a row
+    of zero indices) at a position up to the sparse dims, else a dense one; uncoalesced."""
+    out = sparse_sum(input, dim, dtype)
+    dims = sorted(set(_dims(dim, input.dim())))
+    if not isinstance(out, SparseTensor):
+        shape = tuple(1 if d in dims else n for d, n in enumerate(input.shape))
+        return out.reshape(shape)
+    idx = out._sp_indices._data
+    vals = out._sp_values
+    shape = list(out.shape)
+    for d in dims:
+        sd = idx.shape[0]
+        if d <= sd:
+            idx = np.insert(idx, d, 0, axis=0)
+        else:
+            vals = vals.unsqueeze(d - sd + 1)
+        shape.insert(d, 1)
+    return _make(_new_tensor(np.ascontiguousarray(idx)), vals, tuple(shape), False)
+
+
+def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
+    """``Tensor.sparse_mask``: ``input`` read at ``mask``'s stored indices, with ``mask``'s
+    indices (duplicates each read the whole entry); the gradient to ``input`` is the
+    values' gradient at those indices."""
+    if not isinstance(mask, SparseTensor):
+        raise NotImplementedError(_NOT_RUN.format("sparse_mask").replace("'SparseCPU'", "'CPU'"))
+    if tuple(input.shape) != tuple(mask.shape):
+        raise RuntimeError(
+            "sparse_mask(): operands have incompatible sizes; self has size "
+            f"{list(input.shape)} but mask has size {list(mask.shape)}"
+        )
+    rows = tuple(_new_tensor(r) for r in mask._sp_indices._data)
+    vals = input[rows]
+    return _make(mask._sp_indices, vals, tuple(mask.shape), mask._sp_coalesced)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
+from chainrule._dispatch import upper as _upper
 from chainrule._tensor import Tensor, _type_name
 from chainrule.nn._functional._common import (
     _data,
@@ -83,9 +84,9 @@ def embedding(
 ) -> Tensor:
     """Rows of ``weight`` picked by the integer ``input``; the ``padding_idx`` row gets no
     gradient (the picked rows there come from a detached weight)."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
+    if max_norm is not None or scale_grad_by_freq:
         raise NotImplementedError(
-            "embedding: max_norm, scale_grad_by_freq and sparse are not implemented in chainrule"
+            "embedding: max_norm and scale_grad_by_freq are not implemented in chainrule"
         )
     if padding_idx is not None:
         if padding_idx > 0:
@@ -108,6 +109,10 @@ def embedding(
         # torch's text; plain indexing would wrap a negative index around silently.
         raise IndexError("index out of range in self")
     keep = None
+    if sparse:  # weight.grad a sparse COO tensor (Note [sparse embedding gradients])
+        mask = None if padding_idx is None else idx != padding_idx
+        rows = _upper.sparse_rows(weight, idx, mask)
+        return rows.reshape(*idx.shape, weight.shape[1])
     if padding_idx is not None:
         keep = (idx != padding_idx)[..., None].astype(weight._data.dtype)
     return _embedding_ops.embedding(weight, idx, keep)  # EmbeddingBackward0, as PyTorch

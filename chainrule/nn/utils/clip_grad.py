@@ -13,6 +13,7 @@ import numpy as np
 
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
+from chainrule.sparse._coo import not_supported
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
 
@@ -54,6 +55,8 @@ def get_total_norm(
         return Tensor._wrap(np.zeros((), np.float32))
     be = backend_of(tensors[0]._data)  # the device of the gradients (one, as in PyTorch)
     xp = be.xp
+    if any(t._sparse for t in tensors):  # PyTorch's error: no sparse norm kernel
+        raise not_supported("linalg_vector_norm")
     norms = [_norm(xp, t._data, norm_type) for t in tensors]
     dtype = np.result_type(*[n.dtype for n in norms])
     total = _norm(xp, xp.stack([xp.asarray(n, dtype) for n in norms]), norm_type)
@@ -100,5 +103,7 @@ def clip_grad_value_(
     """Clamp every gradient element into [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
+        if g._sparse:  # PyTorch's error: no sparse clamp kernel
+            raise not_supported("clamp_min_")
         backend_of(g._data).xp.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()

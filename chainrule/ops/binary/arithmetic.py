@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule._dispatch import upper
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
 from chainrule.ops.complex_numbers import cj
@@ -92,12 +93,23 @@ _add = binary(
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
-    """input + alpha * other, broadcasting. VJP: g, alpha g."""
-    if alpha != 1:
-        other = other * alpha
-    if not hasattr(input, "_data"):
-        return _add(other, input)
-    return _add(input, other)
+    """input + alpha * other, broadcasting. VJP: g, alpha g. A sparse COO operand fails in
+    the dense op and goes to chainrule/sparse/ (the try block costs nothing until then)."""
+    o = other
+    try:
+        if alpha != 1:
+            o = other * alpha
+        if not hasattr(input, "_data"):
+            return _add(o, input)
+        return _add(input, o)
+    except NotImplementedError:
+        if _has_sparse(input, other):
+            return upper.sparse_add(input, other, alpha)
+        raise
+
+
+def _has_sparse(a: Any, b: Any) -> bool:
+    return getattr(a, "_sparse", False) or getattr(b, "_sparse", False)
 
 
 # sub / rsub -----------------------------------------------------------------------------------
@@ -140,11 +152,17 @@ _rsub = binary(
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """input - alpha * other, broadcasting. VJP: g, -alpha g."""
     _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
-    if alpha != 1:
-        other = other * alpha
-    if not hasattr(input, "_data"):
-        return _rsub(other, input)
-    return _sub(input, other)
+    o = other
+    try:
+        if alpha != 1:
+            o = other * alpha
+        if not hasattr(input, "_data"):
+            return _rsub(o, input)
+        return _sub(input, o)
+    except NotImplementedError:  # a sparse COO operand: chainrule/sparse/ (as in ``add``)
+        if _has_sparse(input, other):
+            return upper.sparse_add(input, other, -alpha)
+        raise
 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
