@@ -8,11 +8,9 @@ loop and cells) or of ``chainrule.nn.functional``, so values and gradients are t
 here is PyTorch's calling convention for these kernels (flat parameter tuples, integer codes,
 the extra outputs). The normalisation and dropout kernels are in ``chainrule._nn_native_norm``.
 
-Like ``chainrule._nn_forms``, this module imports ``chainrule.nn`` only when a function is
-called, so that ``import chainrule`` stays light.
-
-It runs a little over 400 lines because the four recurrent kernels share one argument parser
-(two overloads each) and the cells' signatures are written out, as PyTorch's are.
+The four cells are ``chainrule.nn._rnn_functional``'s own functions (same signatures as
+PyTorch's). ``import chainrule`` does not load this module (chainrule/_lazy_names.py), so
+loading ``chainrule.nn`` with it costs nothing at import.
 """
 
 from __future__ import annotations
@@ -23,6 +21,12 @@ import numpy as np
 
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
+from chainrule.nn._rnn_functional import (  # the torch-level cells are nn's own
+    gru_cell,
+    lstm_cell,
+    rnn_relu_cell,
+    rnn_tanh_cell,
+)
 
 __all__ = [
     "lstm",
@@ -202,56 +206,6 @@ def rnn_relu(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     """``torch.rnn_relu``: as :func:`rnn_tanh` with relu for tanh."""
     out, h = _run("rnn_relu", "RNN_RELU", args, kwargs)
     return out, h
-
-
-def lstm_cell(
-    input: Tensor,
-    hx: Any,
-    w_ih: Tensor,
-    w_hh: Tensor,
-    b_ih: Tensor | None = None,
-    b_hh: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """``torch.lstm_cell``: one LSTM step, ``hx = (h, c)`` -> ``(h', c')`` (equations as
-    :func:`lstm`)."""
-    h, c = _rf().lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
-    return h, c
-
-
-def gru_cell(
-    input: Tensor,
-    hx: Tensor,
-    w_ih: Tensor,
-    w_hh: Tensor,
-    b_ih: Tensor | None = None,
-    b_hh: Tensor | None = None,
-) -> Tensor:
-    """``torch.gru_cell``: one GRU step (equations as :func:`gru`)."""
-    return _rf().gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
-
-
-def rnn_tanh_cell(
-    input: Tensor,
-    hx: Tensor,
-    w_ih: Tensor,
-    w_hh: Tensor,
-    b_ih: Tensor | None = None,
-    b_hh: Tensor | None = None,
-) -> Tensor:
-    """``torch.rnn_tanh_cell``: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
-    return _rf().rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
-
-
-def rnn_relu_cell(
-    input: Tensor,
-    hx: Tensor,
-    w_ih: Tensor,
-    w_hh: Tensor,
-    b_ih: Tensor | None = None,
-    b_hh: Tensor | None = None,
-) -> Tensor:
-    """``torch.rnn_relu_cell``: h' = relu(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
-    return _rf().rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
 # grid_sampler's integer codes (PyTorch's GridSamplerInterpolation / GridSamplerPadding).
