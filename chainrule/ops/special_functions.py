@@ -85,6 +85,23 @@ def _require_tensor(name: str, input: Any) -> None:
         )
 
 
+def _public(name: str, f: Any, doc: str) -> Any:
+    """The torch.special function over the registered one-input op ``f``: a tensor input only
+    (as PyTorch), and ``out=``."""
+
+    def public(input: Any, *, out: Any = None) -> Any:
+        _require_tensor(name, input)
+        r = f(input)
+        if out is not None:
+            out.copy_(r)
+            return out
+        return r
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc
+    return public
+
+
 # Bessel and Airy functions -----------------------------------------------------------------
 
 
@@ -118,17 +135,7 @@ def _scipy_unary(name: str, sc_name: str, doc: str) -> Any:
 
     f = unary(name, fwd, differentiable=False, doc=doc)
 
-    def public(input: Any, *, out: Any = None) -> Any:
-        _require_tensor(name, input)
-        r = f(input)
-        if out is not None:
-            out.copy_(r)
-            return out
-        return r
-
-    public.__name__ = public.__qualname__ = name
-    public.__doc__ = doc
-    return public
+    return _public(name, f, doc)
 
 
 # PyTorch's airy_ai kernel (Cephes' rational approximations), evaluated in the input's dtype.
@@ -489,17 +496,7 @@ def _ported(name: str, host: Any, doc: str) -> Any:
 
     f = unary(name, fwd, differentiable=False, doc=doc)
 
-    def public(input: Any, *, out: Any = None) -> Any:
-        _require_tensor(name, input)
-        r = f(input)
-        if out is not None:
-            out.copy_(r)
-            return out
-        return r
-
-    public.__name__ = public.__qualname__ = name
-    public.__doc__ = doc
-    return public
+    return _public(name, f, doc)
 
 
 airy_ai = _ported("airy_ai", _airy_ai_host, "Airy function Ai(x).")
