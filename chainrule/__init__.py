@@ -246,7 +246,7 @@ _LAZY |= {"sparse"}  # torch.sparse (chainrule/sparse/, docs/sparse.md)
 _LAZY |= {"fft"}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
 _LAZY |= {"futures", "cpu"}  # torch.futures, torch.cpu (docs/storage.md)
 
-from chainrule import _nn_aliases  # noqa: E402
+from chainrule import _nn_aliases, return_types  # noqa: E402,F401  (torch.return_types)
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)
     batch_norm,
     bilinear,
@@ -258,7 +258,6 @@ from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of n
     pixel_shuffle,
     pixel_unshuffle,
 )
-from chainrule.ops.reduction import return_types  # noqa: E402,F401  (torch.return_types)
 
 __all__ += _nn_aliases.__all__
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from chainrule import return_types
+
 __all__ = [
     "cholesky",
     "cholesky_solve",
@@ -110,25 +112,6 @@ def pinverse(input: Any, rcond: float = 1e-15) -> Any:
     return ops.matmul(Vh.mT * s_inv.unsqueeze(-2), U.mT)
 
 
-class _Svd(tuple):
-    """``(U, S, V)`` like ``torch.return_types.svd``."""
-
-    __slots__ = ()
-
-    def __new__(cls, U: Any, S: Any, V: Any) -> Any:  # noqa: N803 - PyTorch's names
-        return tuple.__new__(cls, (U, S, V))
-
-    U = property(lambda self: self[0])
-    S = property(lambda self: self[1])
-    V = property(lambda self: self[2])
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.svd(\nU={self[0]!r},\nS={self[1]!r},\nV={self[2]!r})"
-
-
-_Svd.__name__ = _Svd.__qualname__ = "svd"
-
-
 def svd(input: Any, some: bool = True, compute_uv: bool = True) -> Any:
     """``(U, S, V)`` with input = U diag(S) V^T (V, not V^T as ``linalg.svd`` returns);
     ``some=False`` gives the full square U and V. ``compute_uv=False`` returns zero-filled U
@@ -144,30 +127,9 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> Any:
         # PyTorch's zero-filled U and V are square whatever ``some`` says.
         U = zeros(batch + (m, m), dtype=input.dtype)
         V = zeros(batch + (n, n), dtype=input.dtype)
-        return _Svd(U, S, V)
+        return return_types.svd._make_of(U, S, V)
     U, S, Vh = linalg.svd(input, full_matrices=not some)
-    return _Svd(U, S, ops.transpose(Vh, -2, -1))
-
-
-class _TriangularSolve(tuple):
-    """``(solution, cloned_coefficient)`` like ``torch.return_types.triangular_solve``."""
-
-    __slots__ = ()
-
-    def __new__(cls, solution: Any, cloned_coefficient: Any) -> Any:
-        return tuple.__new__(cls, (solution, cloned_coefficient))
-
-    solution = property(lambda self: self[0])
-    cloned_coefficient = property(lambda self: self[1])
-
-    def __repr__(self) -> str:
-        return (
-            f"torch.return_types.triangular_solve(\nsolution={self[0]!r},\n"
-            f"cloned_coefficient={self[1]!r})"
-        )
-
-
-_TriangularSolve.__name__ = _TriangularSolve.__qualname__ = "triangular_solve"
+    return return_types.svd._make_of(U, S, ops.transpose(Vh, -2, -1))
 
 
 def triangular_solve(
@@ -188,7 +150,7 @@ def triangular_solve(
     )
     M = A.mT if transpose else A
     X = linalg.solve_triangular(M, b, upper=(upper != transpose), unitriangular=unitriangular)
-    return _TriangularSolve(X, A.clone())
+    return return_types.triangular_solve._make_of(X, A.clone())
 
 
 def frobenius_norm(input: Any, dim: Any = (), keepdim: bool = False) -> Any:

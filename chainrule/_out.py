@@ -210,14 +210,25 @@ def _wrap_op(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         for r, o in zip(results, outs):
             _write(key, r, o)
         if isinstance(result, tuple):
-            try:  # the op's own result type (return_types.max ...) holding the outs
-                return type(result)(*outs)
-            except TypeError:
-                return tuple(outs)
+            # the op's result type's `_out` twin (return_types.max_out ...) holding the outs
+            return _out_tuple(result, outs)
         return out
 
     wrapper.__wrapped_for_out__ = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _out_tuple(result: tuple[Any, ...], outs: Any) -> tuple[Any, ...]:
+    """The ``out=`` tensors in the result's ``_out`` twin type (PyTorch returns
+    ``torch.return_types.max_out`` for ``max(..., out=)``; histogramdd has no twin), or a plain
+    tuple where the result was one."""
+    from chainrule import return_types
+
+    cls = type(result)
+    if isinstance(result, return_types._StructSeq):  # pyright: ignore[reportPrivateUsage]
+        twin = getattr(return_types, f"{cls.__name__}_out", cls)
+        return twin._make_of(*outs)
+    return tuple(outs)
 
 
 def _wrap_factory(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:

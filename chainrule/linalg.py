@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import return_types
 from chainrule._autocast_state import state as _ac
 from chainrule.ops import _autocast
 from chainrule.ops.cholesky import cholesky, solve_triangular
-from chainrule.ops.factorizations import LinalgLu, householder_product, lu_factor, lu_factor_ex
+from chainrule.ops.factorizations import householder_product, lu_factor, lu_factor_ex
 from chainrule.ops.factorizations import lu_solve_packed as _lu_solve
 from chainrule.ops.factorizations import lu_unpack as _lu_unpack
 from chainrule.ops.linalg import (
@@ -97,7 +98,7 @@ def lu(A: Any, *, pivot: bool = True) -> Any:
     gradients (square A, real dtypes) flow through both. Singular matrices are accepted."""
     LU, piv, _ = lu_factor_ex(A, pivot=pivot, _name="linalg.lu")
     P, L, U = _lu_unpack(LU, piv)
-    return LinalgLu(P, L, U)
+    return return_types.linalg_lu._make_of(P, L, U)
 
 
 def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Any:

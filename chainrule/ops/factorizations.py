@@ -29,36 +29,13 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import return_types
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, ns
 
 # The torch-level names; torch.linalg's (lu_factor, lu_factor_ex, lu_solve_packed as
 # linalg.lu_solve, householder_product) are reached from chainrule/linalg.py.
 __all__ = ["lu_unpack", "geqrf", "orgqr", "ormqr"]
-
-
-def _named(name: str, fields: tuple[str, ...]) -> type:
-    """A tuple type with named fields and PyTorch's ``torch.return_types`` repr."""
-
-    def new(cls: type, *values: Any) -> Any:
-        return tuple.__new__(cls, values)
-
-    def rep(self: Any) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"torch.return_types.{name}(\n{body})"
-
-    ns_: dict[str, Any] = {"__slots__": (), "__new__": new, "__repr__": rep}
-    for i, f in enumerate(fields):
-        ns_[f] = property(lambda self, i=i: self[i])
-    ns_["__reduce__"] = lambda self: (type(self), tuple(self))
-    return type(name, (tuple,), ns_)
-
-
-LuFactorEx = _named("linalg_lu_factor_ex", ("LU", "pivots", "info"))
-LuFactor = _named("linalg_lu_factor", ("LU", "pivots"))
-LuUnpack = _named("lu_unpack", ("P", "L", "U"))
-LinalgLu = _named("linalg_lu", ("P", "L", "U"))
-Geqrf = _named("geqrf", ("a", "tau"))
 
 
 def _check_matrix(name: str, A: Any) -> None:
@@ -204,7 +181,7 @@ def lu_factor_ex(
     lu, piv, info = apply_op(_lu, (A,))
     if check_errors:
         _check_info("torch.linalg.lu_factor_ex", A, info)
-    return LuFactorEx(lu, piv, info)
+    return return_types.linalg_lu_factor_ex._make_of(lu, piv, info)
 
 
 def lu_factor(A: Any, *, pivot: bool = True) -> Any:
@@ -214,7 +191,7 @@ def lu_factor(A: Any, *, pivot: bool = True) -> Any:
         RuntimeError: when U has a zero on its diagonal (a singular matrix), as PyTorch."""
     lu, piv, info = lu_factor_ex(A, pivot=pivot)
     _check_info("torch.linalg.lu_factor", A, info)
-    return LuFactor(lu, piv)
+    return return_types.linalg_lu_factor._make_of(lu, piv)
 
 
 def _check_pivots(LU_data: Any, LU_pivots: Any, name: str) -> None:
@@ -255,7 +232,7 @@ def lu_unpack(
         pt = _new_tensor(xp.ascontiguousarray(p))
     else:
         pt = zeros(0, dtype=dt, device=dev)
-    return LuUnpack(pt, low, up)
+    return return_types.lu_unpack._make_of(pt, low, up)
 
 
 def lu_solve_packed(
@@ -323,7 +300,7 @@ def geqrf(input: Any) -> Any:
         # factored matrix transposed (Fortran order read as C order).
         h, tau = xp.linalg.qr(a, mode="raw")
         res = xp.ascontiguousarray(xp.swapaxes(h, -1, -2))
-    return Geqrf(
+    return return_types.geqrf._make_of(
         _new_tensor(res.astype(a.dtype, copy=False)),
         _new_tensor(xp.ascontiguousarray(tau.astype(a.dtype, copy=False))),
     )

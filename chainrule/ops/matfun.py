@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import return_types
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, defop
 
@@ -204,36 +205,6 @@ def _qr_vjp(ctx: Any, grads: Any) -> Any:
     return (L.cat([gx, q @ gv], -1),)
 
 
-class _QR(tuple):
-    """``(Q, R)`` like ``torch.return_types.qr``."""
-
-    __slots__ = ()
-
-    def __new__(cls, Q: Any, R: Any) -> Any:  # noqa: N803 - PyTorch's names
-        return tuple.__new__(cls, (Q, R))
-
-    Q = property(lambda self: self[0])
-    R = property(lambda self: self[1])
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.qr(\nQ={self[0]!r},\nR={self[1]!r})"
-
-
-_QR.__name__ = _QR.__qualname__ = "qr"
-
-
-class _LinalgQR(_QR):
-    """``(Q, R)`` like ``torch.return_types.linalg_qr``."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.linalg_qr(\nQ={self[0]!r},\nR={self[1]!r})"
-
-
-_LinalgQR.__name__ = _LinalgQR.__qualname__ = "linalg_qr"
-
-
 def linalg_qr(A: Any, mode: str = "reduced") -> Any:
     """``(Q, R)`` with A = Q R (``torch.linalg.qr``): ``mode="reduced"`` (Q m x k, R k x n,
     k = min(m, n)), ``"complete"`` (Q m x m, R m x n) or ``"r"`` (R only; Q is empty, and a
@@ -252,7 +223,7 @@ def linalg_qr(A: Any, mode: str = "reduced") -> Any:
             f"Got {names.get(str(A.dtype).split('.')[-1], A.dtype)}"
         )
     q, r = apply_op(_qr, (A,), {"complete": mode == "complete", "r_only": mode == "r"})
-    return _LinalgQR(q, r)
+    return return_types.linalg_qr._make_of(q, r)
 
 
 __all__.append("linalg_qr")
@@ -283,7 +254,7 @@ def qr(input: Any, some: bool = True) -> Any:
             f"Got {names.get(str(input.dtype).split('.')[-1], input.dtype)}"
         )
     q, r = apply_op(_qr, (input,), {"complete": not some, "r_only": False})
-    return _QR(q, r)
+    return return_types.qr._make_of(q, r)
 
 
 __all__.append("qr")

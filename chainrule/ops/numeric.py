@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import OpDef, apply_op, binary, ns, unary
 
@@ -235,39 +235,13 @@ def _frexp_fwd(xp: Any, x: Any) -> Any:
 _frexp = OpDef("frexp", _frexp_fwd, ("x",), promote=None, differentiable=False, num_outputs=2)
 
 
-class _Frexp(tuple):
-    """``(mantissa, exponent)`` like ``torch.return_types.frexp``."""
-
-    __slots__ = ()
-
-    def __new__(cls, mantissa: Any, exponent: Any) -> Any:
-        return tuple.__new__(cls, (mantissa, exponent))
-
-    @property
-    def mantissa(self) -> Any:
-        return self[0]
-
-    @property
-    def exponent(self) -> Any:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.frexp(\nmantissa={self[0]!r},\nexponent={self[1]!r})"
-
-    def __reduce__(self) -> Any:
-        return (type(self), (self[0], self[1]))
-
-
-_Frexp.__name__ = _Frexp.__qualname__ = "frexp"
-
-
 def frexp(input: Any) -> Any:
     """Decompose ``input = mantissa * 2**exponent`` with ``0.5 <= |mantissa| < 1`` (and 0, inf,
     nan kept as the mantissa with exponent 0); ``exponent`` is int32. No gradient."""
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = apply_op(_frexp, (input,))
-    return _Frexp(m, e)
+    return return_types.frexp._make_of(m, e)
 
 
 def _ldexp_b_vjp(ctx: Any, g: Any) -> Any:

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.scattering import _const, _host, _is_t, _name, _ops
 
@@ -142,32 +142,6 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
-class _Histogram(tuple):
-    """``(hist, bin_edges)`` like ``torch.return_types.histogram``."""
-
-    __slots__ = ()
-
-    def __new__(cls, hist: Any, bin_edges: Any) -> Any:
-        return tuple.__new__(cls, (hist, bin_edges))
-
-    @property
-    def hist(self) -> Any:
-        return self[0]
-
-    @property
-    def bin_edges(self) -> Any:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.histogram(\nhist={self[0]!r},\nbin_edges={self[1]!r})"
-
-    def __reduce__(self) -> Any:
-        return (type(self), (self[0], self[1]))
-
-
-_Histogram.__name__ = _Histogram.__qualname__ = "histogram"
-
-
 def _check_floating(input: Any) -> None:
     if not _kinds.is_floating(input._data.dtype):
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{_name(input)}'")
@@ -240,27 +214,9 @@ def histogram(
         widths = np.diff(edges.astype(np.float64))
         total = hist.sum()
         hist = hist / (total * widths) if total else hist * np.nan
-    return _Histogram(
+    return return_types.histogram._make_of(
         _const(hist.astype(dt), device=input.device), _const(edges, device=input.device)
     )
-
-
-class _HistogramDD(tuple):
-    """``(hist, bin_edges)`` like ``torch.return_types.histogramdd``."""
-
-    __slots__ = ()
-
-    def __new__(cls, hist: Any, bin_edges: Any) -> Any:
-        return tuple.__new__(cls, (hist, bin_edges))
-
-    hist = property(lambda self: self[0])
-    bin_edges = property(lambda self: self[1])
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.histogramdd(\nhist={self[0]!r},\nbin_edges={self[1]!r})"
-
-
-_HistogramDD.__name__ = _HistogramDD.__qualname__ = "histogramdd"
 
 
 def histogramdd(
@@ -302,7 +258,7 @@ def histogramdd(
         for e in edges:
             vol = np.multiply.outer(vol, np.diff(e))
         hist = hist / (total * vol) if total else hist * np.nan
-    return _HistogramDD(
+    return return_types.histogramdd._make_of(
         _const(hist.astype(dt), input.device),
         tuple(_const(e.astype(dt), input.device) for e in edges),
     )

@@ -20,11 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule.backends import backend_of
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import OpDef, apply_op, ns
-from chainrule.ops.reduction import return_types
 
 __all__ = [
     "sort",
@@ -199,7 +198,7 @@ def sort(input: Any, dim: int = -1, descending: bool = False, *, stable: bool = 
     """
     d = wrap_dim(int(dim), input.ndim)
     v, i = apply_op(_sort, (input,), {"dim": d, "descending": builtins.bool(descending)})
-    return return_types.sort(v, i)
+    return return_types.sort._make_of(v, i)
 
 
 def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
@@ -220,7 +219,7 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool =
     if not 0 <= int(k) <= size:
         raise RuntimeError("selected index k out of range")
     v, i = apply_op(_topk, (input,), {"k": int(k), "dim": d, "largest": builtins.bool(largest)})
-    return return_types.topk(v, i)
+    return return_types.topk._make_of(v, i)
 
 
 def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
@@ -230,7 +229,7 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     if not 1 <= int(k) <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     v, i = apply_op(_kthvalue, (input,), {"k": int(k), "dim": d, "keepdim": keepdim})
-    return return_types.kthvalue(v, i)
+    return return_types.kthvalue._make_of(v, i)
 
 
 def _median_all_fwd(xp: Any, x: Any, *, ignore_nan: bool) -> Any:
@@ -274,7 +273,7 @@ def _median(name: str, input: Any, dim: Any, keepdim: bool, ignore_nan: bool) ->
         (input,),
         {"dim": d, "keepdim": builtins.bool(keepdim), "ignore_nan": ignore_nan},
     )
-    return getattr(return_types, name)(v, i)
+    return getattr(return_types, name)._make_of(v, i)
 
 
 def median(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
@@ -292,7 +291,7 @@ def mode(input: Any, dim: int = -1, keepdim: bool = False) -> Any:
     """The most frequent value along ``dim`` (the smallest on ties) and its last index."""
     d = wrap_dim(int(dim), input.ndim)
     v, i = apply_op(_mode, (input,), {"dim": d, "keepdim": builtins.bool(keepdim)})
-    return return_types.mode(v, i)
+    return return_types.mode._make_of(v, i)
 
 
 def cummax(input: Any, dim: int) -> Any:
@@ -300,14 +299,14 @@ def cummax(input: Any, dim: int) -> Any:
     VJP: each output's g goes to the element it came from."""
     d = wrap_dim(int(dim), input.ndim)
     v, i = apply_op(_cummax, (input,), {"dim": d})
-    return return_types.cummax(v, i)
+    return return_types.cummax._make_of(v, i)
 
 
 def cummin(input: Any, dim: int) -> Any:
     """Running minimum along ``dim`` and its index; see cummax."""
     d = wrap_dim(int(dim), input.ndim)
     v, i = apply_op(_cummin, (input,), {"dim": d})
-    return return_types.cummin(v, i)
+    return return_types.cummin._make_of(v, i)
 
 
 # Non-differentiable: unique values, searches ------------------------------------------------

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-import numpy as np
-
 from chainrule.optim._arith import addcmul
 from chainrule.optim._checks import check_capturable, check_flags, check_nonnegative
-from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim.optimizer import Optimizer, stepping
 
 __all__ = ["Adadelta", "adadelta_update"]
 
@@ -42,6 +40,11 @@ def adadelta_update(
     delta = xp.sqrt(acc_delta + eps) / std * g
     acc_delta[...] = addcmul(acc_delta * rho, delta, delta, 1 - rho)
     param += delta * (-lr)
+
+
+def _new_state(xp: Any, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's first adadelta state (beside ``step``)."""
+    return {"square_avg": xp.zeros_like(p._data), "acc_delta": xp.zeros_like(p._data)}
 
 
 class Adadelta(Optimizer):
@@ -82,16 +85,7 @@ class Adadelta(Optimizer):
         def update() -> None:
             for group in self.param_groups:
                 check_capturable(group)
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    xp = p._backend.xp
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _state_tensor(np.zeros((), np.float32))
-                        state["square_avg"] = _state_tensor(xp.zeros_like(p._data))
-                        state["acc_delta"] = _state_tensor(xp.zeros_like(p._data))
-                    state["step"]._data += 1
+                for p, xp, state in stepping(self.state, group, _new_state):
                     adadelta_update(
                         xp,
                         p._data,
@@ -104,6 +98,5 @@ class Adadelta(Optimizer):
                         weight_decay=group["weight_decay"],
                         maximize=group["maximize"],
                     )
-                    p._bump_version()
 
         return self._run(closure, update)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-import numpy as np
-
 from chainrule.optim._arith import addcdiv, lerp_
 from chainrule.optim._checks import (
     check_betas,
@@ -13,7 +11,7 @@ from chainrule.optim._checks import (
     check_flags,
     check_nonnegative,
 )
-from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim.optimizer import Optimizer, stepping
 
 __all__ = ["Adamax", "adamax_update"]
 
@@ -46,6 +44,11 @@ def adamax_update(
     xp.maximum(exp_inf * beta2, xp.abs(g) + eps, out=exp_inf)
     clr = lr / (1 - beta1**step)
     param[...] = addcdiv(param, exp_avg, exp_inf, -clr)
+
+
+def _new_state(xp: Any, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's first adamax state (beside ``step``)."""
+    return {"exp_avg": xp.zeros_like(p._data), "exp_inf": xp.zeros_like(p._data)}
 
 
 class Adamax(Optimizer):
@@ -86,16 +89,7 @@ class Adamax(Optimizer):
             for group in self.param_groups:
                 check_capturable(group)
                 beta1, beta2 = group["betas"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    xp = p._backend.xp
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _state_tensor(np.zeros((), np.float32))
-                        state["exp_avg"] = _state_tensor(xp.zeros_like(p._data))
-                        state["exp_inf"] = _state_tensor(xp.zeros_like(p._data))
-                    state["step"]._data += 1
+                for p, xp, state in stepping(self.state, group, _new_state):
                     adamax_update(
                         xp,
                         p._data,
@@ -110,6 +104,5 @@ class Adamax(Optimizer):
                         weight_decay=group["weight_decay"],
                         maximize=group["maximize"],
                     )
-                    p._bump_version()
 
         return self._run(closure, update)

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from chainrule.optim._checks import check_capturable, check_flags, check_nonnegative
-from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim.optimizer import Optimizer, stepping
 
 __all__ = ["ASGD", "asgd_update"]
 
@@ -51,6 +51,15 @@ def asgd_update(
     mu[...] = 1 / max(1, step - t0)
 
 
+def _new_state(xp: Any, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's first asgd state (beside ``step``)."""
+    return {
+        "eta": np.asarray(group["lr"], np.float32),
+        "mu": np.ones((), np.float32),
+        "ax": xp.zeros_like(p._data),
+    }
+
+
 class ASGD(Optimizer):
     """``torch.optim.ASGD``; the update is ``asgd_update``. State per parameter: ``step``,
     ``eta``, ``mu`` (float32 scalars) and ``ax`` (the running average of the iterates)."""
@@ -87,17 +96,7 @@ class ASGD(Optimizer):
         def update() -> None:
             for group in self.param_groups:
                 check_capturable(group, "params, mus, etas, and state_steps")
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    xp = p._backend.xp
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _state_tensor(np.zeros((), np.float32))
-                        state["eta"] = _state_tensor(np.asarray(group["lr"], np.float32))
-                        state["mu"] = _state_tensor(np.ones((), np.float32))
-                        state["ax"] = _state_tensor(xp.zeros_like(p._data))
-                    state["step"]._data += 1
+                for p, xp, state in stepping(self.state, group, _new_state):
                     asgd_update(
                         xp,
                         p._data,
@@ -113,6 +112,5 @@ class ASGD(Optimizer):
                         weight_decay=group["weight_decay"],
                         maximize=group["maximize"],
                     )
-                    p._bump_version()
 
         return self._run(closure, update)

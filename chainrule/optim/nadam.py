@@ -13,7 +13,7 @@ from chainrule.optim._checks import (
     check_flags,
     check_nonnegative,
 )
-from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim.optimizer import Optimizer, stepping
 
 __all__ = ["NAdam", "nadam_update"]
 
@@ -64,6 +64,15 @@ def nadam_update(
     param[...] = addcdiv(param, exp_avg, denom, (-lr * mu_next) / (1.0 - prod * mu_next))
 
 
+def _new_state(xp: Any, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's first nadam state (beside ``step``)."""
+    return {
+        "mu_product": np.ones((), np.float32),
+        "exp_avg": xp.zeros_like(p._data),
+        "exp_avg_sq": xp.zeros_like(p._data),
+    }
+
+
 class NAdam(Optimizer):
     """``torch.optim.NAdam``; the update is ``nadam_update``. State per parameter: ``step``,
     ``mu_product`` (float32 scalars), ``exp_avg`` and ``exp_avg_sq``."""
@@ -108,17 +117,7 @@ class NAdam(Optimizer):
             for group in self.param_groups:
                 check_capturable(group, "params, mu_products and state_steps")
                 beta1, beta2 = group["betas"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    xp = p._backend.xp
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _state_tensor(np.zeros((), np.float32))
-                        state["mu_product"] = _state_tensor(np.ones((), np.float32))
-                        state["exp_avg"] = _state_tensor(xp.zeros_like(p._data))
-                        state["exp_avg_sq"] = _state_tensor(xp.zeros_like(p._data))
-                    state["step"]._data += 1
+                for p, xp, state in stepping(self.state, group, _new_state):
                     nadam_update(
                         xp,
                         p._data,
@@ -136,6 +135,5 @@ class NAdam(Optimizer):
                         decoupled_weight_decay=group["decoupled_weight_decay"],
                         maximize=group["maximize"],
                     )
-                    p._bump_version()
 
         return self._run(closure, update)

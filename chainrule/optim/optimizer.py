@@ -20,7 +20,9 @@ import copy
 import functools
 from collections import OrderedDict, defaultdict
 from itertools import chain
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
 
 from chainrule._dispatch import recorder as _recorder
 from chainrule._tensor import Tensor
@@ -161,6 +163,30 @@ def _typename(obj: Any) -> str:
 def _state_tensor(array: Any) -> Tensor:
     """Wrap a state array as a plain (non-grad) Tensor, as torch.optim keeps its state."""
     return Tensor._wrap(array)
+
+
+def stepping(
+    state: Any, group: dict[str, Any], init: Callable[[Any, Any, dict[str, Any]], dict[str, Any]]
+) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+    """The parameters of ``group`` that have a gradient, each with its backend's array module
+    and its per-parameter state, for the loop of an element-wise optimizer's step.
+
+    On a parameter's first step its state is made: a float32 ``step`` of 0 and the arrays
+    ``init(xp, p, group)`` returns, each wrapped as a state tensor. ``step`` is counted up by one
+    before the parameter is yielded, and the parameter's version is bumped after the loop
+    body (which wrote its data in place)."""
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        xp = p._backend.xp
+        st = state[p]
+        if len(st) == 0:
+            st["step"] = _state_tensor(np.zeros((), np.float32))
+            for k, v in init(xp, p, group).items():
+                st[k] = _state_tensor(v)
+        st["step"]._data += 1
+        yield p, xp, st
+        p._bump_version()
 
 
 class Optimizer:

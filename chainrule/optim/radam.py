@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterable
 
-import numpy as np
-
 from chainrule.optim._arith import addcmul, lerp_
 from chainrule.optim._checks import (
     check_betas,
@@ -14,7 +12,7 @@ from chainrule.optim._checks import (
     check_flags,
     check_nonnegative,
 )
-from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim.optimizer import Optimizer, stepping
 
 __all__ = ["RAdam", "radam_update"]
 
@@ -68,6 +66,11 @@ def radam_update(
         param -= m_hat * lr
 
 
+def _new_state(xp: Any, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's first radam state (beside ``step``)."""
+    return {"exp_avg": xp.zeros_like(p._data), "exp_avg_sq": xp.zeros_like(p._data)}
+
+
 class RAdam(Optimizer):
     """``torch.optim.RAdam``; the update is ``radam_update``. State per parameter: ``step``,
     ``exp_avg`` and ``exp_avg_sq``."""
@@ -108,16 +111,7 @@ class RAdam(Optimizer):
             for group in self.param_groups:
                 check_capturable(group)
                 beta1, beta2 = group["betas"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    xp = p._backend.xp
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _state_tensor(np.zeros((), np.float32))
-                        state["exp_avg"] = _state_tensor(xp.zeros_like(p._data))
-                        state["exp_avg_sq"] = _state_tensor(xp.zeros_like(p._data))
-                    state["step"]._data += 1
+                for p, xp, state in stepping(self.state, group, _new_state):
                     radam_update(
                         xp,
                         p._data,
@@ -133,6 +127,5 @@ class RAdam(Optimizer):
                         decoupled_weight_decay=group["decoupled_weight_decay"],
                         maximize=group["maximize"],
                     )
-                    p._bump_version()
 
         return self._run(closure, update)

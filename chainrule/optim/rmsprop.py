@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-import numpy as np
-
 from chainrule.optim._arith import addcdiv, addcmul, lerp_
 from chainrule.optim._checks import check_capturable, check_flags, check_nonnegative
-from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim.optimizer import Optimizer, stepping
 
 __all__ = ["RMSprop", "rmsprop_update"]
 
@@ -51,6 +49,17 @@ def rmsprop_update(
         param[...] = param + (-lr) * buf
     else:
         param[...] = addcdiv(param, g, avg, -lr)
+
+
+def _new_state(xp: Any, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's first rmsprop state (beside ``step``)."""
+    new: dict[str, Any] = {}
+    new["square_avg"] = xp.zeros_like(p._data)
+    if group["momentum"] > 0:
+        new["momentum_buffer"] = xp.zeros_like(p._data)
+    if group["centered"]:
+        new["grad_avg"] = xp.zeros_like(p._data)
+    return new
 
 
 class RMSprop(Optimizer):
@@ -103,19 +112,7 @@ class RMSprop(Optimizer):
         def update() -> None:
             for group in self.param_groups:
                 check_capturable(group)
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    xp = p._backend.xp
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _state_tensor(np.zeros((), np.float32))
-                        state["square_avg"] = _state_tensor(xp.zeros_like(p._data))
-                        if group["momentum"] > 0:
-                            state["momentum_buffer"] = _state_tensor(xp.zeros_like(p._data))
-                        if group["centered"]:
-                            state["grad_avg"] = _state_tensor(xp.zeros_like(p._data))
-                    state["step"]._data += 1
+                for p, xp, state in stepping(self.state, group, _new_state):
                     rmsprop_update(
                         xp,
                         p._data,
@@ -131,6 +128,5 @@ class RMSprop(Optimizer):
                         centered=group["centered"],
                         maximize=group["maximize"],
                     )
-                    p._bump_version()
 
         return self._run(closure, update)

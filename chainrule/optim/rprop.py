@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-import numpy as np
-
 from chainrule.optim._checks import check_capturable, check_flags, check_nonnegative
-from chainrule.optim.optimizer import Optimizer, _state_tensor
+from chainrule.optim.optimizer import Optimizer, stepping
 
 __all__ = ["Rprop", "rprop_update"]
 
@@ -41,6 +39,11 @@ def rprop_update(
     g = xp.where(product < 0, xp.zeros((), g.dtype), g)
     param -= xp.sign(g) * step_size
     prev[...] = g
+
+
+def _new_state(xp: Any, p: Any, group: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's first rprop state (beside ``step``)."""
+    return {"prev": xp.zeros_like(p._data), "step_size": xp.full_like(p._data, group["lr"])}
 
 
 class Rprop(Optimizer):
@@ -80,16 +83,7 @@ class Rprop(Optimizer):
                 check_capturable(group)
                 etaminus, etaplus = group["etas"]
                 step_size_min, step_size_max = group["step_sizes"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    xp = p._backend.xp
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _state_tensor(np.zeros((), np.float32))
-                        state["prev"] = _state_tensor(xp.zeros_like(p._data))
-                        state["step_size"] = _state_tensor(xp.full_like(p._data, group["lr"]))
-                    state["step"]._data += 1
+                for p, xp, state in stepping(self.state, group, _new_state):
                     rprop_update(
                         xp,
                         p._data,
@@ -102,6 +96,5 @@ class Rprop(Optimizer):
                         step_size_max=step_size_max,
                         maximize=group["maximize"],
                     )
-                    p._bump_version()
 
         return self._run(closure, update)

@@ -238,7 +238,7 @@ def _dtype_name(t: Any) -> str:
 
 def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any:
     """``(min, max)`` over ``dim`` (or all elements), as a named pair."""
-    from chainrule.ops.reduction import return_types
+    from chainrule import return_types
 
     if dim is None:
         lo, hi = input.amin(), input.amax()
@@ -247,4 +247,4 @@ def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any
             hi = hi.reshape((1,) * input.ndim)
     else:
         lo, hi = input.amin(dim, keepdim), input.amax(dim, keepdim)
-    return return_types.aminmax(lo, hi)
+    return return_types.aminmax._make_of(lo, hi)

@@ -34,8 +34,6 @@ from chainrule.ops.linalg.primitives import linalg_slogdet as linalg_slogdet
 from chainrule.ops.linalg.primitives import linalg_solve as linalg_solve
 from chainrule.ops.linalg.primitives import linalg_svd as linalg_svd
 from chainrule.ops.linalg.primitives import linalg_svdvals as linalg_svdvals
-from chainrule.ops.linalg.primitives import slogdet_type as slogdet_type
-from chainrule.ops.linalg.primitives import svd_type as svd_type
 from chainrule.ops.linalg.products import (
     addmm,
     addmv,

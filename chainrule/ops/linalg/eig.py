@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule.ops._registry import OpDef, apply_op, ns
 from chainrule.ops.linalg._common import _type_name
 
@@ -85,28 +85,6 @@ def _eig_vjp(ctx: Any, g: Any) -> Any:
     return (ga,)
 
 
-class eig_type(tuple):  # noqa: N801  (torch.return_types.linalg_eig)
-    """``(eigenvalues, eigenvectors)`` with named fields."""
-
-    __slots__ = ()
-
-    def __new__(cls, eigenvalues: Any, eigenvectors: Any) -> Any:
-        return tuple.__new__(cls, (eigenvalues, eigenvectors))
-
-    @property
-    def eigenvalues(self) -> Any:
-        return self[0]
-
-    @property
-    def eigenvectors(self) -> Any:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return (
-            f"torch.return_types.linalg_eig(\neigenvalues={self[0]!r},\neigenvectors={self[1]!r})"
-        )
-
-
 def _check(name: str, A: Any) -> None:  # noqa: N803
     if not hasattr(A, "_data"):
         raise TypeError(
@@ -128,7 +106,7 @@ def eig(A: Any) -> Any:  # noqa: N803
     V diag(L), unit-norm columns. VJP: the module docstring."""
     _check("linalg.eig", A)
     lam, v = apply_op(_eig, (A,))
-    return eig_type(lam, v)
+    return return_types.linalg_eig._make_of(lam, v)
 
 
 def eigvals(A: Any) -> Any:  # noqa: N803

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule.ops._registry import OpDef, apply_op, ns
 from chainrule.ops.linalg._common import _type_name
 
@@ -73,28 +73,6 @@ def _eigh_vjp(ctx: Any, g: Any) -> Any:
     return (ns.matmul(V, ns.matmul(core, _mH(V, cplx))),)
 
 
-class eigh_type(tuple):  # noqa: N801  (torch.return_types.linalg_eigh)
-    """``(eigenvalues, eigenvectors)`` with named fields."""
-
-    __slots__ = ()
-
-    def __new__(cls, eigenvalues: Any, eigenvectors: Any) -> Any:
-        return tuple.__new__(cls, (eigenvalues, eigenvectors))
-
-    @property
-    def eigenvalues(self) -> Any:
-        return self[0]
-
-    @property
-    def eigenvectors(self) -> Any:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return (
-            f"torch.return_types.linalg_eigh(\neigenvalues={self[0]!r},\neigenvectors={self[1]!r})"
-        )
-
-
 def _check(A: Any, UPLO: str) -> None:  # noqa: N803
     """PyTorch's checks (eigvalsh's messages name linalg.eigh too)."""
     name = "linalg.eigh"
@@ -122,7 +100,7 @@ def eigh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803
     docstring."""
     _check(A, UPLO)
     lam, v = apply_op(_eigh, (A,), {"UPLO": UPLO.upper()})
-    return eigh_type(lam, v)
+    return return_types.linalg_eigh._make_of(lam, v)
 
 
 def eigvalsh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803

@@ -14,17 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule.ops._registry import OpDef, apply_op, ns
-from chainrule.ops.factorizations import _named
 from chainrule.ops.linalg._common import LinAlgError, _type_name
 
 __all__: list[str] = []  # public through chainrule.linalg
-
-InvEx = _named("linalg_inv_ex", ("inverse", "info"))
-SolveEx = _named("linalg_solve_ex", ("result", "info"))
-CholeskyEx = _named("linalg_cholesky_ex", ("L", "info"))
-Lstsq = _named("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
 def _t(a: Any) -> Any:
@@ -273,7 +267,7 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
     info = _lu_info(A)
     if check_errors:
         _raise_singular("linalg.inv_ex", A, info)
-    return InvEx(_fill_singular(A, info, linalg_inv), info)
+    return return_types.linalg_inv_ex._make_of(_fill_singular(A, info, linalg_inv), info)
 
 
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> Any:
@@ -285,7 +279,9 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -
     info = _lu_info(A)
     if check_errors:
         _raise_singular("torch.linalg.solve_ex", A, info, solver=True)
-    return SolveEx(_fill_singular(A, info, lambda a: linalg_solve(a, B, left=left)), info)
+    return return_types.linalg_solve_ex._make_of(
+        _fill_singular(A, info, lambda a: linalg_solve(a, B, left=left)), info
+    )
 
 
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
@@ -327,7 +323,7 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> A
     else:
         L = cholesky(A)  # noqa: N806
         info_t = info_t
-    return CholeskyEx(_mH(L) if upper else L, info_t)
+    return return_types.linalg_cholesky_ex._make_of(_mH(L) if upper else L, info_t)
 
 
 # The torch.linalg spellings of tensor functions ---------------------------------------------
@@ -582,4 +578,4 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
         else float(rcond)
     )
     x, res, rank, sv = apply_op(_lstsq, (A, B), {"rcond": cut, "driver": driver})
-    return Lstsq(x.squeeze(-1) if vector else x, res, rank, sv)
+    return return_types.linalg_lstsq._make_of(x.squeeze(-1) if vector else x, res, rank, sv)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule._autocast_state import state as _ac
 from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
@@ -157,12 +157,12 @@ def linalg_slogdet(A: Any) -> Any:
     """``(sign, logabsdet)`` of a (batch of) square matrices."""
     _square("linalg.slogdet", A)
     sign, logabs = apply_op(_slogdet, (A,))
-    return slogdet_type(sign, logabs)
+    return return_types.linalg_slogdet._make_of(sign, logabs)
 
 
 def slogdet(input: Any) -> Any:
-    """``torch.slogdet``: same as ``torch.linalg.slogdet``."""
-    return linalg_slogdet(input)
+    """``torch.slogdet``: ``torch.linalg.slogdet``'s values in a ``return_types.slogdet``."""
+    return return_types.slogdet._make_of(*linalg_slogdet(input))
 
 
 def logdet(input: Any) -> Any:
@@ -171,26 +171,6 @@ def logdet(input: Any) -> Any:
 
     sign, logabs = linalg_slogdet(input)
     return where(sign < 0, float("nan"), logabs)
-
-
-class slogdet_type(tuple):  # noqa: N801  (torch.return_types.slogdet)
-    """``(sign, logabsdet)`` with named fields."""
-
-    __slots__ = ()
-
-    def __new__(cls, sign: Any, logabsdet: Any) -> Any:
-        return tuple.__new__(cls, (sign, logabsdet))
-
-    @property
-    def sign(self) -> Any:
-        return self[0]
-
-    @property
-    def logabsdet(self) -> Any:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.linalg_slogdet(\nsign={self[0]!r},\nlogabsdet={self[1]!r})"
 
 
 def _svd_fwd(xp: Any, a: Any, *, full_matrices: bool) -> Any:
@@ -266,30 +246,6 @@ def _svd_vjp(ctx: Any, g: Any) -> Any:
     return (ns.matmul(U, ns.matmul(core, Vh)),)
 
 
-class svd_type(tuple):  # noqa: N801  (torch.return_types.linalg_svd)
-    """``(U, S, Vh)`` with named fields."""
-
-    __slots__ = ()
-
-    def __new__(cls, U: Any, S: Any, Vh: Any) -> Any:
-        return tuple.__new__(cls, (U, S, Vh))
-
-    @property
-    def U(self) -> Any:  # noqa: N802
-        return self[0]
-
-    @property
-    def S(self) -> Any:  # noqa: N802
-        return self[1]
-
-    @property
-    def Vh(self) -> Any:  # noqa: N802
-        return self[2]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.linalg_svd(\nU={self[0]!r},\nS={self[1]!r},\nVh={self[2]!r})"
-
-
 def linalg_svd(A: Any, full_matrices: bool = True) -> Any:
     """Singular value decomposition ``(U, S, Vh)``, S descending."""
     if A._data.ndim < 2:
@@ -299,7 +255,7 @@ def linalg_svd(A: Any, full_matrices: bool = True) -> Any:
             f"linalg.svd: Expected a floating point or complex tensor as input. Got {_type_name(A)}"
         )
     u, s, vh = apply_op(_svd, (A,), {"full_matrices": bool(full_matrices)})
-    return svd_type(u, s, vh)
+    return return_types.linalg_svd._make_of(u, s, vh)
 
 
 def linalg_svdvals(A: Any) -> Any:

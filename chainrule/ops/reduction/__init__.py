@@ -1,7 +1,7 @@
 """The reduction family (reductions and scans), one module per group:
 
 - ``sums``: sum, mean, sum_to_size, prod, logsumexp;
-- ``extrema``: max, min, amax, amin, argmax, argmin (and ``return_types``);
+- ``extrema``: max, min, amax, amin, argmax, argmin;
 - ``moments``: var, std, var_mean, std_mean;
 - ``norms``: norm (and ``vector_norm_impl``, torch.linalg's);
 - ``scans``: cumsum, cumprod;
@@ -22,7 +22,6 @@ from chainrule.ops.reduction.extrema import (
     max,
     min,
 )
-from chainrule.ops.reduction.extrema import return_types as return_types
 from chainrule.ops.reduction.logical import (
     all,
     any,

@@ -1,11 +1,12 @@
 """Extrema: max, min (whole tensor, along a dim with indices, or elementwise), amax, amin,
-argmax, argmin, and the named tuples of ``torch.return_types``."""
+argmax, argmin (their ``(values, indices)`` results are ``chainrule.return_types``' types)."""
 
 from __future__ import annotations
 
 import builtins
 from typing import Any
 
+from chainrule import return_types
 from chainrule.ops._broadcast import restore_reduced, wrap_dim
 from chainrule.ops._registry import OpDef, apply_op, ns
 from chainrule.ops.reduction._common import _check_nonempty, _dims, _is_tensor, _keep
@@ -60,74 +61,6 @@ def _evenly_all_vjp(ctx: Any, g: Any) -> Any:
 
 _max_all.vjp(_evenly_all_vjp)
 _min_all.vjp(_evenly_all_vjp)
-
-
-class _ReturnType(tuple):
-    """A (values, indices) pair like ``torch.return_types.max``."""
-
-    __slots__ = ()
-    _name = ""
-
-    def __new__(cls, values: Any, indices: Any) -> Any:
-        return tuple.__new__(cls, (values, indices))
-
-    @property
-    def values(self) -> Any:
-        return self[0]
-
-    @property
-    def indices(self) -> Any:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-
-    def __reduce__(self) -> Any:
-        return (type(self), (self[0], self[1]))
-
-
-def _return_type(name: str) -> type:
-    return type(name, (_ReturnType,), {"__slots__": (), "_name": name})
-
-
-class _MinMax(tuple):
-    """A (min, max) pair like ``torch.return_types.aminmax``."""
-
-    __slots__ = ()
-
-    def __new__(cls, min: Any, max: Any) -> Any:
-        return tuple.__new__(cls, (min, max))
-
-    @property
-    def min(self) -> Any:
-        return self[0]
-
-    @property
-    def max(self) -> Any:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
-
-
-_MinMax.__name__ = _MinMax.__qualname__ = "aminmax"
-
-
-class return_types:  # noqa: N801  (mirrors the torch.return_types namespace)
-    """Namedtuple-like results of reductions that return values and indices."""
-
-    max = _return_type("max")
-    min = _return_type("min")
-    # The sorting family's (ops/sorting.py).
-    sort = _return_type("sort")
-    topk = _return_type("topk")
-    kthvalue = _return_type("kthvalue")
-    median = _return_type("median")
-    nanmedian = _return_type("nanmedian")
-    mode = _return_type("mode")
-    cummax = _return_type("cummax")
-    cummin = _return_type("cummin")
-    aminmax = _MinMax  # ops/composite/
 
 
 def _select_fwd(kind: str) -> Any:
@@ -186,7 +119,7 @@ def _extreme(kind: str, input: Any, dim: Any, keepdim: Any, other: Any) -> Any:
     _check_nonempty(kind, input, (d,))
     op = _max_dim if kind == "max" else _min_dim
     v, i = apply_op(op, (input,), {"dim": d, "keepdim": builtins.bool(keepdim)})
-    return getattr(return_types, kind)(v, i)
+    return getattr(return_types, kind)._make_of(v, i)
 
 
 def max(input: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
