@@ -226,7 +226,7 @@ def _out_tuple(result: tuple[Any, ...], outs: Any) -> tuple[Any, ...]:
 
     cls = type(result)
     if isinstance(result, return_types._StructSeq):  # pyright: ignore[reportPrivateUsage]
-        twin = getattr(return_types, f"{cls.__name__}_out", cls)
+        twin: Any = getattr(return_types, f"{cls.__name__}_out", cls)
         return twin._make_of(*outs)
     return tuple(outs)
 

@@ -53,8 +53,18 @@ class _StructSeq(tuple):
         return (type(self), (tuple(self), {}))
 
 
+class _ValuesIndices(_StructSeq):
+    """The base of the ``(values, indices)`` types (max, min, sort, topk...), whose fields the
+    type checker can then see."""
+
+    __slots__ = ()
+    values = property(itemgetter(0), doc="Field 0 of the result, ``values``.")
+    indices = property(itemgetter(1), doc="Field 1 of the result, ``indices``.")
+
+
 def structseq(name: str, fields: tuple[str, ...]) -> type:
     """A ``torch.return_types``-style tuple type called ``name`` with ``fields`` in order."""
+    base = _ValuesIndices if fields == ("values", "indices") else _StructSeq
     ns: dict[str, Any] = {
         "__slots__": (),
         "__module__": __name__,
@@ -65,7 +75,7 @@ def structseq(name: str, fields: tuple[str, ...]) -> type:
     }
     for i, f in enumerate(fields):
         ns[f] = property(itemgetter(i), doc=f"Field {i} of the result, ``{f}``.")
-    return type(name, (_StructSeq,), ns)
+    return type(name, (base,), ns)
 
 
 # PyTorch 2.13's return types and their fields (each `<name>_out` has the same fields).

@@ -8,7 +8,7 @@ from chainrule._dispatch import ops as _ops
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
-    from chainrule.ops.reduction.extrema import _ReturnType
+    from chainrule.return_types import _ValuesIndices as _ReturnType
 
 
 class ReductionMethods:
