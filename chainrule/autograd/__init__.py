@@ -55,6 +55,9 @@ from chainrule.autograd.anomaly import (  # noqa: E402
     is_anomaly_enabled,
     set_detect_anomaly,
 )
+from chainrule.autograd.engine import (  # noqa: E402,F401  (PyTorch's private name)
+    checkpoint_valid as _is_checkpoint_valid,
+)
 from chainrule.autograd.function import (  # noqa: E402
     Function,
     FunctionCtx,

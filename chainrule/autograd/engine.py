@@ -40,6 +40,7 @@ Note [one loop]
 
 from __future__ import annotations
 
+import threading
 from heapq import heappop, heappush
 from typing import Any, Callable, Sequence
 
@@ -50,7 +51,20 @@ from chainrule.autograd._nodes import _GRAD_LOCK, AccumulateGrad, Node, OpNode
 from chainrule.autograd._run_hooks import _as_tensor, _post_hooks, _pre_hooks
 from chainrule.autograd._sites import _origin, user_site
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "checkpoint_valid"]
+
+# Whether a ``use_reentrant=True`` checkpoint may rerun its segment in the backward running on
+# this thread (PyTorch's ``checkpoint_valid``): not in a backward given ``inputs=`` (which
+# ``autograd.grad`` always is), nor in any backward nested in one, since the rerun's own
+# ``backward`` would accumulate into ``.grad`` what the caller asked to be returned.
+_checkpoint = threading.local()
+
+
+def checkpoint_valid() -> bool:
+    """``torch.autograd._is_checkpoint_valid()``: true outside a backward, and inside one
+    started without ``inputs=`` from a context where it was true."""
+    return getattr(_checkpoint, "valid", True)
+
 
 # With ``inputs=``, the dependency count of a node off every path to them that a kept node feeds:
 # out of reach of any count of edges, so that it never becomes ready (``_recount``).
@@ -85,6 +99,8 @@ def run_backward(
     state.enabled = create_graph
     fast = task.plain and not create_graph  # Note [plain nodes]
     _callbacks.push()
+    outer_valid = getattr(_checkpoint, "valid", True)
+    _checkpoint.valid = outer_valid and inputs is None
     ok = False
     try:
         if heap:  # empty where no root leads to inputs=
@@ -101,6 +117,7 @@ def run_backward(
         ok = True
     finally:
         state.enabled = prev_mode
+        _checkpoint.valid = outer_valid
         _callbacks.pop(ok)  # final callbacks (queue_callback), after the graph is done
     if inputs is None:
         return None

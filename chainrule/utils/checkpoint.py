@@ -32,6 +32,7 @@ from chainrule import autograd as _autograd
 from chainrule._tensor import Tensor
 from chainrule.autograd import Function
 from chainrule.autograd import grad_mode as _grad_mode
+from chainrule.autograd.engine import checkpoint_valid
 from chainrule.autograd.graph import saved_tensors_hooks
 
 __all__ = [
@@ -122,6 +123,13 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
+        if not checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() "
+                "or passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument."
+            )
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
@@ -295,9 +303,9 @@ def checkpoint(
     Returns:
         What ``function`` returns.
 
-    Differs from torch: with ``use_reentrant=True``, ``autograd.grad`` through a checkpoint
-    is not detected as an error; it accumulates the segment's parameter gradients into
-    ``.grad`` (PyTorch refuses it), so prefer ``use_reentrant=False`` there.
+    With ``use_reentrant=True``, ``autograd.grad`` or ``backward(inputs=...)`` through a
+    checkpoint raises PyTorch's RuntimeError (the rerun's backward would write ``.grad``);
+    ``use_reentrant=False`` supports both.
     """
     if use_reentrant is None:
         warnings.warn(

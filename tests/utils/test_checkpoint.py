@@ -277,3 +277,37 @@ def test_checkpoint_sequential_matches_torch(reentrant, segments):
 
 def test_reachable_as_torch_utils_checkpoint():
     assert chainrule.utils.checkpoint.checkpoint is checkpoint
+
+
+def test_reentrant_refuses_grad_and_backward_inputs_as_torch():
+    import torch
+
+    def seg(lib):
+        return lambda a: (a * a).sin()
+
+    msgs = []
+    for lib in (chainrule, torch):
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        from_lib = lib.utils.checkpoint.checkpoint
+        errs = []
+        y = from_lib(seg(lib), x, use_reentrant=True).sum()
+        with pytest.raises(RuntimeError) as e:
+            lib.autograd.grad(y, x)
+        errs.append(str(e.value))
+        y = from_lib(seg(lib), x, use_reentrant=True).sum()
+        with pytest.raises(RuntimeError) as e:
+            y.backward(inputs=[x])
+        errs.append(str(e.value))
+        assert x.grad is None  # nothing accumulated before the refusal
+        # a plain backward still works, and the flag is back to true after the failures
+        assert lib.autograd._is_checkpoint_valid()
+        y = from_lib(seg(lib), x, use_reentrant=True).sum()
+        y.backward()
+        np.testing.assert_allclose(
+            np.asarray(x.grad.tolist()),
+            2 * np.array([0.5, -1.0, 2.0]) * np.cos([0.25, 1.0, 4.0]),
+            rtol=1e-6,
+        )
+        msgs.append(errs)
+    assert msgs[0] == msgs[1]
+    assert "use_reentrant=True" in msgs[0][0]
