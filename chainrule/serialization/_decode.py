@@ -78,6 +78,55 @@ class _Decoder:
         self.made[key] = t
         return t
 
+    def sparse(self, node: dict[str, Any], i: int) -> Tensor:
+        """A sparse COO tensor from its indices and values arrays, checked as
+        ``sparse_coo_tensor`` checks its arguments."""
+        from chainrule.sparse._coo import sparse_coo_tensor
+
+        parts = []
+        for field in ("i", "v"):
+            key = node.get(field)
+            if not isinstance(key, str) or key not in self.arrays:
+                raise self.fail(
+                    f"structure node {i} (sparse_coo) has '{field}': {_show(key, 40)}; expected "
+                    "the key of a tensor the file holds"
+                )
+            parts.append(Tensor._wrap(self.arrays[key]))
+        size = node.get("size")
+        if not isinstance(size, list) or not all(_is_int(s) and s >= 0 for s in size):
+            raise self.fail(
+                f"structure node {i} (sparse_coo) has 'size': {_show(size)}; expected a list "
+                "of non-negative integers"
+            )
+        for flag in ("co", "rg"):
+            if not isinstance(node.get(flag, False), bool):
+                raise self.fail(
+                    f"structure node {i} (sparse_coo) has '{flag}': {_show(node[flag], 40)}; "
+                    "expected true or false"
+                )
+        try:
+            t = sparse_coo_tensor(
+                parts[0],
+                parts[1],
+                tuple(size),
+                requires_grad=bool(node.get("rg")),
+                is_coalesced=bool(node.get("co")) or None,
+            )
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise self.fail(
+                f"structure node {i} (sparse_coo) is not a valid sparse tensor: {e}"
+            ) from None
+        if node.get("co"):  # a file's word that its indices are sorted and unique is checked
+            idx = np.asarray(parts[0]._data)
+            if idx.shape[1] > 1:
+                flat = np.ravel_multi_index(tuple(idx), tuple(size[: idx.shape[0]]))
+                if not bool(np.all(np.diff(flat) > 0)):
+                    raise self.fail(
+                        f"structure node {i} (sparse_coo) says it is coalesced, but its indices "
+                        "are not sorted and unique"
+                    )
+        return t
+
     def nodes(self, nodes: Any) -> Any:
         """Decode a version-2 node list in one forward pass (children come first)."""
         if not isinstance(nodes, list) or not nodes:
@@ -109,6 +158,8 @@ class _Decoder:
 
         if tag == "tensor":
             return self.tensor(node)
+        if tag == "sparse_coo":
+            return self.sparse(node, i)
         if tag == "list":
             return children("v")
         if tag == "tuple":

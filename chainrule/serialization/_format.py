@@ -12,6 +12,9 @@ stored under the keys "0", "1", ... (a tensor object saved twice is stored once)
     None, bool, int, float (NaN and infinities allowed) or string standing for itself, or a
     tagged object whose children are indices of earlier nodes:
     ``{"t": "tensor", "k": key, "rg": requires_grad, "param": is_parameter}``,
+    ``{"t": "sparse_coo", "i": indices key, "v": values key, "size": [ints], "co":
+    is_coalesced, "rg": requires_grad}`` (a sparse COO tensor, rebuilt and checked by
+    ``sparse_coo_tensor``; a file's "co" is checked against its indices),
     ``{"t": "list" | "tuple", "v": [indices]}``, ``{"t": "dict" | "odict" | "counter",
     "k": [indices], "v": [indices]}`` (keys are nodes too, so int keys survive),
     ``{"t": "dtype", "v": name}``, ``{"t": "size", "v": [ints]}`` and ``{"t": "pickle",

@@ -43,9 +43,8 @@ class _Encoder:
         self.pickled = 0  # how many pickle nodes (Note [pickled nodes])
         self.keep: list[Any] = []  # objects whose id() is a memo key stay alive until the end
 
-    def _tensor_node(self, t: Tensor) -> dict[str, Any]:
-        from chainrule.nn.parameter import Parameter
-
+    def _store(self, t: Tensor) -> str:
+        """Keep ``t``'s bytes (C order, little-endian) for the file; their key."""
         key = str(len(self.arrays))
         host = np.asarray(t._backend.to_host(t._data))
         # ascontiguousarray would turn a 0-d array into 1-d.
@@ -53,6 +52,24 @@ class _Encoder:
         if _BIG_ENDIAN:
             host = host.astype(host.dtype.newbyteorder("<"))
         self.arrays[key] = host
+        return key
+
+    def _tensor_node(self, t: Tensor) -> dict[str, Any]:
+        from chainrule.nn.parameter import Parameter
+        from chainrule.sparse._coo import SparseTensor
+
+        if isinstance(t, SparseTensor):
+            # A sparse COO tensor: its indices and values as two arrays (Note [checkpoint
+            # format]); loading rebuilds it through sparse_coo_tensor, which checks them.
+            return {
+                "t": "sparse_coo",
+                "i": self._store(t._indices()),
+                "v": self._store(t._values()),
+                "size": [int(s) for s in t.shape],
+                "co": bool(t.is_coalesced()),
+                "rg": bool(t.requires_grad),
+            }
+        key = self._store(t)
         node = {
             "t": "tensor",
             "k": key,

@@ -112,7 +112,7 @@ class _Emitter:
 
     def torch_object(self, obj: Any, path: str) -> None:
         """Pickle a dtype, Size, device or Tensor as PyTorch does; raise for anything else."""
-        from chainrule import _dtype
+        from chainrule import _dtype, _layout
         from chainrule._device import device
         from chainrule._tensor import Size, Tensor
 
@@ -127,6 +127,12 @@ class _Emitter:
             self.text(str(obj))
             self.out.append(b"\x85R")
         elif isinstance(obj, Tensor):
+            if obj.layout is not _layout.strided:
+                raise TypeError(
+                    f"chainrule.save(format='torch'): cannot write a {obj.layout} tensor (at "
+                    f"{path}); this writer writes strided tensors (save it with chainrule's "
+                    "own format, or its .to_dense())"
+                )
             if not self.get(obj):
                 self.tensor(obj)
                 self.put(obj)

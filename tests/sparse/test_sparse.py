@@ -470,3 +470,71 @@ def test_dense_tensor_sparse_queries() -> None:
         assert (d.sparse_dim(), d.dense_dim()) == (0, 2)
     for name in ("is_coalesced", "coalesce", "indices", "values"):
         _fails_same(lambda m, name=name: getattr(m.ones(2, 3), name)())
+
+
+def test_save_and_load_sparse_coo_round_trip(tmp_path):
+    import io
+
+    i = [[0, 1, 1, 2], [2, 0, 0, 1]]
+    s = cr.sparse_coo_tensor(cr.tensor(i), cr.tensor([1.0, 2.0, 3.0, 4.0]), (3, 3))
+    c = s.coalesce()
+    h = cr.sparse_coo_tensor(cr.tensor([[0, 2]]), cr.tensor([[1.0, 2.0], [3.0, 4.0]]), (4, 2))
+    w = cr.sparse_coo_tensor(cr.tensor([[0]]), cr.tensor([5.0]), (2,), requires_grad=True)
+    path = tmp_path / "sp.ckpt"
+    cr.save({"s": s, "c": c, "h": h, "w": w, "same": s, "dense": cr.ones(2)}, path)
+    back = cr.load(path)
+    assert back["same"] is back["s"]  # one object saved twice comes back as one
+    for k, ref in (("s", s), ("c", c), ("h", h), ("w", w)):
+        got = back[k]
+        assert got.layout == cr.sparse_coo and got.shape == ref.shape
+        assert got.is_coalesced() == ref.is_coalesced()
+        np.testing.assert_array_equal(got._indices().numpy(), ref._indices().numpy())
+        np.testing.assert_array_equal(got._values().numpy(), ref._values().numpy())
+        np.testing.assert_array_equal(
+            got.to_dense().detach().numpy(), ref.to_dense().detach().numpy()
+        )
+    assert back["w"].requires_grad and not back["s"].requires_grad
+    # the dense values a PyTorch user would compare with
+    t = torch.sparse_coo_tensor(torch.tensor(i), torch.tensor([1.0, 2.0, 3.0, 4.0]), (3, 3))
+    np.testing.assert_array_equal(back["s"].to_dense().numpy(), t.to_dense().numpy())
+    with pytest.raises(TypeError, match="sparse_coo tensor"):
+        cr.save(s, io.BytesIO(), format="torch")
+
+
+def test_load_checks_a_damaged_sparse_node(tmp_path):
+    import json
+    import struct
+    import zlib
+
+    from chainrule.serialization._format import CheckpointError, _canonical
+
+    s = cr.sparse_coo_tensor(
+        cr.tensor([[1, 0]]), cr.tensor([1.0, 2.0]), (3,)
+    )  # not coalesced (indices out of order)
+    path = tmp_path / "sp.ckpt"
+
+    def rewrite(edit):
+        cr.save(s, path)
+        raw = path.read_bytes()
+        n = struct.unpack("<Q", raw[:8])[0]
+        head = json.loads(raw[8 : 8 + n])
+        nodes = json.loads(head["__metadata__"]["structure"])
+        edit(nodes[-1])
+        meta = head.pop("__metadata__")
+        meta["structure"] = json.dumps(nodes)
+        meta["header_crc32"] = str(zlib.crc32(_canonical(head, meta)))  # a consistent header
+        head = {"__metadata__": meta, **head}
+        body = json.dumps(head).encode()
+        body += b" " * (-len(body) % 8)
+        path.write_bytes(struct.pack("<Q", len(body)) + body + raw[8 + n :])
+
+    def claim_coalesced(node):
+        node["co"] = True
+
+    def shrink(node):
+        node["size"] = [1]
+
+    for edit, msg in ((claim_coalesced, "not sorted and unique"), (shrink, "not a valid sparse")):
+        rewrite(edit)
+        with pytest.raises(CheckpointError, match=msg):
+            cr.load(path)
