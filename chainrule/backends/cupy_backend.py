@@ -23,6 +23,8 @@ from chainrule.backends.base import Backend, doubling_scan, unbuffered_apply
 
 __all__ = ["CupyBackend", "CupyRandom"]
 
+_NULL = contextlib.nullcontext()
+
 
 class CupyRandom:
     """A :class:`~chainrule.backends.base.RandomSource` on one GPU.
@@ -273,6 +275,45 @@ class CupyBackend(Backend):
     def device_guard(self, device: Any) -> ContextManager[Any]:
         """A context that makes ``device`` current and restores the previous one."""
         return self._cp.cuda.Device(self.check_device(device))
+
+    def array_device(self, array: Any) -> ContextManager[Any]:
+        """``cupy.cuda.Device(array's GPU)`` when it is not the current one; a no-op context
+        with a single GPU or when it already is (Note [the inputs' device is current] in
+        ops/_apply.py)."""
+        if not self.multi_gpu:
+            return _NULL
+        dev = array.device.id
+        if dev == self._cp.cuda.runtime.getDevice():
+            return _NULL
+        return self._cp.cuda.Device(dev)
+
+    def on_node_devices(self, evaluate: Any) -> Any:
+        """``evaluate(node, buf, release, freed_at)`` (the backward engine's run of one node)
+        with the GPU of the node's incoming gradients made current before it runs, and that
+        of its outgoing gradients after, for the engine's routing (sums, casts, buffer adds)
+        that follows. The engine restores the caller's device at the end of the backward."""
+        runtime = self._cp.cuda.runtime
+        nd = self.ndarray
+
+        def use(grads: Any) -> None:
+            for g in grads:
+                if g is not None:
+                    a = getattr(g, "_data", g)  # Tensors under create_graph
+                    if type(a) is nd:
+                        d = a.device.id
+                        if d != runtime.getDevice():
+                            runtime.setDevice(d)
+                    return
+
+        def run(node: Any, buf: Any, release: bool, freed_at: Any) -> Any:
+            if buf:
+                use(buf)
+            outs = evaluate(node, buf, release, freed_at)
+            if outs:
+                use(outs)
+            return outs
+
+        return run
 
     def synchronize(self, device: Any = None) -> None:
         self._cp.cuda.Device(self.check_device(device)).synchronize()
