@@ -217,13 +217,13 @@ def rng_of(generator: Generator | None, cuda_index: int | None = None) -> np.ran
     _dispatch.py)."""
     if generator is not None:
         check_generator(generator, "cpu" if cuda_index is None else "cuda")
-    rec = _recorder[0]
-    if rec is not None:
-        return rec.rng(generator)
     if generator is None and cuda_index is None:
         cuda_index = _DRAW_FOR_GPU[0]
     if generator is None and cuda_index is not None:
-        return cuda_generator(cuda_index)._rng
+        generator = cuda_generator(cuda_index)  # the GPU's, also for a capture to replay
+    rec = _recorder[0]
+    if rec is not None:
+        return rec.rng(generator)
     return (generator or default_generator)._rng
 
 
