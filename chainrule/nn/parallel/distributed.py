@@ -64,7 +64,7 @@ _TORCH_ONLY = {
     "batched_grad_copy",
     "forward_sync_buffers",
 }
-_FIRST_BUCKET_BYTES = 1024 * 1024  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
+_FIRST_BUCKET_BYTES = dist._DEFAULT_FIRST_BUCKET_BYTES
 _MB = 1024 * 1024
 
 _UNFINISHED = (
