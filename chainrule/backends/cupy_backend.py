@@ -220,12 +220,17 @@ class CupyBackend(Backend):
         return out
 
     def lu_factor(self, a: Any) -> tuple[Any, Any]:
-        # cupyx.scipy.linalg.lu_factor (cuSOLVER getrf) takes one 2-d matrix and gives 0-based
-        # pivots: one call per matrix of the batch, on the device.
+        # A batch of square matrices: cuBLAS's getrfBatched, one call (as CuPy's own
+        # linalg._decomposition._lu_factor, with its heuristic). Otherwise
+        # cupyx.scipy.linalg.lu_factor (cuSOLVER getrf), which takes one 2-d matrix and gives
+        # 0-based pivots: one call per matrix of the batch, on the device.
         cp = self._cp
-        getrf = self._cpx.scipy.linalg.lu_factor
         m, n = a.shape[-2:]
         batch = tuple(a.shape[:-2])
+        count = int(np.prod(batch)) if batch else 1
+        if m == n and count > 1 and a.dtype.char in "fdFD" and count * 65536 >= n * n:
+            return self._lu_factor_batched(a, count)
+        getrf = self._cpx.scipy.linalg.lu_factor
         flat = a.reshape((-1, m, n))
         lus, pivs = [], []
         with warnings.catch_warnings():
@@ -237,6 +242,33 @@ class CupyBackend(Backend):
         lu = cp.ascontiguousarray(cp.stack(lus).reshape(a.shape))
         piv = (cp.stack(pivs) + 1).astype(cp.int32).reshape(batch + (min(m, n),))
         return lu, piv
+
+    def _lu_factor_batched(self, a: Any, count: int) -> tuple[Any, Any]:
+        """LU of ``count`` square matrices in one ``cublas.<t>getrfBatched`` call; 1-based
+        int32 pivots. cuBLAS is column-major, so a C-ordered stack of the transposes is, to
+        it, the stack of the matrices; the copy also keeps ``a`` from being overwritten."""
+        cp = self._cp
+        n = a.shape[-1]
+        getrf = getattr(cp.cuda.cublas, "sdcz"["fdFD".index(a.dtype.char)] + "getrfBatched")
+        at = cp.ascontiguousarray(a.reshape((count, n, n)).swapaxes(-1, -2))
+        if at.data.ptr == a.data.ptr:
+            at = at.copy()
+        piv = cp.empty((count, n), dtype=cp.int32)
+        info = cp.empty((count,), dtype=cp.int32)
+        step = n * n * at.itemsize
+        start = at.data.ptr
+        ptrs = cp.arange(start, start + step * count, step, dtype=cp.uintp)
+        getrf(
+            cp.cuda.get_cublas_handle(),
+            n,
+            ptrs.data.ptr,
+            n,
+            piv.data.ptr,
+            info.data.ptr,
+            count,
+        )
+        lu = cp.ascontiguousarray(at.swapaxes(-1, -2)).reshape(a.shape)
+        return lu, piv.reshape(tuple(a.shape[:-2]) + (n,))
 
     # Devices -------------------------------------------------------------------------------
     @property

@@ -224,6 +224,16 @@ class _Flags:
         }[key]
 
 
+class MemoryPointer:
+    """``cupy.cuda.MemoryPointer``: an address and the device it is on."""
+
+    __slots__ = ("ptr", "device_id")
+
+    def __init__(self, ptr: int, device_id: int) -> None:
+        self.ptr = ptr
+        self.device_id = device_id
+
+
 class ndarray:
     """A device array of the stand-in (holds a NumPy array; refuses implicit host use)."""
 
@@ -266,6 +276,12 @@ class ndarray:
         from tests._fakecupy.cuda import Device
 
         return Device(self._dev)
+
+    @property
+    def data(self) -> MemoryPointer:
+        """``cupy.cuda.MemoryPointer`` of the first element: ``ptr`` (here a host address:
+        only the stand-in's own cuBLAS may dereference it) and ``device_id``."""
+        return MemoryPointer(self._a.ctypes.data, self._dev)
 
     @property
     def T(self) -> ndarray:
