@@ -116,7 +116,7 @@ def _generator_device(device: Any) -> tuple[str, int | None]:
     if kind == "cuda":
         if not cuda_available():
             raise RuntimeError(_NO_CUDA_GENERATOR)
-        be = get_backend("cuda")
+        be: Any = get_backend("cuda")  # the CUDA backend (check_device is its own)
         return "cuda", be.check_device(index)
     if kind in _NOT_ACCELERATOR:
         raise RuntimeError(f"{kind.upper()} device type not an accelerator.")
