@@ -20,7 +20,7 @@ class Generator:
 
     def __init__(self, device: Any = "cpu") -> None:
         # the device kind whose tensors it draws for ("cpu" or "cuda"; PyTorch checks it)
-        self._device_type = str(getattr(device, "type", device)).split(":")[0]
+        self._device_type, self._index = _generator_device(device)
         self._seed = 67280421310721  # torch's default initial seed
         self._rng = np.random.default_rng(self._seed)
 
@@ -50,6 +50,81 @@ class Generator:
     @property
     def rng(self) -> np.random.Generator:
         return self._rng
+
+    @property
+    def device(self) -> Any:
+        """The device it draws for: ``device('cpu')`` or ``device('cuda', i)``."""
+        from chainrule._device import device
+
+        return device(self._device_type, self._index)
+
+
+# torch 2.13 (CPU build) refuses a generator for a device it has no backend for, with these
+# texts (from at::globalContext().defaultGenerator / getNewGenerator); 'cuda' when no GPU is
+# usable gets _NO_CUDA_GENERATOR.
+_NO_CUDA_GENERATOR = (
+    "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into two "
+    "shared libraries: a CPU library and a CUDA library; this error has occurred because you "
+    "are trying to use some CUDA functionality, but the CUDA library has not been loaded by "
+    "the dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN IF you don't "
+    "directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic "
+    "library dependencies if you don't depend on any of their symbols.  You can check if this "
+    "has occurred by using ldd on your binary to see if there is a dependency on *_cuda.so "
+    "library."
+)
+_NOT_ACCELERATOR = ("meta", "lazy", "ipu", "ve", "vulkan", "fpga", "maia", "mkldnn", "opengl")
+_NOT_ACCELERATOR += ("opencl", "ideep")
+_NO_GENERATOR = {
+    "mps": "Cannot execute getNewGenerator() without MPS backend.",
+    "mtia": "Cannot execute getNewGenerator() without MTIA backend.",
+    "xpu": "Cannot get XPU generator without ATen_xpu library.",
+    "hip": "Backend doesn`t support getNewGenerator()",
+    "hpu": "Backend doesn`t support getNewGenerator()",
+    "privateuseone": "Please register PrivateUse1HooksInterface by "
+    "`RegisterPrivateUse1HooksInterface` first.",
+    "xla": "Cannot get XLA generator without torch_xla library. This error has occurred because "
+    "you are trying to use some XLA functionality, but the XLA library has not been loaded by "
+    "the dynamic linker. You must load xla libraries by `import torch_xla`",
+}
+_DEVICE_TYPES = (
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+    "vulkan, mps, meta, hpu, mtia, privateuseone"
+)
+
+
+def _generator_device(device: Any) -> tuple[str, int | None]:
+    """``(type, index)`` of a ``Generator(device=...)``, or torch's error: a CUDA generator
+    needs a usable GPU (the index defaults to the current GPU, as torch's), an integer is an
+    accelerator index, and the other device types have no generator here."""
+    if device is None or device == "cpu":
+        return "cpu", None
+    from chainrule.backends import cuda_available, get_backend
+
+    if isinstance(device, int) and not isinstance(device, bool):
+        if not cuda_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        kind, index = "cuda", device
+    else:
+        kind = str(getattr(device, "type", device))
+        index = None if isinstance(device, str) else getattr(device, "index", None)
+        if ":" in kind:
+            kind, _, rest = kind.partition(":")
+            index = int(rest)
+    if kind == "cpu":
+        return "cpu", None
+    if kind == "cuda":
+        if not cuda_available():
+            raise RuntimeError(_NO_CUDA_GENERATOR)
+        be: Any = get_backend("cuda")  # the CUDA backend (check_device is its own)
+        return "cuda", be.check_device(index)
+    if kind in _NOT_ACCELERATOR:
+        raise RuntimeError(f"{kind.upper()} device type not an accelerator.")
+    if kind in _NO_GENERATOR:
+        raise RuntimeError(_NO_GENERATOR[kind])
+    raise RuntimeError(
+        f"Expected one of {_DEVICE_TYPES} device type at start of device string: {device}"
+    )
 
 
 default_generator = Generator()
@@ -142,13 +217,13 @@ def rng_of(generator: Generator | None, cuda_index: int | None = None) -> np.ran
     _dispatch.py)."""
     if generator is not None:
         check_generator(generator, "cpu" if cuda_index is None else "cuda")
-    rec = _recorder[0]
-    if rec is not None:
-        return rec.rng(generator)
     if generator is None and cuda_index is None:
         cuda_index = _DRAW_FOR_GPU[0]
     if generator is None and cuda_index is not None:
-        return cuda_generator(cuda_index)._rng
+        generator = cuda_generator(cuda_index)  # the GPU's, also for a capture to replay
+    rec = _recorder[0]
+    if rec is not None:
+        return rec.rng(generator)
     return (generator or default_generator)._rng
 
 

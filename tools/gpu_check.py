@@ -19,12 +19,16 @@ tests/opinfo tables). Three parts, each with a time budget:
    rrelu, a distribution, ``nn.init`` and a layer built on cuda drawing from them),
    ``parametrizations.orthogonal``, ``geqrf``, ``stft``/``istft`` and a
    ``TransformedDistribution`` on CUDA against the CPU (``geqrf`` and ``stft`` against
-   PyTorch CUDA too).
+   PyTorch CUDA too); ops, backward and a step on the last GPU while GPU 0 is current,
+   ``Generator(device='cuda')``'s device and draws, a compiled function's draws for CUDA
+   tensors from the GPU's generator, and batched LU (cuBLAS getrfBatched) against the CPU
+   and PyTorch CUDA.
 
 PyTorch's TF32 is switched off for all three, so both libraries do the same float32 arithmetic.
 
 Without a GPU it prints ``skipped: no GPU`` and the reason, and exits 0. It exits 1 when a
 check fails. Written against chainrule's public API only, so it measures what users get.
+Over 400 lines because it is one command: the four parts and their checks, written out.
 """
 
 from __future__ import annotations
@@ -411,12 +415,93 @@ def _gaps(torch: Any) -> dict[str, Callable[[], bool]]:
         return _close(outs[1], outs[0], 1e-5, 1e-4)
 
     return {
+        **_more_gaps(torch),
         "gradcheck_cuda_inputs": gradcheck,
         "rng_per_gpu": rng_streams,
         "cuda_draws_from_gpu_generator": cuda_draws,
         "orthogonal": orthogonal,
         "geqrf_stft": geqrf_stft,
         "transformed_distribution": transformed,
+    }
+
+
+def _more_gaps(torch: Any) -> dict[str, Callable[[], bool]]:
+    """The checks of the issue-17 follow-ups: devices, generators, compile, batched LU."""
+    import chainrule as cr
+
+    rng = np.random.default_rng(6)
+
+    def h(t: Any) -> np.ndarray:
+        return t.detach().cpu().numpy()
+
+    def ops_on_their_gpu() -> bool:
+        """Forward, backward and a step on the last GPU while GPU 0 is current (with one
+        GPU: the same on GPU 0), equal to the CPU; the current GPU is left as it was."""
+        last = cr.cuda.device_count() - 1
+        cr.manual_seed(3)
+        cpu = cr.nn.Sequential(cr.nn.Conv2d(2, 3, 3, padding=1), cr.nn.Tanh(), cr.nn.Flatten())
+        gpu = cr.nn.Sequential(cr.nn.Conv2d(2, 3, 3, padding=1), cr.nn.Tanh(), cr.nn.Flatten())
+        gpu.load_state_dict(cpu.state_dict())
+        gpu.to(f"cuda:{last}")
+        x = cr.tensor(rng.standard_normal((4, 2, 5, 5)), dtype=cr.float32)
+        outs = []
+        for m, xx in ((cpu, x), (gpu, x.to(f"cuda:{last}"))):
+            with cr.cuda.device(0):
+                y = m(xx)
+                (y * y).sum().backward()
+            outs.append((h(y), h(m[0].weight.grad), y.device.index))
+        return bool(
+            outs[1][2] == last
+            and cr.cuda.current_device() == 0
+            and _close(outs[1][0], outs[0][0], 1e-5, 1e-4)
+            and _close(outs[1][1], outs[0][1], 1e-4, 1e-4)
+        )
+
+    def generator_device() -> bool:
+        """Generator(device='cuda') is for the current GPU (torch's .device), and draws."""
+        last = cr.cuda.device_count() - 1
+        ok = cr.Generator(device="cuda").device == cr.device("cuda", 0)
+        with cr.cuda.device(last):
+            ok = ok and cr.Generator(device="cuda").device == cr.device("cuda", last)
+        g = cr.Generator(device="cuda").manual_seed(4)
+        a = h(cr.randn(5, device="cuda", generator=g))
+        g.manual_seed(4)
+        return bool(ok and (a == h(cr.randn(5, device="cuda", generator=g))).all())
+
+    def compiled_cuda_draws() -> bool:
+        """A compiled function's draws for a CUDA tensor replay from the GPU's generator."""
+
+        def f(x: Any) -> Any:
+            return x * 2 + cr.randn(3, device="cuda").cpu()
+
+        def runs(fn: Any) -> list[np.ndarray]:
+            cr.manual_seed(0)
+            cr.cuda.manual_seed_all(5)
+            return [h(fn(cr.ones(3))) for _ in range(3)] + [h(cr.rand(2))]
+
+        return all((a == b).all() for a, b in zip(runs(f), runs(cr.compile(f))))
+
+    def batched_lu() -> bool:
+        """A batch of square LUs (cuBLAS getrfBatched) and a rectangular one (cuSOLVER) equal
+        LAPACK's on the CPU; info marks the singular matrix; PyTorch CUDA agrees on LU."""
+        a = rng.standard_normal((6, 5, 5)).astype(np.float32)
+        a[2, 1] = a[2, 0]
+        ok = True
+        for arr in (a, rng.standard_normal((3, 4, 6)).astype(np.float32)):
+            got = [h(t) for t in cr.linalg.lu_factor_ex(cr.tensor(arr, device="cuda"))]
+            ref = [h(t) for t in cr.linalg.lu_factor_ex(cr.tensor(arr))]
+            ok = ok and _close(got[0], ref[0], 1e-4, 1e-3)
+            ok = ok and bool((got[1] == ref[1]).all() and (got[2] == ref[2]).all())
+            if torch is not None:
+                tlu, tpiv = torch.linalg.lu_factor(torch.tensor(arr, device="cuda"))
+                ok = ok and _close(_to_np(tlu), got[0], 1e-4, 1e-3)
+        return ok
+
+    return {
+        "ops_run_on_their_gpu": ops_on_their_gpu,
+        "generator_device": generator_device,
+        "compiled_cuda_draws": compiled_cuda_draws,
+        "batched_lu": batched_lu,
     }
 
 

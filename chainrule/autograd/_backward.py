@@ -47,8 +47,9 @@ def _make_grads(outputs: list[Any], grads: list[Any], is_grads_batched: bool = F
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype}"
                     )
-                xp = out._backend.xp
-                g = _new_tensor(xp.ones_like(out._data))
+                be = out._backend
+                with be.array_device(out._data):  # CuPy makes *_like on the current GPU
+                    g = _new_tensor(be.xp.ones_like(out._data))
             res.append(g)
             continue
         if not isinstance(g, Tensor):

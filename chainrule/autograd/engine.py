@@ -50,6 +50,7 @@ from chainrule.autograd import _callbacks, grad_mode
 from chainrule.autograd._nodes import _GRAD_LOCK, AccumulateGrad, Node, OpNode
 from chainrule.autograd._run_hooks import _as_tensor, _post_hooks, _pre_hooks
 from chainrule.autograd._sites import _origin, user_site
+from chainrule.backends import multi_gpu_backend
 
 __all__ = ["run_backward", "checkpoint_valid"]
 
@@ -98,6 +99,10 @@ def run_backward(
     prev_mode = state.enabled
     state.enabled = create_graph
     fast = task.plain and not create_graph  # Note [plain nodes]
+    evaluate = task.evaluate
+    gpus = multi_gpu_backend()  # None unless CuPy is in use with several GPUs
+    if gpus is not None:  # each node on its GPU (Note [the inputs' device is current], ops/_apply)
+        evaluate, fast, prev_gpu = gpus.on_node_devices(evaluate), False, gpus.current_device()
     _callbacks.push()
     outer_valid = getattr(_checkpoint, "valid", True)
     _checkpoint.valid = outer_valid and inputs is None
@@ -108,7 +113,7 @@ def run_backward(
                 heap,
                 buffers,
                 deps,
-                task.evaluate,
+                evaluate,
                 not retain_graph,
                 freed_at,
                 fast,
@@ -118,6 +123,8 @@ def run_backward(
     finally:
         state.enabled = prev_mode
         _checkpoint.valid = outer_valid
+        if gpus is not None:
+            gpus.set_device(prev_gpu)
         _callbacks.pop(ok)  # final callbacks (queue_callback), after the graph is done
     if inputs is None:
         return None

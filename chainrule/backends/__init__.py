@@ -31,6 +31,7 @@ __all__ = [
     "set_cupy_module",
     "cupy_module",
     "seed_cuda",
+    "multi_gpu_backend",
     "as_array",
     "register_array_type",
 ]
@@ -134,6 +135,14 @@ def seed_cuda(seed: int, device: int | None = None) -> None:
     b = _CUDA[0]
     if b:
         b.reseed(device)
+
+
+def multi_gpu_backend() -> Any:
+    """The CUDA backend when it is in use and sees more than one GPU, else None (never loads
+    CuPy): the backward engine then makes each node's GPU current (Note [the inputs' device
+    is current] in ops/_apply.py)."""
+    b = _CUDA[0]
+    return b if b and b.multi_gpu else None
 
 
 def _lookup(t: type) -> Backend:

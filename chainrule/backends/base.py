@@ -24,6 +24,7 @@ CuPy documents them (docs.cupy.dev, "Difference between CuPy and NumPy", "Univer
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, ContextManager
 
 __all__ = ["Backend", "RandomSource", "doubling_scan", "unbuffered_apply"]
@@ -41,6 +42,9 @@ class RandomSource:
     size)``, ``geometric(p, size)``, ``standard_cauchy(size)``, ``lognormal(mean, sigma, size)``,
     ``beta(a, b, size)``.
     """
+
+
+_NULL = contextlib.nullcontext()
 
 
 class Backend:
@@ -83,6 +87,11 @@ class Backend:
         """A copy of ``array`` (an array of this backend) on device index ``device`` (the
         current one when None)."""
         raise NotImplementedError
+
+    def array_device(self, array: Any) -> ContextManager[Any]:
+        """A context in which ``array``'s device is current, so that the kernels launched in
+        it run there (the CPU has only one: nothing to do)."""
+        return _NULL
 
     # What the libraries do differently ---------------------------------------------------
     def scatter_add(self, target: Any, index: Any, values: Any) -> None:

@@ -23,6 +23,8 @@ from chainrule.backends.base import Backend, doubling_scan, unbuffered_apply
 
 __all__ = ["CupyBackend", "CupyRandom"]
 
+_NULL = contextlib.nullcontext()
+
 
 class CupyRandom:
     """A :class:`~chainrule.backends.base.RandomSource` on one GPU.
@@ -218,12 +220,17 @@ class CupyBackend(Backend):
         return out
 
     def lu_factor(self, a: Any) -> tuple[Any, Any]:
-        # cupyx.scipy.linalg.lu_factor (cuSOLVER getrf) takes one 2-d matrix and gives 0-based
-        # pivots: one call per matrix of the batch, on the device.
+        # A batch of square matrices: cuBLAS's getrfBatched, one call (as CuPy's own
+        # linalg._decomposition._lu_factor, with its heuristic). Otherwise
+        # cupyx.scipy.linalg.lu_factor (cuSOLVER getrf), which takes one 2-d matrix and gives
+        # 0-based pivots: one call per matrix of the batch, on the device.
         cp = self._cp
-        getrf = self._cpx.scipy.linalg.lu_factor
         m, n = a.shape[-2:]
         batch = tuple(a.shape[:-2])
+        count = int(np.prod(batch)) if batch else 1
+        if m == n and count > 1 and a.dtype.char in "fdFD" and count * 65536 >= n * n:
+            return self._lu_factor_batched(a, count)
+        getrf = self._cpx.scipy.linalg.lu_factor
         flat = a.reshape((-1, m, n))
         lus, pivs = [], []
         with warnings.catch_warnings():
@@ -235,6 +242,33 @@ class CupyBackend(Backend):
         lu = cp.ascontiguousarray(cp.stack(lus).reshape(a.shape))
         piv = (cp.stack(pivs) + 1).astype(cp.int32).reshape(batch + (min(m, n),))
         return lu, piv
+
+    def _lu_factor_batched(self, a: Any, count: int) -> tuple[Any, Any]:
+        """LU of ``count`` square matrices in one ``cublas.<t>getrfBatched`` call; 1-based
+        int32 pivots. cuBLAS is column-major, so a C-ordered stack of the transposes is, to
+        it, the stack of the matrices; the copy also keeps ``a`` from being overwritten."""
+        cp = self._cp
+        n = a.shape[-1]
+        getrf = getattr(cp.cuda.cublas, "sdcz"["fdFD".index(a.dtype.char)] + "getrfBatched")
+        at = cp.ascontiguousarray(a.reshape((count, n, n)).swapaxes(-1, -2))
+        if at.data.ptr == a.data.ptr:
+            at = at.copy()
+        piv = cp.empty((count, n), dtype=cp.int32)
+        info = cp.empty((count,), dtype=cp.int32)
+        step = n * n * at.itemsize
+        start = at.data.ptr
+        ptrs = cp.arange(start, start + step * count, step, dtype=cp.uintp)
+        getrf(
+            cp.cuda.get_cublas_handle(),
+            n,
+            ptrs.data.ptr,
+            n,
+            piv.data.ptr,
+            info.data.ptr,
+            count,
+        )
+        lu = cp.ascontiguousarray(at.swapaxes(-1, -2)).reshape(a.shape)
+        return lu, piv.reshape(tuple(a.shape[:-2]) + (n,))
 
     # Devices -------------------------------------------------------------------------------
     @property
@@ -273,6 +307,45 @@ class CupyBackend(Backend):
     def device_guard(self, device: Any) -> ContextManager[Any]:
         """A context that makes ``device`` current and restores the previous one."""
         return self._cp.cuda.Device(self.check_device(device))
+
+    def array_device(self, array: Any) -> ContextManager[Any]:
+        """``cupy.cuda.Device(array's GPU)`` when it is not the current one; a no-op context
+        with a single GPU or when it already is (Note [the inputs' device is current] in
+        ops/_apply.py)."""
+        if not self.multi_gpu:
+            return _NULL
+        dev = array.device.id
+        if dev == self._cp.cuda.runtime.getDevice():
+            return _NULL
+        return self._cp.cuda.Device(dev)
+
+    def on_node_devices(self, evaluate: Any) -> Any:
+        """``evaluate(node, buf, release, freed_at)`` (the backward engine's run of one node)
+        with the GPU of the node's incoming gradients made current before it runs, and that
+        of its outgoing gradients after, for the engine's routing (sums, casts, buffer adds)
+        that follows. The engine restores the caller's device at the end of the backward."""
+        runtime = self._cp.cuda.runtime
+        nd = self.ndarray
+
+        def use(grads: Any) -> None:
+            for g in grads:
+                if g is not None:
+                    a = getattr(g, "_data", g)  # Tensors under create_graph
+                    if type(a) is nd:
+                        d = a.device.id
+                        if d != runtime.getDevice():
+                            runtime.setDevice(d)
+                    return
+
+        def run(node: Any, buf: Any, release: bool, freed_at: Any) -> Any:
+            if buf:
+                use(buf)
+            outs = evaluate(node, buf, release, freed_at)
+            if outs:
+                use(outs)
+            return outs
+
+        return run
 
     def synchronize(self, device: Any = None) -> None:
         self._cp.cuda.Device(self.check_device(device)).synchronize()

@@ -55,6 +55,9 @@ from chainrule.distributed._objects import (
 )
 from chainrule.distributed._work import DistError, DistTimeoutError, Future, Work
 
+# DistributedDataParallel's first bucket with the default bucket_cap_mb (torch's name).
+_DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
+
 __all__ = [
     "is_available",
     "is_initialized",

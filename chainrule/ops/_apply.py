@@ -282,7 +282,9 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
     return apply_op(op, (a, b))
 
 
-def _apply_general(
+# complexity: the argument walk of every op outside the fast paths, in one frame (its one
+# branch per input kind); GPU inputs leave it for _apply_on_device.
+def _apply_general(  # noqa: C901
     op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None
 ) -> tuple[Any, bool]:
     """Unwrap ``inputs``, promote them by PyTorch's rules and run the forward; returns the
@@ -328,24 +330,42 @@ def _apply_general(
         cat = _kinds.category(fdt)
         if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
             _promote(op, inputs, arrays)
-    xp = _np if not device else _device_xp(inputs, arrays)
+    if device:
+        return _apply_on_device(op, inputs, arrays, params, ext), req
     if ext:
-        return ext_forward(op, xp, arrays, params), req
-    out = op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
+        return ext_forward(op, _np, arrays, params), req
+    out = op.forward(_np, *arrays, **params) if params else op.forward(_np, *arrays)
     return out, req
 
 
-def _device_xp(inputs: tuple[Any, ...], arrays: list[Any]) -> Any:
-    """The array module of Tensor inputs not all on the CPU: PyTorch's mixed-device error
-    unless they share one device, 0-d CPU Tensors excepted (copied to the device, as PyTorch
-    lets a 0-d CPU tensor join a CUDA op as a scalar)."""
+def _apply_on_device(
+    op: OpDef, inputs: tuple[Any, ...], arrays: list[Any], params: dict[str, Any] | None, ext: bool
+) -> Any:
+    """The forward of Tensor inputs not all on the CPU, run with their GPU current (Note
+    [the inputs' device is current]): PyTorch's mixed-device error unless they share one
+    device, 0-d CPU Tensors excepted (copied to the device, as PyTorch lets a 0-d CPU tensor
+    join a CUDA op as a scalar)."""
     tensors = [a for x, a in zip(inputs, arrays) if isinstance(x, Tensor)]
     be = backend_of(*tensors)
+    dev = next(d for d in tensors if type(d) is not _ndarray)
     for i, a in enumerate(arrays):
         if type(a) is _ndarray and isinstance(inputs[i], Tensor):
-            dev = next(d for d in tensors if type(d) is not _ndarray)
             arrays[i] = be.from_host(a, be.device_index(dev))
-    return be.xp
+    xp = be.xp
+    with be.array_device(dev):
+        if ext:
+            return ext_forward(op, xp, arrays, params)
+        return op.forward(xp, *arrays, **params) if params else op.forward(xp, *arrays)
+
+
+# Note [the inputs' device is current]
+#     A CuPy kernel runs on the current GPU, not on its operands' (CuPy raises for an operand
+#     on another GPU unless peer access is on, and then still allocates the result on the
+#     current one). PyTorch runs an op on its inputs' device, whatever torch.cuda.current_device
+#     says; so the forward of a GPU op runs under Backend.array_device(first GPU input), which
+#     switches the current GPU only when more than one is visible and the input is not on the
+#     current one. The backward of such an op is made of Tensor ops, each dispatched here too.
+#     The CPU path never reaches this function (its fast paths and the `device` test above).
 
 
 def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:

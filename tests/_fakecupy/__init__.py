@@ -19,6 +19,10 @@ NumPy differ, so that code written for the GPU is exercised on a machine without
   give NaNs unless ``cupyx.errstate(linalg='raise')``; ``fft`` has CuPy's signatures (no
   ``out=``) and dtypes; ``cupyx.scipy.linalg`` has ``lu_factor``/``lu_solve``/``lu``/
   ``solve_triangular`` for single matrices, as CuPy's;
+- a kernel runs on the current device: an operand on another device is CuPy's
+  ``ValueError`` ("... is different from the current device (0). Peer access is unavailable
+  between these devices."), and results are made on the current device; views keep their
+  base's device, and ``copy``/``asarray``/``array`` copy across devices;
 - ``cuda`` offers ``Device``, ``runtime``, ``Stream``, ``Event``, ``get_elapsed_time``,
   ``set_allocator`` and a memory pool, backed by the CPU (two fake devices).
 
@@ -32,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from tests._fakecupy import cuda, cupyx, fft, linalg, random
+from tests._fakecupy import _core, cuda, cupyx, fft, linalg, random
 from tests._fakecupy._core import call, ndarray, ufunc, unwrap, wrap
 
 __all__ = [
@@ -80,6 +84,8 @@ _ABSENT = {
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, blocking: bool = False) -> ndarray:
     """A device array from a device array (no copy when nothing changes) or host data."""
     if type(a) is ndarray:
+        if a._dev != _core.CURRENT[0]:  # CuPy copies an array of another device to this one
+            a = a.copy()
         return a if dtype is None or a.dtype == np.dtype(dtype) else a.astype(dtype)
     return wrap(
         np.array(unwrap(a) if isinstance(a, (list, tuple)) else a, dtype=dtype, order=order or "K")
@@ -98,10 +104,8 @@ def array(
 ) -> ndarray:
     """A device array copied from ``obj`` (device or host data)."""
     src = obj._a if type(obj) is ndarray else unwrap(obj) if isinstance(obj, (list, tuple)) else obj
-    return wrap(
-        np.array(src, dtype=dtype, copy=True, order=order, ndmin=ndmin),
-        obj._dev if type(obj) is ndarray else None,
-    )
+    # Made on the current device, from an array of any device (CuPy's peer copy).
+    return wrap(np.array(src, dtype=dtype, copy=True, order=order, ndmin=ndmin))
 
 
 asanyarray = asarray

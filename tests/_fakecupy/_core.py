@@ -41,6 +41,34 @@ class _Buffer:
         weakref.finalize(self, _release, dev, n)
 
 
+def check_current(*args: Any) -> None:
+    """CuPy's check before a kernel launch (``_kernel.pyx``'s ``_check_peer_access``): every
+    device array it reads or writes must be on the current device. The fake devices have no
+    peer access, so an array on another one is CuPy's ``ValueError`` (a kernel runs on the
+    current device; CuPy does not switch to its operands' device)."""
+    cur = CURRENT[0]
+    for a in args:
+        if type(a) is ndarray:
+            if a._dev != cur:
+                raise ValueError(
+                    f"The device where the array resides ({a._dev}) is different from the "
+                    f"current device ({cur}). Peer access is unavailable between these devices."
+                )
+        elif isinstance(a, (list, tuple)):
+            check_current(*a)
+        elif isinstance(a, dict):
+            check_current(*a.values())
+
+
+def _fresh(r: Any) -> bool:
+    """Whether a NumPy result is new memory (a kernel made it) rather than a view."""
+    if isinstance(r, np.ndarray):
+        return r.base is None
+    if isinstance(r, (tuple, list)):
+        return any(_fresh(v) for v in r)
+    return isinstance(r, np.generic)
+
+
 def _unsupported(x: Any) -> TypeError:
     return TypeError(f"Unsupported type {type(x)}")
 
@@ -81,7 +109,9 @@ def _dev_of(args: Any) -> int | None:
 
 
 def call(fn: Any, args: tuple, kwargs: dict) -> Any:
-    """``fn`` (a NumPy function) on unwrapped arguments; the result wrapped."""
+    """``fn`` (a NumPy function) on unwrapped arguments; the result wrapped. A result in new
+    memory (or written to ``out=``) is a kernel's: its operands must be on the current device
+    (``check_current``), and it lives there; a view keeps its operand's device."""
     uargs = tuple(unwrap(a) for a in args)
     ukw = {k: unwrap(v) for k, v in kwargs.items()}
     dev = _dev_of(args) if _dev_of(args) is not None else _dev_of(tuple(kwargs.values()))
@@ -89,7 +119,12 @@ def call(fn: Any, args: tuple, kwargs: dict) -> Any:
     with np.errstate(all="ignore"):  # GPU arithmetic never warns
         r = fn(*uargs, **ukw)
     if out is not None and type(out) is ndarray:
+        check_current(args, kwargs)
         return out
+    if _fresh(r):
+        if not getattr(fn, "__name__", "").endswith("_like"):  # *_like reads no operand
+            check_current(args, kwargs)
+        dev = None  # the current device (cupy.empty_like allocates there, whatever a's)
     return wrap(r, dev)
 
 
@@ -120,6 +155,7 @@ class ufunc:
             raise NotImplementedError(f"`{self.name}.at` is not supported yet")
         if type(a) is not ndarray:
             raise _unsupported(a)
+        check_current(a, indices, b)
         idx = _index(indices)
         with np.errstate(all="ignore"):
             if b is None:
@@ -188,6 +224,16 @@ class _Flags:
         }[key]
 
 
+class MemoryPointer:
+    """``cupy.cuda.MemoryPointer``: an address and the device it is on."""
+
+    __slots__ = ("ptr", "device_id")
+
+    def __init__(self, ptr: int, device_id: int) -> None:
+        self.ptr = ptr
+        self.device_id = device_id
+
+
 class ndarray:
     """A device array of the stand-in (holds a NumPy array; refuses implicit host use)."""
 
@@ -230,6 +276,12 @@ class ndarray:
         from tests._fakecupy.cuda import Device
 
         return Device(self._dev)
+
+    @property
+    def data(self) -> MemoryPointer:
+        """``cupy.cuda.MemoryPointer`` of the first element: ``ptr`` (here a host address:
+        only the stand-in's own cuBLAS may dereference it) and ``device_id``."""
+        return MemoryPointer(self._a.ctypes.data, self._dev)
 
     @property
     def T(self) -> ndarray:
@@ -345,9 +397,14 @@ class ndarray:
 
     # Indexing ------------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> ndarray:
-        return wrap(self._a[_index(key, self._a.shape)], self._dev, self)
+        r = self._a[_index(key, self._a.shape)]
+        if _fresh(r):  # advanced indexing: a gather kernel
+            check_current(self, key)
+            return wrap(r)
+        return wrap(r, self._dev, self)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        check_current(self, key, value)  # a scatter or fill kernel
         if type(value) is ndarray:
             value = value._a
         self._a[_index(key, self._a.shape)] = value
@@ -364,12 +421,16 @@ class ndarray:
         def method(*args: Any, **kwargs: Any) -> Any:
             with np.errstate(all="ignore"):
                 r = attr(*(unwrap(a) for a in args), **{k: unwrap(v) for k, v in kwargs.items()})
+            if _fresh(r):  # a kernel's result (sum, cumsum, a copying reshape, ...)
+                check_current(me, args, kwargs)
+                return wrap(r)
             return wrap(r, dev, me)
 
         return method
 
     def copy(self, order: str = "C") -> ndarray:
-        return wrap(self._a.copy(order=order), self._dev)
+        # CuPy's copy is made on the current device, from any device (a peer copy).
+        return wrap(self._a.copy(order=order))
 
     def astype(
         self,
@@ -380,7 +441,11 @@ class ndarray:
         copy: bool = True,
     ) -> ndarray:
         with np.errstate(all="ignore"):
-            return wrap(self._a.astype(dtype, order=order, copy=copy), self._dev, self)
+            r = self._a.astype(dtype, order=order, copy=copy)
+        if r is self._a:
+            return self
+        check_current(self)  # an elementwise copy kernel
+        return wrap(r)
 
 
 # NumPy methods CuPy's ndarray lacks (the host-only ones); reaching them is an AttributeError.
@@ -407,6 +472,7 @@ def _binop(name: str) -> Any:
     def op(self: ndarray, other: Any) -> Any:
         if isinstance(other, np.ndarray):
             raise _unsupported(other)
+        check_current(self, other)
         o = other._a if type(other) is ndarray else other
         with np.errstate(all="ignore"):
             r = getattr(self._a, name)(o)
@@ -422,6 +488,7 @@ def _iop(name: str) -> Any:
     def op(self: ndarray, other: Any) -> Any:
         if isinstance(other, np.ndarray):
             raise _unsupported(other)
+        check_current(self, other)
         with np.errstate(all="ignore"):
             getattr(self._a, name)(other._a if type(other) is ndarray else other)
         return self
@@ -432,6 +499,7 @@ def _iop(name: str) -> Any:
 
 def _unop(name: str) -> Any:
     def op(self: ndarray) -> Any:
+        check_current(self)
         with np.errstate(all="ignore"):
             return wrap(getattr(self._a, name)(), self._dev)
 

@@ -213,3 +213,86 @@ Stream.null = Stream(null=True)
 
 def get_current_stream(device_id: int | None = None) -> Stream:
     return _STREAMS[-1] if _STREAMS else Stream.null
+
+
+# cuBLAS --------------------------------------------------------------------------------------
+# The stand-in's "device pointers" are the host addresses of its arrays' NumPy buffers
+# (ndarray.data.ptr), so the batched routines below read and write through them with ctypes.
+# They must only ever be given pointers of the stand-in's own arrays, as a real cuBLAS call is.
+
+
+def get_cublas_handle() -> int:
+    """``cupy.cuda.get_cublas_handle()`` (also ``cupy.cuda.device.get_cublas_handle``)."""
+    return 1 + _core.CURRENT[0]
+
+
+class _DeviceModule:
+    """``cupy.cuda.device``: the handle getters."""
+
+    get_cublas_handle = staticmethod(get_cublas_handle)
+
+    @staticmethod
+    def get_device_id() -> int:
+        return _core.CURRENT[0]
+
+
+device = _DeviceModule()
+
+
+def _at(ptr: int, dtype: Any, count: int) -> Any:
+    import ctypes
+
+    import numpy as np
+
+    dt = np.dtype(dtype)
+    buf = (ctypes.c_char * (dt.itemsize * count)).from_address(int(ptr))
+    return np.frombuffer(buf, dtype=dt, count=count)
+
+
+# (routine, batchSize) of each batched cuBLAS call, for tests to see which path ran.
+CUBLAS_CALLS: list[tuple[str, int]] = []
+
+
+def _getrf_batched(dtype: Any) -> Any:
+    def getrf(
+        handle: int, n: int, Aarray: int, lda: int, PivotArray: int, infoArray: int, batchSize: int
+    ) -> None:
+        """cuBLAS ``<t>getrfBatched``: in-place LU with partial pivoting of ``batchSize``
+        column-major n-by-n matrices (``Aarray``: a device array of their pointers), 1-based
+        pivots (n per matrix) and one ``info`` each (i > 0: U(i, i) is exactly zero, the
+        factorization completed)."""
+        import numpy as np
+        import scipy.linalg
+
+        CUBLAS_CALLS.append((f"{np.dtype(dtype).char}getrfBatched", batchSize))
+        ptrs = _at(Aarray, np.uintp, batchSize)
+        piv = _at(PivotArray, np.int32, n * batchSize).reshape(batchSize, n)
+        info = _at(infoArray, np.int32, batchSize)
+        for b in range(batchSize):
+            # Column-major with leading dimension lda: element (i, j) at j * lda + i.
+            cols = _at(int(ptrs[b]), dtype, lda * n).reshape(n, lda)
+            a = cols[:, :n].T  # the matrix (a view)
+            with np.errstate(all="ignore"):
+                import warnings
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    lu, p = scipy.linalg.lu_factor(a, check_finite=False)
+            a[...] = lu
+            piv[b] = p + 1
+            zero = np.flatnonzero(np.diagonal(lu) == 0)
+            info[b] = zero[0] + 1 if zero.size else 0
+
+    return getrf
+
+
+class _Cublas:
+    """``cupy.cuda.cublas`` (``cupy_backends.cuda.libs.cublas``): the batched LU."""
+
+    sgetrfBatched = staticmethod(_getrf_batched("float32"))
+    dgetrfBatched = staticmethod(_getrf_batched("float64"))
+    cgetrfBatched = staticmethod(_getrf_batched("complex64"))
+    zgetrfBatched = staticmethod(_getrf_batched("complex128"))
+
+
+cublas = _Cublas()

@@ -17,6 +17,7 @@ LINALG = ["ignore"]
 def _scatter(uf: np.ufunc, a: Any, slices: Any, value: Any) -> None:
     if type(a) is not _core.ndarray:
         raise _core._unsupported(a)
+    _core.check_current(a, slices, value)
     uf.at(a._a, _core._index(slices), _core.unwrap(value))
 
 
@@ -64,6 +65,7 @@ class _ScipyLinalg:
     def _two_d(a: Any) -> np.ndarray:
         if type(a) is not _core.ndarray:
             raise _core._unsupported(a)
+        _core.check_current(a)
         if a._a.ndim != 2:
             raise np.linalg.LinAlgError(
                 f"{a._a.ndim}-dimensional array given. Array must be two-dimensional"
@@ -111,6 +113,7 @@ class _ScipyLinalg:
 
         lu, piv = lu_and_piv
         x = self._two_d(lu)
+        _core.check_current(piv, b)
         r = scipy.linalg.lu_solve((x, _core.unwrap(piv)), _core.unwrap(b), trans=trans)
         return _core.wrap(r, lu._dev)
 
@@ -134,6 +137,7 @@ class _ScipyLinalg:
     ) -> Any:
         import scipy.linalg
 
+        _core.check_current(a, b)
         r = scipy.linalg.solve_triangular(
             _core.unwrap(a),
             _core.unwrap(b),

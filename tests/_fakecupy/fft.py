@@ -80,13 +80,14 @@ def _transform(name: str, real_out: bool) -> Any:
             raise ValueError(
                 f'Invalid norm value {norm}, should be "backward", "ortho", or "forward".'
             )
+        _core.check_current(a)
         x = a._a
         dt = _real(x.dtype) if real_out else _complex(x.dtype)
         if axes_or_axis == () and not real_out and name in ("fftn", "ifftn", "fft2", "ifft2"):
             return a
         with np.errstate(all="ignore"):
             r = fn(x, s_or_n, axes_or_axis, norm=norm)
-        return _core.wrap(np.asarray(r).astype(dt, copy=False), a._dev)
+        return _core.wrap(np.asarray(r).astype(dt, copy=False))
 
     f.__name__ = name
     return f

@@ -123,7 +123,9 @@ def test_buckets_and_static_graph_match_torch_in_a_world_of_one() -> None:
         timeout=90,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("OK buckets as torch") == 7, r.stdout + r.stderr
+    assert r.stdout.count("OK buckets as torch") == 14, r.stdout + r.stderr
+    assert r.stdout.count("OK static_graph launches as torch") == 4, r.stdout + r.stderr
+    assert "OK buckets as torch: mlp {'bucket_cap_mb_list': [0.0001]}: 5 4, 3 2, 1 0" in r.stdout
     assert "OK buckets as torch: swap {'bucket_cap_mb': 0.0002}: 1 0 5 4, 3 2" in r.stdout
     for line in (
         "OK static_graph: a parameter unused in the first iteration may not be used later",

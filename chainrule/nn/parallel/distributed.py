@@ -16,13 +16,14 @@ order, the first bucket 1 MiB (with the default ``bucket_cap_mb``) and the other
 ``bucket_cap_mb``, and rank 0's layout is broadcast so that every rank launches the same
 buckets. With ``find_unused_parameters`` (and no static graph) the buckets are never rebuilt.
 With ``static_graph`` the first iteration counts the hooks of each parameter and delays every
-all-reduce to the end of its backward (an engine final callback), finding the unused
-parameters once; the second iteration records the ready order and the third forward rebuilds.
+all-reduce to the end of its backward (an engine final callback queued when backward reaches
+the outputs, Note [static graph sink]), finding the unused parameters once; the second
+iteration records the ready order and the third forward rebuilds.
 
 DDP runs its collectives on its own duplicate of the process group's communicator, so they
 never interleave with the user's collectives (or SyncBatchNorm's) on that group.
 
-This file is long (about 560 lines) because the reducer (buckets, readiness, rebuilding,
+This file is long (about 590 lines) because the reducer (buckets, readiness, rebuilding,
 unused-parameter search, static graph, finalisation) is one state machine that reads best in
 one place.
 """
@@ -40,7 +41,6 @@ import chainrule.distributed as dist
 from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode as _grad_mode
-from chainrule.autograd._callbacks import queue_callback
 from chainrule.distributed._group import ProcessGroup, resolve
 from chainrule.nn.modules.module import Module
 from chainrule.nn.parallel._buckets import (
@@ -50,6 +50,7 @@ from chainrule.nn.parallel._buckets import (
     duplicate,
     reachable_leaves,
 )
+from chainrule.nn.parallel._sink import through_sink
 
 __all__ = ["DistributedDataParallel", "GradBucket"]
 
@@ -60,11 +61,10 @@ _TORCH_ONLY = {
     "mixed_precision",
     "device_mesh",
     "skip_all_reduce_unused_params",
-    "bucket_cap_mb_list",
     "batched_grad_copy",
     "forward_sync_buffers",
 }
-_FIRST_BUCKET_BYTES = 1024 * 1024  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
+_FIRST_BUCKET_BYTES = dist._DEFAULT_FIRST_BUCKET_BYTES
 _MB = 1024 * 1024
 
 _UNFINISHED = (
@@ -96,6 +96,10 @@ class DistributedDataParallel(Module):
         process_group: the group to average over (default: the default group).
         bucket_cap_mb: bucket size in MiB (default 25, the first bucket after the rebuild
             then 1 MiB; an explicit value is every bucket's limit). See Note [bucket rebuild].
+        bucket_cap_mb_list: one limit per bucket in MiB, the last for every later bucket
+            (overrides ``bucket_cap_mb``; ``bucket_bytes_cap`` is the largest): used for the
+            layout at construction, even without ``find_unused_parameters``, and for the
+            rebuild, as torch 2.13's.
         find_unused_parameters: find, after each forward, the parameters the output does not
             depend on, so that their buckets need not wait for them. Without it, a parameter
             that gets no gradient leaves the reduction unfinished, and the next forward raises
@@ -123,6 +127,7 @@ class DistributedDataParallel(Module):
         check_reduction: bool = False,
         gradient_as_bucket_view: bool = False,
         static_graph: bool = False,
+        bucket_cap_mb_list: list[float] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__()
@@ -154,10 +159,15 @@ class DistributedDataParallel(Module):
         self.static_graph = False
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
+        # torch's _BucketCapacityConfig: a list of per-bucket caps overrides bucket_cap_mb (the
+        # largest is bucket_bytes_cap); the small first bucket only with the default cap.
+        default = bucket_cap_mb is None and not bucket_cap_mb_list
         cap = 25.0 if bucket_cap_mb is None else float(bucket_cap_mb)
+        per_bucket = [int(c * _MB) for c in bucket_cap_mb_list or ()]
+        if per_bucket:
+            cap = max(float(c) for c in bucket_cap_mb_list or ())
         self.bucket_bytes_cap = int(cap * _MB)
-        # torch: the small first bucket only with the default cap.
-        first = _FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
+        first = _FIRST_BUCKET_BYTES if default else self.bucket_bytes_cap
         n = len(params)
         # Plain attributes set through object.__setattr__ stay out of Module's registries.
         for name, value in (
@@ -166,6 +176,7 @@ class DistributedDataParallel(Module):
             ("_params", params),
             ("_param_index", {id(p): i for i, p in enumerate(params)}),
             ("_first_bucket_bytes", first),
+            ("_per_bucket_bytes", per_bucket),
             ("_comm_hook", None),
             ("_expect", False),  # a synced forward awaits its backward
             ("_started", False),  # some hook of that backward has fired
@@ -176,13 +187,14 @@ class DistributedDataParallel(Module):
             ("_unused", []),  # parameters marked ready at the first hook
             ("_marked_unused", False),
             ("_num_iterations", 0),
+            ("_num_bwd_calls", 0),  # synced backward passes in which some hook fired
             ("_has_rebuilt_buckets", False),
             ("_rebuilt_order", []),  # gradient-ready order recorded for the rebuild
             ("_ready_order", []),  # of the backward now running
             ("_prev_ready_order", []),  # of the latest finished one (logging data)
             ("_hook_counts", np.zeros(n, np.int64)),  # static graph: hooks per parameter
             ("_hook_counts_left", np.zeros(n, np.int64)),
-            ("_delay_queued", False),
+            ("_static_graph_delay_allreduce_enqueued", False),
             ("_initial_bucket_sizes", []),
         ):
             object.__setattr__(self, name, value)
@@ -190,8 +202,11 @@ class DistributedDataParallel(Module):
         if init_sync:
             self._broadcast_coalesced(list(params) + list(self._buffers_to_sync()))
         # torch: a single first bucket unless unused parameters are searched (the parameters'
-        # order need not be backward's; the rebuild fixes it after the first iteration).
-        if static_graph or not self.find_unused_parameters:
+        # order need not be backward's; the rebuild fixes it after the first iteration), or
+        # the caller gave one cap per bucket.
+        if per_bucket:
+            limits = per_bucket
+        elif static_graph or not self.find_unused_parameters:
             limits = [sys.maxsize]
         elif first < self.bucket_bytes_cap:
             limits = [first, self.bucket_bytes_cap]
@@ -269,10 +284,12 @@ class DistributedDataParallel(Module):
     # -- forward --------------------------------------------------------------------------------
 
     def _static_first(self) -> bool:
-        return self.static_graph and self._num_iterations == 1
+        # torch's Reducer counts backward passes from their first gradient hook
+        # (num_bwd_calls_), not forwards: a forward never backpropagated does not count.
+        return self.static_graph and self._num_bwd_calls == 1
 
     def _static_after_first(self) -> bool:
-        return self.static_graph and self._num_iterations > 1
+        return self.static_graph and self._num_bwd_calls > 1
 
     def _dynamic_find_unused(self) -> bool:
         return not self.static_graph and self.find_unused_parameters
@@ -307,6 +324,8 @@ class DistributedDataParallel(Module):
         out = self.module(*inputs, **kwargs)
         if grad_on and self.require_backward_grad_sync:
             self._prepare_for_backward(out)
+            if self.static_graph and not self._static_graph_delay_allreduce_enqueued:
+                out = through_sink(self, out)  # Note [static graph sink]
         return out
 
     def _rebuild_buckets(self) -> bool:
@@ -321,7 +340,7 @@ class DistributedDataParallel(Module):
                 f"size.Original model param size is: {len(self._params)} versus rebuilt params "
                 f"size of: {len(order)}"
             )
-        limits = [self._first_bucket_bytes, self.bucket_bytes_cap]
+        limits = self._per_bucket_bytes or [self._first_bucket_bytes, self.bucket_bytes_cap]
         assignment = bucket_assignment([self._params[i] for i in order], limits, list(order))
         assignment = self._sync_bucket_indices(assignment)
         object.__setattr__(self, "_has_rebuilt_buckets", True)
@@ -351,7 +370,6 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_started", False)
         object.__setattr__(self, "_next_launch", 0)
         object.__setattr__(self, "_marked_unused", False)
-        object.__setattr__(self, "_delay_queued", False)
         self._launch_log.clear()
         self._ready_order.clear()
         for b in self._buckets:
@@ -370,16 +388,16 @@ class DistributedDataParallel(Module):
 
     def _on_grad(self, p: Tensor) -> None:
         i = self._param_index[id(p)]
+        if self._expect and not self._started:  # the first hook of this backward
+            object.__setattr__(self, "_num_bwd_calls", self._num_bwd_calls + 1)
         if self._dynamic_find_unused() or self._static_first():
             if p.grad is not None:
                 self._locally_used[i] = 1
         if self._static_first():
             self._hook_counts[i] += 1
-            if self._expect and not self._delay_queued:
+            if self._expect:
                 object.__setattr__(self, "_started", True)
-                object.__setattr__(self, "_delay_queued", True)
-                queue_callback(self._delay_all_reduce)
-            return
+            return  # all-reduced at the end of backward (_DDPSink queued _delay_all_reduce)
         if not self._expect:
             return  # backward outside a synced DDP forward (no_sync, or a plain module call)
         object.__setattr__(self, "_started", True)
@@ -536,7 +554,7 @@ class DistributedDataParallel(Module):
             )
             return
         self.static_graph = True
-        object.__setattr__(self, "_delay_queued", False)
+        object.__setattr__(self, "_static_graph_delay_allreduce_enqueued", False)
         if self.find_unused_parameters:
             warnings.warn(
                 "You passed find_unused_parameters=true to DistributedDataParallel, "

@@ -53,6 +53,7 @@ KEYS = (
     "rebuilt_per_bucket_param_indices",
     "has_rebuilt_buckets",
     "prev_iteration_grad_ready_order_indices",
+    "bucket_cap_bytes",
 )
 CASES = [
     ("swap", dict(bucket_cap_mb=0.0002)),
@@ -62,6 +63,14 @@ CASES = [
     ("mlp", dict(bucket_cap_mb=0.001)),
     ("mlp", dict(bucket_cap_mb=0.001, find_unused_parameters=True)),
     ("mlp", dict(bucket_cap_mb=0.0001, gradient_as_bucket_view=True)),
+    # bucket_cap_mb_list: one cap per bucket (the last for the rest), at construction too.
+    ("mlp", dict(bucket_cap_mb_list=[0.0005, 0.001])),
+    ("mlp", dict(bucket_cap_mb_list=[0.0001])),
+    ("mlp", dict(bucket_cap_mb_list=[0.001, 0.0001], find_unused_parameters=True)),
+    ("mlp", dict(bucket_cap_mb_list=[0.0005, 0.001], static_graph=True)),
+    ("mlp", dict(bucket_cap_mb_list=[0.0005, 0.001], bucket_cap_mb=0.0001)),
+    ("swap", dict(bucket_cap_mb_list=[0.0002, 0.0001])),
+    ("mlp", dict(bucket_cap_mb_list=[])),
 ]
 for name, kw in CASES:
     got = []
@@ -77,6 +86,56 @@ for name, kw in CASES:
     assert got[0] == got[1], (name, kw, got)
     assert got[1]["prev_iteration_grad_ready_order_indices"], got
     print(f"OK buckets as torch: {name} {kw}: {got[1]['rebuilt_per_bucket_param_indices']}")
+
+
+# static_graph: the first iteration is the first backward in which a gradient hook fires (a
+# forward never backpropagated does not count); its all-reduces all start at its end, later
+# ones from the hooks. Seen through a communication hook that logs each bucket's launch.
+def static_launches(m, steps):
+    class Two(m.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = m.nn.Linear(4, 2)
+            self.b = m.nn.Linear(4, 2)
+
+        def forward(self, x, use_b=True):
+            return self.a(x) + self.b(x) if use_b else self.a(x)
+
+    m.manual_seed(0)
+    d = m.nn.parallel.DistributedDataParallel(Two(), static_graph=True, bucket_cap_mb=0.00001)
+    calls = []
+
+    def hook(state, bucket):
+        calls.append(bucket.index())
+        fut = m.futures.Future()
+        fut.set_result(bucket.buffer())
+        return fut
+
+    d.register_comm_hook(None, hook)
+    x = m.ones(3, 4)
+    out = []
+    for step in steps:
+        calls.clear()
+        try:
+            if step == "forward":
+                d(x)
+            else:
+                d(x, step != "unused_b").sum().backward()
+            out.append(("ok", list(calls)))
+        except RuntimeError as e:
+            out.append(("RuntimeError", str(e)[:60]))
+    return out
+
+
+for steps in (
+    ("forward", "step", "step", "step"),
+    ("forward", "unused_b", "step"),
+    ("step", "unused_b", "step"),
+    ("unused_b", "step", "step"),
+):
+    got = [static_launches(m, steps) for m in (torch, chainrule)]
+    assert got[0] == got[1], (steps, got)
+    print(f"OK static_graph launches as torch: {steps}: {got[1]}")
 
 # static_graph: a parameter unused in the first iteration may not be used later.
 chainrule.manual_seed(0)
