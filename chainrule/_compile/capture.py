@@ -212,9 +212,11 @@ class _Session:
                 self.known_training[j] = m.training
         return note
 
-    def optimizer_step(self, opt: Any, closure: Any, update: Any) -> Any:
-        """The hook that Optimizer._run calls during a capture (an optimizer step is replayed
-        by calling it: a sync point)."""
+    def optimizer_step(self, opt: Any, closure: Any, run: Any) -> Any:
+        """The hook that an optimizer's ``step`` calls during a capture (Note [optimizer
+        hooks] in optim/optimizer.py): the whole step, its hooks and a subclass's code around
+        its update included, is replayed by calling ``step()`` (a sync point); ``run`` runs
+        it here, unrecorded."""
         rec = self.rec
         if closure is not None:
             rec.graph_break("an optimizer step with a closure")
@@ -234,7 +236,7 @@ class _Session:
         slot = _dispatch.recorder[0]
         _dispatch.recorder[0] = None
         try:
-            return opt._run_eager(closure, update)
+            return run()
         finally:
             _dispatch.recorder[0] = slot
             rec.paused -= 1
