@@ -189,3 +189,23 @@ def test_changes_after_the_step_are_set() -> None:
     cap = _capture_of(f)
     assert len(cap.final.grads) == 6 and all(g is None for _, g in cap.final.grads)
     assert cap.final.training == [(2, False)]
+
+
+def test_a_first_capture_holds_no_program_nor_buffers() -> None:
+    # Note [second capture]: the first capture of a signature is only compared with the
+    # second; it is not written out (no program, no fused buffers held until the next call).
+    model = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 4))
+    f = cr.compile(model)
+    x = cr.randn(8, 16)
+    with cr.no_grad():
+        f(x)
+        (first,) = f.pending.values()
+        assert first.program is None and first.bytes_buffers == 0
+        assert not hasattr(first, "source")
+        f(x)
+        cap = _capture_of(f)
+        assert cap.program is not None and cap.bytes_buffers > 0
+        out = f(x)
+    assert f.stats["replays"] == 1
+    with cr.no_grad():
+        np.testing.assert_array_equal(_arr(out), _arr(model(x)))
