@@ -206,10 +206,63 @@ def _const_lines(cap: Capture, needed: set[int], w: _Writer) -> list[str]:
     return lines
 
 
+# Note [method calls]: the reductions whose NumPy wrapper (``np.sum`` through
+# ``_wrapreduction``, ``ndarray.sum`` through ``_methods._sum``) ends, for an ndarray, in
+# ``ufunc.reduce(a, axis, dtype, out, keepdims)``: the ufunc, the names of the positional
+# parameters after ``a``, and the dtype the wrapper passes (None: the caller's).
+_REDUCTIONS: dict[Any, tuple[Any, tuple[str, ...], Any]] = {
+    np.sum: (np.add, ("axis", "dtype"), None),
+    np.ndarray.sum: (np.add, ("axis", "dtype"), None),
+    np.max: (np.maximum, ("axis",), None),
+    np.ndarray.max: (np.maximum, ("axis",), None),
+    np.min: (np.minimum, ("axis",), None),
+    np.ndarray.min: (np.minimum, ("axis",), None),
+    np.ndarray.any: (np.logical_or, ("axis",), np.dtype(bool)),
+    np.ndarray.all: (np.logical_and, ("axis",), np.dtype(bool)),
+}
+
+
+def _as_reduce(ins: Instr, w: _Writer) -> str | None:
+    """``np.sum(a, axis=1, keepdims=True)`` as ``add.reduce(a, 1, None, None, True)`` (the
+    call NumPy's wrapper makes), or None."""
+    fn, names, dtype = _REDUCTIONS[ins.fn]
+    args = ins.args
+    if len(args) - 1 > len(names):
+        return None
+    given = dict(zip(names, args[1:]))
+    for key, v in ins.kwargs.items():
+        if key in given or (key not in names and key != "keepdims"):
+            return None
+        given[key] = v
+    if dtype is None:
+        dtype = given.get("dtype")
+    elif given.get("dtype") is not None:
+        return None
+    keep = given.get("keepdims", False)
+    if type(keep) is not bool:
+        return None
+    call = f"{w.name(fn.reduce, 'F')}(s{args[0].slot}, {w.expr(given.get('axis'))}"
+    return call + f", {w.expr(dtype)}, None, {keep})"
+
+
 def _as_method(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
-    """Note [method calls]: ``np.swapaxes(a, i, j)`` as ``a.swapaxes(i, j)`` and
-    ``np.moveaxis(a, src, dst)`` as ``a.transpose(order)`` on an ndarray slot, or None."""
+    """Note [method calls]: ``np.swapaxes(a, i, j)`` as ``a.swapaxes(i, j)``,
+    ``np.moveaxis(a, src, dst)`` as ``a.transpose(order)`` and a reduction as its
+    ``ufunc.reduce`` call, on an ndarray slot, or None."""
     fn = ins.fn
+    try:
+        reduction = fn in _REDUCTIONS
+    except TypeError:  # an unhashable callable
+        reduction = False
+    if reduction:
+        args = ins.args
+        if (
+            not args
+            or not isinstance(args[0], Ref)
+            or type(rec.plain[args[0].slot]) is not np.ndarray
+        ):
+            return None
+        return _as_reduce(ins, w)
     if fn is not np.swapaxes and fn is not np.moveaxis:
         return None
     args = ins.args
@@ -242,7 +295,11 @@ def move_perm(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
 #     dimensions and calls ``a.transpose`` with it: three to five Python frames per call. The
 #     program's shapes are fixed, so it calls the method itself, with the permutation worked
 #     out once when the program is written (the same view, the same bits). The LSTM step makes
-#     64 such calls.
+#     64 such calls. A reduction (``np.sum``, ``np.max``, ``np.min``, and the ndarray methods
+#     ``sum``, ``max``, ``min``, ``any``, ``all``) on an ndarray is written as the
+#     ``ufunc.reduce(a, axis, dtype, None, keepdims)`` call its wrapper ends in, with the
+#     wrapper's defaults spelt out (``axis=None``, ``any``'s boolean dtype): the same C call,
+#     the same bits, without two Python frames and a keyword dict per call.
 
 
 def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[str]:
@@ -250,7 +307,9 @@ def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[
     meth = _as_method(ins, rec, w) if out is None else None
     if meth is not None:
         outs = _outs(ins)
-        if isinstance(ins.outs, int) and ins.outs not in ins.scalar:
+        if isinstance(ins.outs, int):
+            if ins.outs in ins.scalar:
+                return [f"    s{ins.outs} = asarray({meth})"]
             return [f"    s{ins.outs} = {meth}"]
         if not outs:
             return [f"    {meth}"]
