@@ -108,7 +108,10 @@ class CompiledFunction:
         cap, result = _capture.capture(fn, args, kwargs, scope, self.fullgraph)
         self.stats["captures"] += 1
         rec = cap.rec
-        if not cap.breaks and cap.unreplayable is None and rec is not None:
+        # A signature's first capture is only compared with its second (Note [second
+        # capture]): it is not written out, and holds no program and no fused buffers.
+        second = sig in self.pending
+        if second and not cap.breaks and cap.unreplayable is None and rec is not None:
             _replay.build(cap, rec)
         cap.seconds = time.perf_counter() - t0  # the eager run on Tracers and the writing
         _capture.check_escapes(cap)
@@ -254,7 +257,9 @@ def compile_fn(
 #     call with that signature captures again, and the two must agree, instruction for
 #     instruction, literal for literal and constant for constant. A constant made from the
 #     data differs between the calls (new inputs, updated parameters) and sends that signature
-#     to eager for good. The third call is the first replay.
+#     to eager for good. The third call is the first replay. Only the second capture is
+#     written out as a program (replay.build): the first holds its instructions and constants
+#     until the second call, not a program nor the fused replay's buffers.
 
 
 # Note [dynamic shapes]

@@ -31,7 +31,17 @@ class StateNote:
     """What the eager run had changed in the external tensors at one point.
 
     ``data``: (tensor index, slot) for each tensor whose ``_data`` is now another array;
-    ``grads``: (tensor index, None | "same" | (tag, slot)); ``versions``: (index, delta).
+    ``grads``: (tensor index, None | ("data", slot) | (tag, slot)); ``versions``: (index,
+    delta); ``training``: (module index, flag). Only changes (Note [changed entries]).
+
+    Note [changed entries]
+        A note holds an entry only where the state differs from what the replay has already
+        set at that point: the call's start (whose gradients' presence and ``training`` flags
+        the guards fix), the previous note, or the state after the optimizer step since (the
+        replay runs that step, so what it changed needs no entry). A ``.grad`` set to None
+        that was None, a gradient tensor that a sync point already set, or a ``training``
+        flag that did not move cost a replay nothing. Versions are always moved by their
+        delta.
     """
 
     __slots__ = ("data", "grads", "versions", "training")
@@ -46,6 +56,9 @@ class StateNote:
         out = [s for _, s in self.data]
         out += [g[1] for _, g in self.grads if type(g) is tuple]
         return out
+
+
+_UNTRACKED = object()
 
 
 class Capture:
@@ -113,45 +126,79 @@ class _Session:
                 self.gorig.append(None)
             self.base_versions.append(_version(t))
             self.flags.append((t._requires_grad, t.grad_fn))
+        self.known = [self._state(i, t) for i, t in enumerate(self.scope.tensors)]
+        self.known_training = [m.training for m in self.scope.modules]
 
     def _slot_of_data(self, d: Any) -> int | None:
         if isinstance(d, np.ndarray):
             return self.rec.slot(d)
         return None
 
+    def _state(self, i: int, t: Tensor) -> tuple[Any, Any]:
+        """Tensor ``i``'s array slot and gradient state, as a replay would have set them
+        (Note [changed entries]); an object() where no entry could describe it."""
+        slot_of = self.rec.slot_of
+        k = slot_of.get(id(t._data))
+        data: Any = object() if k is None else k
+        g = t._grad
+        if g is None:
+            return data, None
+        gk = slot_of.get(id(g._data))
+        if gk is None:
+            return data, object()
+        if g is self.grad0[i]:
+            return data, ("same", gk)
+        tag = self.new_grads.get(id(g))
+        return data, object() if tag is None else (tag[0], gk)
+
+    def _grad_state(self, i: int, t: Tensor) -> Any:
+        """Tensor ``i``'s gradient state for a note (None, ("same", slot), (tag, slot)), or
+        _UNTRACKED (the capture is then unreplayable)."""
+        g = t._grad
+        if g is None:
+            return None
+        if g is self.grad0[i]:
+            gk = self._slot_of_data(g._data)
+            if gk is None:
+                self.cap.unreplayable = "a gradient's array was replaced by an untracked one"
+                return _UNTRACKED
+            return ("same", gk)
+        tag = self.new_grads.get(id(g))
+        if tag is None:
+            tag = (len(self.new_grads), g)
+            self.new_grads[id(g)] = tag
+        gk = self._slot_of_data(g._data)
+        if gk is None or type(g) is not Tensor or g._requires_grad:
+            self.cap.unreplayable = "a gradient was made outside the recorded calls"
+            return _UNTRACKED
+        return (tag[0], gk)
+
     def note(self) -> StateNote:
-        """The changes since the last note (the run's start, or the last sync)."""
+        """The changes since the last note (the run's start, or the last optimizer step):
+        only the entries that change something (Note [changed entries])."""
         note = StateNote()
-        rec = self.rec
         for i, t in enumerate(self.scope.tensors):
-            d = t._data
-            if d is not rec.tracer[self.cap.input_slots[self._input_pos(i, False)]]:
-                k = self._slot_of_data(d)
-                if k is None:
-                    self.cap.unreplayable = "a tensor's array was replaced by an untracked one"
-                else:
-                    note.data.append((i, k))
-            g = t._grad
-            if g is None:
-                if self.grad0[i] is not None or True:
+            kd, kg = self.known[i]
+            k = self._slot_of_data(t._data)
+            if k is None:
+                self.cap.unreplayable = "a tensor's array was replaced by an untracked one"
+            elif k != kd:
+                note.data.append((i, k))
+                kd = k
+            state = self._grad_state(i, t)
+            if state is _UNTRACKED:
+                continue
+            if state != kg:
+                if state is None:
                     note.grads.append((i, None))
-            elif g is self.grad0[i]:
-                note.grads.append((i, "same"))
-                gk = self._slot_of_data(g._data)
-                if gk is None:
-                    self.cap.unreplayable = "a gradient's array was replaced by an untracked one"
-                elif gk != self.cap.input_slots[self._input_pos(i, True)]:
-                    note.grads[-1] = (i, ("data", gk))
-            else:
-                tag = self.new_grads.get(id(g))
-                if tag is None:
-                    tag = (len(self.new_grads), g)
-                    self.new_grads[id(g)] = tag
-                k = self._slot_of_data(g._data)
-                if k is None or type(g) is not Tensor or g._requires_grad:
-                    self.cap.unreplayable = "a gradient was made outside the recorded calls"
-                    continue
-                note.grads.append((i, (tag[0], k)))
+                elif state[0] == "same":
+                    if type(kg) is not tuple or kg[0] != "same":
+                        self.cap.unreplayable = "fn set a gradient back to an earlier tensor"
+                    # the gradient tensor held since the start, over another array
+                    note.grads.append((i, ("data", state[1])))
+                else:
+                    note.grads.append((i, state))
+            self.known[i] = (kd, state)
             v = _version(t)
             if v != self.base_versions[i]:
                 note.versions.append((i, v - self.base_versions[i]))
@@ -160,15 +207,16 @@ class _Session:
             if (t._requires_grad, t.grad_fn) != self.flags[i]:
                 self.cap.unreplayable = "fn changed a tensor's requires_grad or history"
         for j, m in enumerate(self.scope.modules):
-            note.training.append((j, m.training))
+            if m.training is not self.known_training[j]:
+                note.training.append((j, m.training))
+                self.known_training[j] = m.training
         return note
 
-    def _input_pos(self, i: int, is_grad: bool) -> int:
-        return self.cap.inputs.index((i, is_grad))
-
-    def optimizer_step(self, opt: Any, closure: Any, update: Any) -> Any:
-        """The hook that Optimizer._run calls during a capture (an optimizer step is replayed
-        by calling it: a sync point)."""
+    def optimizer_step(self, opt: Any, closure: Any, run: Any) -> Any:
+        """The hook that an optimizer's ``step`` calls during a capture (Note [optimizer
+        hooks] in optim/optimizer.py): the whole step, its hooks and a subclass's code around
+        its update included, is replayed by calling ``step()`` (a sync point); ``run`` runs
+        it here, unrecorded."""
         rec = self.rec
         if closure is not None:
             rec.graph_break("an optimizer step with a closure")
@@ -188,13 +236,16 @@ class _Session:
         slot = _dispatch.recorder[0]
         _dispatch.recorder[0] = None
         try:
-            return opt._run_eager(closure, update)
+            return run()
         finally:
             _dispatch.recorder[0] = slot
             rec.paused -= 1
-            # The step's own version bumps happen again when the replay calls it.
+            # The step's own version bumps, and whatever else it changed, happen again when
+            # the replay calls it.
             for i, t in enumerate(self.scope.tensors):
                 self.base_versions[i] = _version(t)
+                self.known[i] = self._state(i, t)
+            self.known_training = [m.training for m in self.scope.modules]
 
     def rng(self, generator: Any) -> Any:
         """The hook that rng_of calls during a capture: draws are recorded."""

@@ -4,8 +4,9 @@ that runs it on a call's live arrays and then sets what the eager run would have
 Note [replay program]
     Each kept instruction becomes one line, ``s12 = F3(s4, L0, axis=1)``: the recorded
     callable (a ufunc, a NumPy function, an ndarray method, a generator's draw) on the slots of
-    this run. Slots are locals; the arrays that the capture read from tensors come in as the
-    argument, in the capture's order; constants come from the function's globals (a written
+    this run. Slots are locals; the program's first lines read the arrays that the capture
+    read from tensors straight from the live tensors (``s3 = I[0]._data``, ``I`` the scope's
+    tensors), only those that some line reads; constants come from the function's globals (a written
     one as a fresh copy). An instruction whose results no later line, sync point or visible
     result reads, and which writes nothing and draws no random numbers, is dropped. A sync
     point is a call ``SYNC(j, (slots...))``: it sets the tensors' state as the eager run had
@@ -27,8 +28,9 @@ from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd._saved import _set_last, _set_value
-from chainrule.autograd._sites import user_site
+from chainrule.autograd._sites import FIXED_SITE, user_site
 from chainrule.autograd.graph import Node, freed_message
+from chainrule.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
 
 __all__ = ["build", "run"]
 
@@ -204,10 +206,63 @@ def _const_lines(cap: Capture, needed: set[int], w: _Writer) -> list[str]:
     return lines
 
 
+# Note [method calls]: the reductions whose NumPy wrapper (``np.sum`` through
+# ``_wrapreduction``, ``ndarray.sum`` through ``_methods._sum``) ends, for an ndarray, in
+# ``ufunc.reduce(a, axis, dtype, out, keepdims)``: the ufunc, the names of the positional
+# parameters after ``a``, and the dtype the wrapper passes (None: the caller's).
+_REDUCTIONS: dict[Any, tuple[Any, tuple[str, ...], Any]] = {
+    np.sum: (np.add, ("axis", "dtype"), None),
+    np.ndarray.sum: (np.add, ("axis", "dtype"), None),
+    np.max: (np.maximum, ("axis",), None),
+    np.ndarray.max: (np.maximum, ("axis",), None),
+    np.min: (np.minimum, ("axis",), None),
+    np.ndarray.min: (np.minimum, ("axis",), None),
+    np.ndarray.any: (np.logical_or, ("axis",), np.dtype(bool)),
+    np.ndarray.all: (np.logical_and, ("axis",), np.dtype(bool)),
+}
+
+
+def _as_reduce(ins: Instr, w: _Writer) -> str | None:
+    """``np.sum(a, axis=1, keepdims=True)`` as ``add.reduce(a, 1, None, None, True)`` (the
+    call NumPy's wrapper makes), or None."""
+    fn, names, dtype = _REDUCTIONS[ins.fn]
+    args = ins.args
+    if len(args) - 1 > len(names):
+        return None
+    given = dict(zip(names, args[1:]))
+    for key, v in ins.kwargs.items():
+        if key in given or (key not in names and key != "keepdims"):
+            return None
+        given[key] = v
+    if dtype is None:
+        dtype = given.get("dtype")
+    elif given.get("dtype") is not None:
+        return None
+    keep = given.get("keepdims", False)
+    if type(keep) is not bool:
+        return None
+    call = f"{w.name(fn.reduce, 'F')}(s{args[0].slot}, {w.expr(given.get('axis'))}"
+    return call + f", {w.expr(dtype)}, None, {keep})"
+
+
 def _as_method(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
-    """Note [method calls]: ``np.swapaxes(a, i, j)`` as ``a.swapaxes(i, j)`` and
-    ``np.moveaxis(a, src, dst)`` as ``a.transpose(order)`` on an ndarray slot, or None."""
+    """Note [method calls]: ``np.swapaxes(a, i, j)`` as ``a.swapaxes(i, j)``,
+    ``np.moveaxis(a, src, dst)`` as ``a.transpose(order)`` and a reduction as its
+    ``ufunc.reduce`` call, on an ndarray slot, or None."""
     fn = ins.fn
+    try:
+        reduction = fn in _REDUCTIONS
+    except TypeError:  # an unhashable callable
+        reduction = False
+    if reduction:
+        args = ins.args
+        if (
+            not args
+            or not isinstance(args[0], Ref)
+            or type(rec.plain[args[0].slot]) is not np.ndarray
+        ):
+            return None
+        return _as_reduce(ins, w)
     if fn is not np.swapaxes and fn is not np.moveaxis:
         return None
     args = ins.args
@@ -240,7 +295,11 @@ def move_perm(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
 #     dimensions and calls ``a.transpose`` with it: three to five Python frames per call. The
 #     program's shapes are fixed, so it calls the method itself, with the permutation worked
 #     out once when the program is written (the same view, the same bits). The LSTM step makes
-#     64 such calls.
+#     64 such calls. A reduction (``np.sum``, ``np.max``, ``np.min``, and the ndarray methods
+#     ``sum``, ``max``, ``min``, ``any``, ``all``) on an ndarray is written as the
+#     ``ufunc.reduce(a, axis, dtype, None, keepdims)`` call its wrapper ends in, with the
+#     wrapper's defaults spelt out (``axis=None``, ``any``'s boolean dtype): the same C call,
+#     the same bits, without two Python frames and a keyword dict per call.
 
 
 def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[str]:
@@ -248,7 +307,9 @@ def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[
     meth = _as_method(ins, rec, w) if out is None else None
     if meth is not None:
         outs = _outs(ins)
-        if isinstance(ins.outs, int) and ins.outs not in ins.scalar:
+        if isinstance(ins.outs, int):
+            if ins.outs in ins.scalar:
+                return [f"    s{ins.outs} = asarray({meth})"]
             return [f"    s{ins.outs} = {meth}"]
         if not outs:
             return [f"    {meth}"]
@@ -365,8 +426,12 @@ def build(cap: Capture, rec: Recorder) -> None:
     keep, needed = _kept(cap, rec, ret, hi=hi)
     w = _Writer()
     lines = ["def program(I, SYNC):"]
-    if cap.input_slots:
-        lines.append("    " + ", ".join(f"s{k}" for k in cap.input_slots) + ", = I")
+    # The arrays of the tensors read in, straight from the live tensors (``I``: the scope's).
+    for (i, is_grad), k in zip(cap.inputs, cap.input_slots):
+        if k in needed:
+            lines.append(
+                f"    s{k} = I[{i}]._grad._data" if is_grad else f"    s{k} = I[{i}]._data"
+            )
     lines += _const_lines(cap, needed, w)
     body, n, fused = _body(cap, rec, keep, ret, w, set())
     lines += body
@@ -386,6 +451,11 @@ def build(cap: Capture, rec: Recorder) -> None:
     if cap.bw is not None:
         cap.bytes_buffers += cap.bw_bytes_buffers  # type: ignore[attr-defined]
     cap.n_fused = len(fused.out)  # type: ignore[attr-defined]
+    cap.setters = [_Setter(note, note.slots()) for _, note in cap.syncs]  # type: ignore[attr-defined]
+    assert cap.final is not None
+    cap.final_setter = _Setter(cap.final, ret)  # type: ignore[attr-defined]
+    # A sync point's optimizer step and a version moved by a note need the caller's site.
+    cap.needs_site = bool(cap.syncs or cap.final.versions)  # type: ignore[attr-defined]
     cap.lock = threading.Lock() if fused.buffers else None
 
 
@@ -397,38 +467,65 @@ def consts_hold(cap: Capture) -> bool:
     return True
 
 
-def _apply(note: StateNote, scope: Scope, vals: dict[int, Any], made: dict[int, Tensor]) -> None:
+class _Setter:
+    """A note (capture.StateNote) as a replay applies it: each entry's value by its position
+    in the values the program hands over (a sync point's arguments, or the program's result).
+    """
+
+    __slots__ = ("data", "none", "regrad", "new", "versions", "training")
+
+    def __init__(self, note: StateNote, order: list[int]) -> None:
+        pos = {k: n for n, k in enumerate(order)}
+        self.data = [(i, pos[k]) for i, k in note.data]
+        self.none = [i for i, g in note.grads if g is None]
+        self.regrad = [(i, pos[g[1]]) for i, g in note.grads if type(g) is tuple and g[0] == "data"]
+        self.new = [
+            (i, g[0], pos[g[1]]) for i, g in note.grads if type(g) is tuple and g[0] != "data"
+        ]
+        self.versions = note.versions
+        self.training = note.training
+
+
+def _apply(st: _Setter, scope: Scope, vals: Any, made: dict[int, Tensor], site: Any) -> None:
+    """Set what the eager run had set at one point (Note [changed entries] in capture.py);
+    ``site``: the caller's frame, the write site of every version moved here."""
     ts = scope.tensors
-    for i, k in note.data:
-        ts[i]._data = vals[k]
-    for i, g in note.grads:
-        t = ts[i]
-        if g is None:
-            t._grad = None
-        elif g == "same":
-            pass
-        elif g[0] == "data":
-            grad: Any = t._grad
-            grad._data = vals[g[1]]
-        else:
-            tag, k = g
-            gt = made.get(tag)
-            if gt is None:
-                gt = made[tag] = _new_tensor(vals[k])
-            t._grad = gt
-    if note.versions:
-        # What ``vc.value += d`` does (VersionCounter.__setattr__), with the user's site found
-        # once for all the counters rather than by one stack walk each: every write here has
-        # the same site, the frame that called the compiled function.
-        site = user_site(1)
-        for i, d in note.versions:
-            vc = ts[i]._get_vc()
-            _set_value(vc, vc.value + d)
-            _set_last(vc, site)
-    mods = scope.modules
-    for j, tr in note.training:
-        if mods[j].training is not tr:
+    for i, n in st.data:
+        ts[i]._data = vals[n]
+    for i in st.none:
+        ts[i]._grad = None
+    for i, n in st.regrad:
+        grad: Any = ts[i]._grad
+        grad._data = vals[n]
+    for i, tag, n in st.new:
+        gt = made.get(tag)
+        if gt is None:
+            gt = made[tag] = _new_tensor(vals[n])
+        elif gt._data is not vals[n]:
+            gt._data = vals[n]
+        ts[i]._grad = gt
+    # What ``vc.value += d`` does (VersionCounter.__setattr__), with the user's site found once
+    # for the whole replay rather than by one stack walk per counter.
+    for i, d in st.versions:
+        vc = ts[i]._get_vc()
+        _set_value(vc, vc.value + d)
+        _set_last(vc, site)
+    if st.training:
+        mods = scope.modules
+        for j, tr in st.training:
             mods[j].training = tr
+
+
+def _hookless(opt: Any) -> bool:
+    """Whether ``opt.step()`` runs no step hooks (user code, whose writes have sites of their
+    own: Note [fixed site] is set only around a step without them)."""
+    d = opt.__dict__
+    return not (
+        d.get("_optimizer_step_pre_hooks")
+        or d.get("_optimizer_step_post_hooks")
+        or _global_optimizer_pre_hooks
+        or _global_optimizer_post_hooks
+    )
 
 
 class CompiledFunctionBackward(Node):
@@ -523,11 +620,6 @@ def _rebuild(spec: Any, scope: Scope, vals: dict[int, Any], cap: Capture) -> Any
     return {k: _rebuild(s, scope, vals, cap) for k, s in spec[1].items()}
 
 
-def _grad_data(t: Tensor) -> Any:
-    g: Any = t._grad
-    return g._data
-
-
 def run(cap: Capture, scope: Scope) -> Any:
     """Replay ``cap`` on the live arrays of ``scope``; returns what fn would have returned.
 
@@ -547,17 +639,25 @@ def run(cap: Capture, scope: Scope) -> Any:
 
 
 def _run(cap: Capture, scope: Scope) -> Any:
-    ts = scope.tensors
-    arrays = [_grad_data(ts[i]) if g else ts[i]._data for i, g in cap.inputs]
     made: dict[int, Tensor] = {}
+    site = user_site(1) if cap.needs_site else None  # type: ignore[attr-defined]
 
     def sync(j: int, values: tuple[Any, ...]) -> None:
-        ref, note = cap.syncs[j]
-        _apply(note, scope, dict(zip(note.slots(), values)), made)
-        scope.optimizers[ref[1]].step()
+        _apply(cap.setters[j], scope, values, made, site)  # type: ignore[attr-defined]
+        opt = scope.optimizers[cap.syncs[j][0][1]]
+        if not _hookless(opt):
+            opt.step()
+            return
+        fixed = FIXED_SITE
+        prev = fixed.site
+        fixed.site = site
+        try:
+            opt.step()
+        finally:
+            fixed.site = prev
 
-    res = cap.program(arrays, sync)
-    vals = dict(zip(cap.ret_slots, res))  # type: ignore[attr-defined]
-    assert cap.final is not None
-    _apply(cap.final, scope, vals, made)
-    return _rebuild(cap.outputs, scope, vals, cap)
+    res = cap.program(scope.tensors, sync)
+    _apply(cap.final_setter, scope, res, made, site)  # type: ignore[attr-defined]
+    spec = cap.outputs
+    vals = {} if spec[0] in ("ext", "lit") else dict(zip(cap.ret_slots, res))  # type: ignore[attr-defined]
+    return _rebuild(spec, scope, vals, cap)

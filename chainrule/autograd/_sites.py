@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os as _os
 import sys as _sys
+import threading as _threading
 from typing import Any
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "set_record_sites",
     "is_record_sites_enabled",
     "freed_message",
+    "FIXED_SITE",
 ]
 
 FREED_MSG = (
@@ -52,6 +54,19 @@ _record_sites = [False]
 _in_pkg: dict[str, bool] = {}
 
 
+class _FixedSite(_threading.local):
+    site: tuple[Any, int] | None = None
+
+
+# Note [fixed site]
+#     While ``FIXED_SITE.site`` is set (in this thread), ``user_site`` returns it without
+#     walking the stack. A ``chainrule.compile`` replay sets it, around an optimizer step it runs
+#     on behalf of its caller, to the caller's site: every parameter's version bump there would
+#     otherwise walk out of the package through the step's and the replay's frames, and all of
+#     them would find that same frame. Unset (None) everywhere else.
+FIXED_SITE = _FixedSite()
+
+
 def _file_in_pkg(filename: str) -> bool:
     inside = _in_pkg[filename] = filename.startswith(_PKG_DIR)
     return inside
@@ -59,7 +74,10 @@ def _file_in_pkg(filename: str) -> bool:
 
 def user_site(depth: int = 1) -> tuple[Any, int] | None:
     """``(code, f_lasti)`` of the innermost frame outside chainrule, starting ``depth`` frames
-    above the caller (Note [sites])."""
+    above the caller (Note [sites]; Note [fixed site])."""
+    fixed = FIXED_SITE.site
+    if fixed is not None:
+        return fixed
     try:
         f: Any = _getframe(depth + 1)
     except ValueError:

@@ -72,6 +72,9 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     ``(optimizer, args, kwargs)`` where ``args`` starts with the optimizer; a pre-hook may
     return ``(new_args, new_kwargs)``. After the step, the optimizer's post-hooks, then the
     global ones. A ``step`` that calls its parent's (wrapped) ``step`` runs the hooks once.
+    During a ``chainrule.compile`` capture the outermost step hands itself, hooks and all, to
+    the recorder (``_dispatch.recorder``), which runs it unrecorded: a replay calls ``step()``
+    there (a sync point, docs/compile.md).
     """
 
     @functools.wraps(step)
@@ -80,6 +83,15 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
         d = self.__dict__
         if d.get("_in_step_hooks"):
             return step(*args, **kwargs)
+        rec = _recorder[0]
+        if rec is not None:  # a compile capture replays the whole step by calling it
+            closure = args[1] if len(args) > 1 else kwargs.get("closure")
+            return rec.optimizer_step(self, closure, lambda: hooked(*args, **kwargs))
+        return hooked(*args, **kwargs)
+
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        d = self.__dict__
         pre = d.get("_optimizer_step_pre_hooks") or {}
         post = d.get("_optimizer_step_post_hooks") or {}
         if not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
@@ -348,7 +360,7 @@ class Optimizer:
     def _run(self, closure: Callable[[], Any] | None, update: Callable[[], None]) -> Any:
         rec = _recorder[0]
         if rec is not None:  # a compile capture replays the step by calling it
-            return rec.optimizer_step(self, closure, update)
+            return rec.optimizer_step(self, closure, lambda: self._run_eager(closure, update))
         return self._run_eager(closure, update)
 
     def _run_eager(self, closure: Callable[[], Any] | None, update: Callable[[], None]) -> Any:

@@ -478,3 +478,62 @@ def test_moveaxis_permutation_is_numpys(ndim: int, src: Any, dst: Any) -> None:
     got = a.transpose(move_perm(ndim, src, dst))
     assert got.shape == want.shape and got.strides == want.strides
     np.testing.assert_array_equal(got, want)
+
+
+def test_reductions_replay_as_ufunc_reduce_calls() -> None:
+    # Note [method calls]: np.sum / np.max / np.min and the ndarray methods sum, max, min, any,
+    # all are written as the ufunc.reduce call their wrapper makes; values, dtypes and
+    # gradients stay eager's, bit for bit.
+    from chainrule._compile.replay import _REDUCTIONS
+
+    w = cr.randn(4, 5, requires_grad=True)
+
+    def f(x: Any) -> Any:
+        y = x * w
+        a = y.sum(dim=1, keepdim=True) + y.amax(dim=0) + y.amin(dim=(0, 1))
+        b = cr.logsumexp(y, dim=1).sum() + y.max() + y.min() + y.sum(dtype=cr.float64).float()
+        flags = (y > 0).any() | (y > 10).all()
+        return a.sum() + b + flags.float(), (x > 0).all(dim=1), (x < 0).any(dim=0)
+
+    g = cr.compile(f)
+    for _ in range(4):
+        x = cr.randn(4, 5)
+        w.grad = None
+        out = g(x)
+        out[0].backward()
+        gw = w.grad.numpy().copy()
+        w.grad = None
+        ref = f(x)
+        ref[0].backward()
+        for u, v in zip(out, ref):
+            assert u.dtype == v.dtype
+            np.testing.assert_array_equal(u.detach().numpy(), v.detach().numpy())
+        np.testing.assert_array_equal(gw, w.grad.numpy())
+    assert g.stats["replays"] >= 1
+    wrappers = set(map(id, _REDUCTIONS))
+    assert not any(id(v) in wrappers for v in _program_globals(g))
+    assert any(getattr(v, "__name__", None) == "reduce" for v in _program_globals(g))
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "min", "any", "all"])
+@pytest.mark.parametrize(
+    "kw", [{}, {"axis": 1}, {"axis": (0, 2), "keepdims": True}, {"axis": None, "keepdims": True}]
+)
+def test_reduce_call_is_numpys(name: str, kw: dict[str, Any]) -> None:
+    # The written call gives the wrapper's result (value, dtype, shape) for each reduction.
+    from chainrule._compile._recorder import Instr, Ref
+    from chainrule._compile.replay import _as_reduce, _Writer
+
+    a = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    fns = [getattr(np.ndarray, name)] + (
+        [getattr(np, name)] if name in ("sum", "max", "min") else []
+    )
+    for fn in fns:
+        ins = Instr(fn, (Ref(0),), dict(kw), 1, ())
+        w = _Writer()
+        src = _as_reduce(ins, w)
+        assert src is not None
+        got = eval(src, w.env, {"s0": a})
+        want = fn(a, **kw)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
