@@ -247,6 +247,12 @@ class _Session:
                 self.known[i] = self._state(i, t)
             self.known_training = [m.training for m in self.scope.modules]
 
+    def python_state(self, what: str) -> None:
+        """The hook of library code whose effect is plain Python state (an LR scheduler's
+        step): a replay runs no Python, so the capture ends there (a graph break) and the
+        signature runs eagerly."""
+        self.rec.graph_break(f"{what} (it changes Python state, which a replay would not)")
+
     def rng(self, generator: Any) -> Any:
         """The hook that rng_of calls during a capture: draws are recorded."""
         return RecordingRng(self.rec, generator)

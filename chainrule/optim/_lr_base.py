@@ -21,6 +21,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any, Callable
 
+from chainrule._dispatch import recorder as _recorder
 from chainrule.optim.optimizer import Optimizer
 
 __all__ = [
@@ -93,6 +94,7 @@ class LRScheduler:
         return [group["lr"] for group in self.optimizer.param_groups]
 
     def step(self, epoch: int | None = None) -> None:
+        _not_replayable()
         self._step_count += 1
         if epoch is None:
             self.last_epoch += 1
@@ -105,6 +107,15 @@ class LRScheduler:
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = self._group_lrs()
+
+
+def _not_replayable() -> None:
+    """A scheduler's step inside a ``chainrule.compile``d function: its effect (the groups'
+    learning rates) is Python state that a replay would not change, so the capture ends
+    there and the function runs eagerly (docs/compile.md, "When a call runs eagerly")."""
+    rec = _recorder[0]
+    if rec is not None:
+        rec.python_state("an LR scheduler step")
 
 
 class LambdaLR(LRScheduler):
@@ -295,6 +306,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
+        _not_replayable()
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1

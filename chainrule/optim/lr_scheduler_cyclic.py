@@ -13,7 +13,7 @@ import math
 import types
 from typing import Any, Callable
 
-from chainrule.optim._lr_base import LRScheduler
+from chainrule.optim._lr_base import LRScheduler, _not_replayable
 from chainrule.optim.optimizer import Optimizer
 
 __all__ = ["CyclicLR", "OneCycleLR", "CosineAnnealingWarmRestarts"]
@@ -338,6 +338,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         ]
 
     def step(self, epoch: float | None = None) -> None:
+        _not_replayable()
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
