@@ -2,11 +2,15 @@
 
 Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 image):
 
-- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Five plans (all BLAS, no per-pixel
-  loops), chosen by measured speed; the stride-1 ones split the batch over chainrule's thread
-  pool (``_conv_kernels.py``):
-  * stride 1, one group, C >= 4, kw > 1: row-folded, per sample the kw column shifts of the
-    flattened padded image stacked as (C*kw, Hp*Wp) and kh products with K = C*kw.
+- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Eight plans (all BLAS or whole-array
+  passes, no per-pixel loops), chosen by measured speed; those with per-sample products split
+  the batch over chainrule's thread pool (``_conv_kernels.py``, ``_conv_windows.py``):
+  * 1x1 kernel, stride 1, no padding, one group: a plain product per sample (one product
+    (N, C) @ (C, O) on 1x1 images). One input and one output channel (avg_pool2d's window
+    sums): kh*kw strided multiply-adds.
+  * stride 1, one group, kw > 1, C >= 4 or 4*O <= C*kh*kw (few outputs of a wide kernel):
+    row-folded, per sample the kw column shifts of the flattened padded image stacked as
+    (C*kw, Hp*Wp) and kh products with K = C*kw.
   * other stride-1 convs with C >= 4, O <= 2C: kh*kw shifted products. With the padded image
     flattened to rows of width Wp, kernel offset (i, j) is one contiguous run of it, so
     w[:, :, i, j] @ run reads the input in place; the Wp - Wo junk columns per row are
@@ -31,8 +35,8 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
 - ``conv2d_weight(x, g)``: the adjoint of conv2d in w: stride 1 (one group), per kernel offset
   the products of g with the shifted runs of x, summed over the batch, or, when C*kh*kw <=
   SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
-  ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; strided, per phase;
-  otherwise im2col and one GEMM.
+  ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; 1x1 kernels (stride 1,
+  no padding), a plain product per sample; strided, per phase; otherwise im2col and one GEMM.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
 sum g); conv_transpose2d -> (conv2d(g, w), conv2d_weight(g, y), sum g); conv2d_weight ->
@@ -170,7 +174,7 @@ def _conv2d(
     if groups == 1 and stride != (1, 1):
         return _windows.conv_sample_windows(xp, x, w, ho, wo, stride, padding, dilation, b)
     if stride == (1, 1) and groups == 1:
-        if _kernels._rowfold_plan(x, kw):
+        if _kernels._rowfold_plan(x, kw) or _kernels._rowfold_few_channels(x, w):
             return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
         if _shift_plan(x, kh, kw, ho, stride, padding, dilation, groups, o):
             return _conv_shifted(xp, x, w, ho, wo, padding, dilation, b)

@@ -93,3 +93,18 @@ def test_avg_pool_uses_taps(monkeypatch: Any) -> None:
     x = RNG.uniform(-1, 1, (2, 3, 8, 8))
     compare(lambda m, x: F(m).avg_pool2d(x, 2), [x])
     assert calls
+
+
+@pytest.mark.parametrize("ws", [(2, 3, 5, 5), (1, 2, 3, 4)], ids=str)
+def test_rowfold_few_channels_matches_torch(ws: Any, threads: int, monkeypatch: Any) -> None:
+    # Fewer than ROWFOLD_MIN_C input channels, but 4*O <= C*kh*kw: the row-folded forward.
+    calls: list[int] = []
+    real = _conv_kernels._conv_rowfold
+    monkeypatch.setattr(_conv_kernels, "_conv_rowfold", lambda *a: calls.append(1) or real(*a))
+    x, w, b = (
+        RNG.uniform(-1, 1, (3, ws[1], 9, 8)),
+        RNG.uniform(-1, 1, ws),
+        RNG.uniform(-1, 1, ws[0]),
+    )
+    compare(lambda m, x, w, b: F(m).conv2d(x, w, b, padding=2), [x, w, b])
+    assert calls
