@@ -23,7 +23,13 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule.backends import backend_of
-from chainrule.backends._threads import chunks, in_worker, num_threads, parallel_map
+from chainrule.backends._threads import (
+    _blas_controls,
+    chunks,
+    in_worker,
+    num_threads,
+    parallel_map,
+)
 from chainrule.ops._conv_args import (
     pool_out_size,
 )
@@ -191,12 +197,36 @@ def _sample_parts(xp: Any, n: int, flops: float) -> list[tuple[int, int]]:
     return chunks(n, t)
 
 
+def splits(xp: Any, n: int, flops: float) -> bool:
+    """Whether a per-sample kernel of ``flops`` over ``n`` samples runs in several parts."""
+    return len(_sample_parts(xp, n, flops)) > 1
+
+
+def _serial(xp: Any, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` on this thread, with OpenBLAS held to one thread when chainrule's pool
+    has several (as inside ``parallel_map``). A product that OpenBLAS splits (from about
+    M*N*K = 262144, e.g. (32, 32) @ (32, 288)) leaves its worker threads spinning for their
+    timeout (about 0.1 s) after the call: measured at two threads on the SRGAN step, 97 ms
+    of CPU per step on OpenBLAS's worker, which on two cores takes the core that chainrule's
+    pool worker needs (the step at two threads slower than at one)."""
+    if xp is not np or num_threads() < 2 or in_worker():
+        return fn(*args)
+    controls = [(get(), set_) for get, set_ in _blas_controls()]
+    for _, set_ in controls:
+        set_(1)
+    try:
+        return fn(*args)
+    finally:
+        for count, set_ in controls:
+            set_(count)
+
+
 def _by_samples(xp: Any, part: Any, x: Any, out_shape: tuple[int, ...], flops: float) -> Any:
     """The output of a per-sample kernel: ``part(xs, dest)`` computes samples ``xs`` into
     ``dest`` (a new array when ``dest`` is None) and returns it; the parts run on the pool."""
     parts = _sample_parts(xp, x.shape[0], flops)
     if len(parts) == 1:
-        return part(x, None)
+        return _serial(xp, part, x, None)
     out = xp.empty(out_shape, dtype=x.dtype)
     parallel_map(lambda r: part(x[r[0] : r[1]], out[r[0] : r[1]]), parts)
     return out
@@ -206,7 +236,7 @@ def _summed_over_samples(xp: Any, part: Any, x: Any, g: Any, flops: float) -> An
     """sum over the parts of ``part(xs, gs)`` (a weight gradient summed over samples)."""
     parts = _sample_parts(xp, x.shape[0], flops)
     if len(parts) == 1:
-        return part(x, g)
+        return _serial(xp, part, x, g)
     res = parallel_map(lambda r: part(x[r[0] : r[1]], g[r[0] : r[1]]), parts)
     total = res[0]
     for r in res[1:]:

@@ -152,3 +152,37 @@ def conv_taps(
     if b is not None:
         out += b.reshape(1, -1, 1, 1)
     return out
+
+
+def weight_sample_windows(
+    xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any, padding: Any, dilation: Any
+) -> Any:
+    """Weight gradient of a conv (one group) on the per-sample window columns of
+    ``conv_sample_windows``: gw = sum_n g[n] (O, Ho*Wo) @ cols[n]^T, the batch split over the
+    pool (conv.py uses it for strided convs only when they split: on one thread the
+    batch-major columns' one product is 10-20 % faster, measured at x (8, 64, 16, 16))."""
+    n, o, ho, wo = g.shape
+    c = x.shape[1]
+    (pt, pb), (pl, pr) = padding
+
+    def part(xs: Any, gs: Any) -> Any:
+        m = xs.shape[0]
+        xpad = _zero_pad(xp, xs, pt, pb, pl, pr, slot="pad") if pt or pb or pl or pr else xs
+        sn, sc, sh, sw = xpad.strides
+        win = backend_of(xpad).as_strided(
+            xpad,
+            (m, c, kh, kw, ho, wo),
+            (sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
+        )
+        cols = _fill(xp, win, (m, c * kh * kw, ho * wo))
+        gs2 = gs.reshape(m, o, ho * wo)
+        acc = xp.matmul(gs2[0], cols[0].T)
+        if m > 1:
+            tmp = xp.empty_like(acc)
+            for i in range(1, m):
+                xp.matmul(gs2[i], cols[i].T, out=tmp)
+                acc += tmp
+        return acc
+
+    flops = 2.0 * n * o * c * kh * kw * ho * wo
+    return _summed_over_samples(xp, part, x, g, flops).reshape(o, c, kh, kw)

@@ -334,6 +334,8 @@ def _conv2d_weight(
         return _weight_shifted(xp, x, g, kh, kw, padding, dilation)
     if _phase_plan(stride, dilation, groups, ho * wo):
         return _weight_phased(xp, x, g, kh, kw, stride, padding)
+    if groups == 1 and _kernels.splits(xp, n, 2.0 * n * o * x.shape[1] * kh * kw * ho * wo):
+        return _windows.weight_sample_windows(xp, x, g, kh, kw, stride, padding, dilation)
     cols, wr = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
     # g as (O, N, Ho, Wr), zeros against the junk columns of cols.
     gt = xp.zeros((o, n, ho, wr), dtype=g.dtype)
