@@ -20,6 +20,7 @@ from chainrule.ops._conv_kernels import (
     _by_samples,
     _conv_flops,
     _fill,
+    _serial,
     _summed_over_samples,
     _zero_pad,
 )
@@ -80,7 +81,7 @@ def conv_pointwise(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
     o = w.shape[0]
     w2 = w.reshape(o, c)
     if h * wd == 1:
-        out = xp.matmul(x.reshape(n, c), w2.T).reshape(n, o, 1, 1)
+        out = _serial(xp, xp.matmul, x.reshape(n, c), w2.T).reshape(n, o, 1, 1)
         if b is not None:
             out += b.reshape(1, -1, 1, 1)
         return out
@@ -104,7 +105,8 @@ def weight_pointwise(xp: Any, x: Any, g: Any) -> Any:
     n, c, h, wd = x.shape
     o = g.shape[1]
     if h * wd == 1:
-        return xp.matmul(g.reshape(n, o).T, x.reshape(n, c)).reshape(o, c, 1, 1)
+        gw = _serial(xp, xp.matmul, g.reshape(n, o).T, x.reshape(n, c))
+        return gw.reshape(o, c, 1, 1)
 
     def part(xs: Any, gs: Any) -> Any:
         m = xs.shape[0]
