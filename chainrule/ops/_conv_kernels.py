@@ -23,7 +23,13 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule.backends import backend_of
-from chainrule.backends._threads import chunks, in_worker, num_threads, parallel_map
+from chainrule.backends._threads import (
+    _blas_controls,
+    chunks,
+    in_worker,
+    num_threads,
+    parallel_map,
+)
 from chainrule.ops._conv_args import (
     pool_out_size,
 )
@@ -113,10 +119,11 @@ def _cols(
 
 # im2col buffers and the padded canvases of the stride-1 plans live only inside one op call,
 # so each thread reuses a scratch allocation for each (slots "cols" and "pad", up to this
-# size): a fresh buffer of a few MB costs more in page faults (about 0.5 ms per MB here) than
-# the copy into it (measured, default glibc malloc: the CNN step 9.2 -> 7.2 ms with "pad",
-# from 1046 page faults per step to none). Scratch for the partial products, the phase copies
-# or the pooling passes measured slower (cache-cold buffers): those stay fresh allocations.
+# size; the row-folded forward's cropped sums: "out" and "tmp"): a fresh buffer of a few MB
+# costs more in page faults (about 0.5 ms per MB here) than the copy into it (measured,
+# default glibc malloc: the CNN step 9.2 -> 7.2 ms with "pad", from 1046 page faults per step
+# to none). Scratch for the other partial products, the phase copies or the pooling passes
+# measured slower (cache-cold buffers): those stay fresh allocations.
 # Arrays in a slot never leave the op call that filled them.
 _SCRATCH_BYTES = 1 << 24
 _scratch = threading.local()
@@ -190,12 +197,36 @@ def _sample_parts(xp: Any, n: int, flops: float) -> list[tuple[int, int]]:
     return chunks(n, t)
 
 
+def splits(xp: Any, n: int, flops: float) -> bool:
+    """Whether a per-sample kernel of ``flops`` over ``n`` samples runs in several parts."""
+    return len(_sample_parts(xp, n, flops)) > 1
+
+
+def _serial(xp: Any, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` on this thread, with OpenBLAS held to one thread when chainrule's pool
+    has several (as inside ``parallel_map``). A product that OpenBLAS splits (from about
+    M*N*K = 262144, e.g. (32, 32) @ (32, 288)) leaves its worker threads spinning for their
+    timeout (about 0.1 s) after the call: measured at two threads on the SRGAN step, 97 ms
+    of CPU per step on OpenBLAS's worker, which on two cores takes the core that chainrule's
+    pool worker needs (the step at two threads slower than at one)."""
+    if xp is not np or num_threads() < 2 or in_worker():
+        return fn(*args)
+    controls = [(get(), set_) for get, set_ in _blas_controls()]
+    for _, set_ in controls:
+        set_(1)
+    try:
+        return fn(*args)
+    finally:
+        for count, set_ in controls:
+            set_(count)
+
+
 def _by_samples(xp: Any, part: Any, x: Any, out_shape: tuple[int, ...], flops: float) -> Any:
     """The output of a per-sample kernel: ``part(xs, dest)`` computes samples ``xs`` into
     ``dest`` (a new array when ``dest`` is None) and returns it; the parts run on the pool."""
     parts = _sample_parts(xp, x.shape[0], flops)
     if len(parts) == 1:
-        return part(x, None)
+        return _serial(xp, part, x, None)
     out = xp.empty(out_shape, dtype=x.dtype)
     parallel_map(lambda r: part(x[r[0] : r[1]], out[r[0] : r[1]]), parts)
     return out
@@ -205,7 +236,7 @@ def _summed_over_samples(xp: Any, part: Any, x: Any, g: Any, flops: float) -> An
     """sum over the parts of ``part(xs, gs)`` (a weight gradient summed over samples)."""
     parts = _sample_parts(xp, x.shape[0], flops)
     if len(parts) == 1:
-        return part(x, g)
+        return _serial(xp, part, x, g)
     res = parallel_map(lambda r: part(x[r[0] : r[1]], g[r[0] : r[1]]), parts)
     total = res[0]
     for r in res[1:]:
@@ -276,8 +307,14 @@ def _conv_rowfold(
         xf, _ = _shifted_input(xp, xs, kw, padding, dilation)
         cols = _scratch_array(xp, (c, kw, span), xs.dtype, "cols")
         flat = cols.reshape(c * kw, span)
-        out = xp.empty((n, o, length), dtype=xs.dtype)
-        tmp = xp.empty((o, length), dtype=xs.dtype) if kh > 1 else None
+        # The (N, O, Ho*Wp) sums are cropped into a new array by _finish unless Wp == Wo: then
+        # they are the output and must be fresh. Scratch for them measured 3.7 -> 2.2 ms for
+        # x (8, 32, 16, 16), O = 128 (the page faults of a fresh 1.2 MB array); even else.
+        if wp != wo:
+            out = _scratch_array(xp, (n, o, length), xs.dtype, "out")
+        else:
+            out = xp.empty((n, o, length), dtype=xs.dtype)
+        tmp = _scratch_array(xp, (o, length), xs.dtype, "tmp") if kh > 1 else None
         for s in range(n):
             for j in range(kw):
                 off = dilation[1] * j
@@ -340,6 +377,18 @@ def _rowfold_plan(x: Any, kw: int) -> bool:
 
 
 ROWFOLD_MIN_C = 4
+
+
+def _rowfold_few_channels(x: Any, w: Any) -> bool:
+    """Whether a stride-1 conv (one group) on fewer than ROWFOLD_MIN_C channels runs as
+    ``_conv_rowfold`` all the same: a wide kernel into few outputs, 4*O <= C*kh*kw, where the
+    per-sample columns' copy of C*kh*kw rows costs more than the short products (measured
+    1.30 -> 0.54 ms for x (8, 3, 32, 32), w (9, 3, 7, 7); 0.29 -> 0.43 ms, slower, for
+    w (32, 3, 3, 3))."""
+    o, c, kh, kw = w.shape
+    return kw > 1 and 4 * o <= c * kh * kw
+
+
 # The weight gradient's row-folded products beat the shifted ones from about this many columns
 # Ho*Wp per sample (measured: 0.9x at 32x32 images, 1.8x slower at 16x16 and 14x14).
 ROWFOLD_WEIGHT_MIN_COLS = 512

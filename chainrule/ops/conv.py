@@ -2,11 +2,15 @@
 
 Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 image):
 
-- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Five plans (all BLAS, no per-pixel
-  loops), chosen by measured speed; the stride-1 ones split the batch over chainrule's thread
-  pool (``_conv_kernels.py``):
-  * stride 1, one group, C >= 4, kw > 1: row-folded, per sample the kw column shifts of the
-    flattened padded image stacked as (C*kw, Hp*Wp) and kh products with K = C*kw.
+- ``conv2d(x, w, b)``: out = w (*) windows(pad(x)) + b. Eight plans (all BLAS or whole-array
+  passes, no per-pixel loops), chosen by measured speed; those with per-sample products split
+  the batch over chainrule's thread pool (``_conv_kernels.py``, ``_conv_windows.py``):
+  * 1x1 kernel, stride 1, no padding, one group: a plain product per sample (one product
+    (N, C) @ (C, O) on 1x1 images). One input and one output channel (avg_pool2d's window
+    sums): kh*kw strided multiply-adds.
+  * stride 1, one group, kw > 1, C >= 4 or 4*O <= C*kh*kw (few outputs of a wide kernel):
+    row-folded, per sample the kw column shifts of the flattened padded image stacked as
+    (C*kw, Hp*Wp) and kh products with K = C*kw.
   * other stride-1 convs with C >= 4, O <= 2C: kh*kw shifted products. With the padded image
     flattened to rows of width Wp, kernel offset (i, j) is one contiguous run of it, so
     w[:, :, i, j] @ run reads the input in place; the Wp - Wo junk columns per row are
@@ -14,8 +18,10 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   * other stride-1 convs of one group: per-sample im2col (N, C*kh*kw, Ho*Wp) of those runs
     and one GEMM per sample, written straight in NCHW order (up to 1.5x faster than
     batch-major columns, whose product needs a transposing copy; even at O = 4C).
-  * stride > 1 (dilation 1, one group, Ho*Wo >= PHASE_MIN_PIXELS): the sum over the stride
-    phases (a, b) of stride-1 convs of xpad[:, :, a::s, b::s] with w[:, :, a::s, b::s].
+  * stride > 1, one group: per-sample im2col of the strided windows (N, C*kh*kw, Ho*Wo)
+    and one GEMM per sample, split over the pool (``_conv_windows.py``; measured 1.3-2.4x
+    faster than the sum over the stride phases of stride-1 convs, which the adjoint and
+    the weight gradient still use).
   * otherwise im2col (long contiguous runs for stride 1) and one GEMM per group.
   Folding the batch into the GEMM columns (channel-major (C, N*Hp*Wp) input, 9 large
   products) was measured 1.5-2.5x slower than the per-sample products on these sizes.
@@ -29,8 +35,8 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
 - ``conv2d_weight(x, g)``: the adjoint of conv2d in w: stride 1 (one group), per kernel offset
   the products of g with the shifted runs of x, summed over the batch, or, when C*kh*kw <=
   SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
-  ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; strided, per phase;
-  otherwise im2col and one GEMM.
+  ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; 1x1 kernels (stride 1,
+  no padding), a plain product per sample; strided, per phase; otherwise im2col and one GEMM.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
 sum g); conv_transpose2d -> (conv2d(g, w), conv2d_weight(g, y), sum g); conv2d_weight ->
@@ -64,6 +70,7 @@ from chainrule._autocast_state import state as _ac
 from chainrule.backends import backend_of
 from chainrule.ops import _autocast
 from chainrule.ops import _conv_kernels as _kernels
+from chainrule.ops import _conv_windows as _windows
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (
     check_bias,
@@ -97,8 +104,8 @@ __all__ = ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d"]
 def _phase_plan(stride: Any, dilation: Any, groups: int, out_pixels: int | None = None) -> bool:
     """Strided convs (dilation 1, one group) run as stride-1 convs of the input's stride
     phases: no strided gathers or scatter-adds. Measured 1.1-1.8x faster for the adjoint;
-    for the forward and the weight gradient only with ``out_pixels`` (Ho*Wo) >= 128 (below,
-    the phase images are too small for the per-sample products)."""
+    for the weight gradient only with ``out_pixels`` (Ho*Wo) >= 128 (below, the phase images
+    are too small for the per-sample products). The forward uses per-sample windows instead."""
     return (
         stride != (1, 1)
         and dilation == (1, 1)
@@ -115,28 +122,11 @@ def _phases(kh: int, kw: int, stride: Any) -> list[tuple[int, int]]:
     return [(a, b) for a in range(min(stride[0], kh)) for b in range(min(stride[1], kw))]
 
 
-def _conv_phased(xp: Any, x: Any, w: Any, ho: int, wo: int, stride: Any, padding: Any) -> Any:
-    """out = sum_{a,b} conv_s1(xpad[:, :, a::sh, b::sw], w[:, :, a::sh, b::sw]), valid,
-    each cropped to (Ho, Wo)."""
-    xpad = _pad(xp, x, padding)
-    sh, sw = stride
-    out = None
-    for a, b in _phases(w.shape[2], w.shape[3], stride):
-        xph = xp.ascontiguousarray(xpad[:, :, a::sh, b::sw])
-        wph = xp.ascontiguousarray(w[:, :, a::sh, b::sw])
-        part = _conv2d.forward(
-            xp, xph, wph, None, stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1
-        )[:, :, :ho, :wo]
-        if out is None:
-            out = xp.ascontiguousarray(part)
-        else:
-            out += part
-    return out
-
-
 def _transpose_phased(xp: Any, y: Any, w: Any, stride: Any, padding: Any, out_hw: Any) -> Any:
-    """The adjoint of ``_conv_phased``: each phase of the padded canvas is the stride-1
-    adjoint of its phase conv applied to y; then the padding is cropped."""
+    """The adjoint of a strided conv as the sum over its stride phases (a, b) of stride-1
+    convs of xpad[:, :, a::s, b::s] with w[:, :, a::s, b::s]: each phase of the padded
+    canvas is the stride-1 adjoint of its phase conv applied to y; then the padding is
+    cropped."""
     n = y.shape[0]
     c = w.shape[1]
     (pt, pb), (pl, pr) = padding
@@ -177,13 +167,14 @@ def _conv2d(
     if n == 0:
         # An empty batch (valid input, as in torch); the kernels' reshapes need n > 0.
         return _empty_batch(xp, (0, o, ho, wo), x.dtype, b)
-    if _phase_plan(stride, dilation, groups, ho * wo):
-        out = _conv_phased(xp, x, w, ho, wo, stride, padding)
-        if b is not None:
-            out += b.reshape(1, o, 1, 1)
-        return out
+    if (kh, kw) == (1, 1) and _windows.pointwise_args(stride, padding, groups):
+        return _windows.conv_pointwise(xp, x, w, b)
+    if _windows.taps_plan(x, w, groups):
+        return _windows.conv_taps(xp, x, w, ho, wo, stride, padding, dilation, b)
+    if groups == 1 and stride != (1, 1):
+        return _windows.conv_sample_windows(xp, x, w, ho, wo, stride, padding, dilation, b)
     if stride == (1, 1) and groups == 1:
-        if _kernels._rowfold_plan(x, kw):
+        if _kernels._rowfold_plan(x, kw) or _kernels._rowfold_few_channels(x, w):
             return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
         if _shift_plan(x, kh, kw, ho, stride, padding, dilation, groups, o):
             return _conv_shifted(xp, x, w, ho, wo, padding, dilation, b)
@@ -332,6 +323,8 @@ def _conv2d_weight(
     kh, kw = kernel
     if n == 0:
         return xp.zeros((o, x.shape[1] // groups, kh, kw), dtype=x.dtype)
+    if (kh, kw) == (1, 1) and _windows.pointwise_args(stride, padding, groups):
+        return _windows.weight_pointwise(xp, x, g)
     if stride == (1, 1) and groups == 1:
         if x.shape[1] * kh * kw <= SAMPLE_COLS_MAX_K:
             return _weight_sample_cols(xp, x, g, kh, kw, padding, dilation)
@@ -341,6 +334,8 @@ def _conv2d_weight(
         return _weight_shifted(xp, x, g, kh, kw, padding, dilation)
     if _phase_plan(stride, dilation, groups, ho * wo):
         return _weight_phased(xp, x, g, kh, kw, stride, padding)
+    if groups == 1 and _kernels.splits(xp, n, 2.0 * n * o * x.shape[1] * kh * kw * ho * wo):
+        return _windows.weight_sample_windows(xp, x, g, kh, kw, stride, padding, dilation)
     cols, wr = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
     # g as (O, N, Ho, Wr), zeros against the junk columns of cols.
     gt = xp.zeros((o, n, ho, wr), dtype=g.dtype)
