@@ -255,3 +255,12 @@ def test_disabled_grad_scaler_passes_through():
     assert s_ours == [1.0, 1.0]
     with pytest.raises(ValueError, match="growth factor must be > 1.0"):
         cr.amp.GradScaler("cpu", growth_factor=1.0)
+
+
+@pytest.mark.parametrize("bad", [None, 1.5, True])
+def test_device_of_a_non_string_is_torchs_type_error(bad: object) -> None:
+    with pytest.raises(TypeError) as theirs:
+        torch.device(bad)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(TypeError) as ours:
+        cr.device(bad)
+    assert str(ours.value) == str(theirs.value)

@@ -147,3 +147,30 @@ def test_buckets_and_static_graph_match_torch_in_a_world_of_one() -> None:
         "OK _set_static_graph warns as torch",
     ):
         assert line in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("dev", ["cpu", "cpu:0"])
+def test_default_backend_for_device_matches_torch(dev: str) -> None:
+    import chainrule
+    import chainrule.distributed as dist
+    import torch.distributed as tdist
+
+    want = tdist.get_default_backend_for_device(dev)
+    assert dist.get_default_backend_for_device(dev) == want == "gloo"
+    assert dist.get_default_backend_for_device(chainrule.device(dev)) == want
+    # CUDA: PyTorch's "nccl" is MPI here, a name init_process_group accepts.
+    assert dist.get_default_backend_for_device("cuda:1") == "mpi"
+    dist.Backend(dist.get_default_backend_for_device("cuda"))
+
+
+def test_default_backend_for_device_errors_match_torch() -> None:
+    import chainrule.distributed as dist
+    import torch.distributed as tdist
+
+    # pytorch/examples distributed/ddp passes torch.accelerator.current_accelerator(), which is
+    # None on a machine without an accelerator.
+    with pytest.raises(TypeError) as theirs:
+        tdist.get_default_backend_for_device(None)
+    with pytest.raises(TypeError) as ours:
+        dist.get_default_backend_for_device(None)
+    assert str(ours.value) == str(theirs.value)
