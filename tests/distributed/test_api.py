@@ -151,9 +151,10 @@ def test_buckets_and_static_graph_match_torch_in_a_world_of_one() -> None:
 
 @pytest.mark.parametrize("dev", ["cpu", "cpu:0"])
 def test_default_backend_for_device_matches_torch(dev: str) -> None:
+    import torch.distributed as tdist
+
     import chainrule
     import chainrule.distributed as dist
-    import torch.distributed as tdist
 
     want = tdist.get_default_backend_for_device(dev)
     assert dist.get_default_backend_for_device(dev) == want == "gloo"
@@ -164,8 +165,9 @@ def test_default_backend_for_device_matches_torch(dev: str) -> None:
 
 
 def test_default_backend_for_device_errors_match_torch() -> None:
-    import chainrule.distributed as dist
     import torch.distributed as tdist
+
+    import chainrule.distributed as dist
 
     # pytorch/examples distributed/ddp passes torch.accelerator.current_accelerator(), which is
     # None on a machine without an accelerator.
