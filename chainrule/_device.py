@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from builtins import type as builtins_type
 from typing import Any
 
 __all__ = ["device", "set_default_device", "get_default_device", "parse_to"]
@@ -22,7 +23,14 @@ class device:
                 raise RuntimeError(f"Device index must not be negative, got {type}")
             self.type, self.index = "cuda", type
             return
-        s = str(type)
+        if not isinstance(type, str):
+            name = "NoneType" if type is None else builtins_type(type).__name__
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got ({name}), but "
+                "expected one of:\n * (torch.device device)\n      didn't match because some of "
+                f"the arguments have invalid types: (!{name}!)\n * (str type, int index = -1)\n"
+            )
+        s = type
         if ":" in s:
             s, idx = s.split(":", 1)
             index = int(idx)

@@ -49,10 +49,9 @@ def device_count() -> int:
 
 
 def _no_accelerator(what: str) -> RuntimeError:
-    return RuntimeError(
-        f"{what}: no accelerator is available (chainrule's only accelerator is CUDA through "
-        "CuPy); check torch.accelerator.is_available() first"
-    )
+    """PyTorch's error for ``what`` (an accelerator call) on a machine without one; scripts
+    written for GPUs (pytorch/examples distributed/) call ``set_device_index`` first."""
+    return RuntimeError("Cannot access accelerator device when none is available.")
 
 
 def current_device_index() -> int:

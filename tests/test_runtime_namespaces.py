@@ -24,8 +24,18 @@ def test_accelerator_as_on_a_cpu_build():
     assert cr.accelerator.current_accelerator() is None
     assert torch.accelerator.current_accelerator() is None
     assert cr.accelerator.device_count() == torch.accelerator.device_count() == 0
-    with pytest.raises(RuntimeError, match="no accelerator is available"):
-        cr.accelerator.synchronize()
+    for name, args in (
+        ("synchronize", ()),
+        ("set_device_index", (0,)),
+        ("current_device_index", ()),
+    ):
+        ours = _err(lambda: getattr(cr.accelerator, name)(*args))
+        theirs = _err(lambda: getattr(torch.accelerator, name)(*args))
+        assert (
+            ours
+            == theirs
+            == (RuntimeError, "Cannot access accelerator device when none is available.")
+        ), name
 
 
 def test_backend_flags_defaults_and_assignment():
@@ -255,3 +265,12 @@ def test_disabled_grad_scaler_passes_through():
     assert s_ours == [1.0, 1.0]
     with pytest.raises(ValueError, match="growth factor must be > 1.0"):
         cr.amp.GradScaler("cpu", growth_factor=1.0)
+
+
+@pytest.mark.parametrize("bad", [None, 1.5, True])
+def test_device_of_a_non_string_is_torchs_type_error(bad: object) -> None:
+    with pytest.raises(TypeError) as theirs:
+        torch.device(bad)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(TypeError) as ours:
+        cr.device(bad)
+    assert str(ours.value) == str(theirs.value)

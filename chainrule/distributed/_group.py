@@ -10,7 +10,7 @@ import datetime
 import os
 import time
 import zlib
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -28,6 +28,7 @@ __all__ = [
     "get_world_size",
     "new_group",
     "get_backend",
+    "get_default_backend_for_device",
     "get_global_rank",
     "get_group_rank",
     "get_process_group_ranks",
@@ -47,6 +48,11 @@ class Backend(str):
     MPI = "mpi"
     GLOO = "gloo"
     UNDEFINED = "undefined"
+
+    #: The backend ``get_default_backend_for_device`` names for a device type. PyTorch names
+    #: "nccl" for "cuda"; here every backend is MPI, so "cuda" gets "mpi", which
+    #: ``init_process_group`` accepts.
+    default_device_backend_map: ClassVar[dict[str, str]] = {"cpu": GLOO, "cuda": MPI}
 
     def __new__(cls, name: str) -> Backend:
         if not isinstance(name, str):
@@ -260,6 +266,19 @@ def get_world_size(group: ProcessGroup | None = None) -> int:
     """The number of ranks in ``group`` (default: the default group); -1 outside it."""
     pg = resolve(group, "get_world_size")
     return -1 if pg is None else pg.size()
+
+
+def get_default_backend_for_device(device: Any) -> str:
+    """The backend name ``init_process_group`` should get for tensors on ``device`` (a
+    ``device`` or a string): "gloo" for the CPU, "mpi" for CUDA (see
+    ``Backend.default_device_backend_map``)."""
+    from chainrule._device import device as device_cls
+
+    device_str = device.type if isinstance(device, device_cls) else device_cls(device).type
+    backend = Backend.default_device_backend_map.get(device_str)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
 
 
 def get_backend(group: ProcessGroup | None = None) -> str:

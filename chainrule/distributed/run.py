@@ -57,13 +57,13 @@ def _parser() -> argparse.ArgumentParser:
         "--master-addr",
         "--master_addr",
         default=None,
-        help="accepted for torchrun scripts; MPI does the rendezvous",
+        help="MASTER_ADDR for the ranks (default 127.0.0.1); MPI does the rendezvous",
     )
     p.add_argument(
         "--master-port",
         "--master_port",
         default=None,
-        help="accepted for torchrun scripts; MPI does the rendezvous",
+        help="MASTER_PORT for the ranks (default 29500); MPI does the rendezvous",
     )
     p.add_argument("--standalone", action="store_true", help="accepted (always standalone)")
     p.add_argument("--mpirun", default=None, help="the mpirun to use (default: next to python)")
@@ -182,6 +182,12 @@ def _plan(a: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
         for v in _THREAD_VARS:
             env.setdefault(v, "1")
         exported += list(_THREAD_VARS)
+    # torchrun's rendezvous address, which scripts read from the environment (MPI does the
+    # rendezvous here, so they are only passed on): --master-addr, else the first host, else
+    # 127.0.0.1; --master-port, else 29500 (torchrun's defaults).
+    env["MASTER_ADDR"] = a.master_addr or (hosts[0] if hosts else "127.0.0.1")
+    env["MASTER_PORT"] = str(a.master_port or 29500)
+    exported += ["MASTER_ADDR", "MASTER_PORT"]
     env["CHAINRULE_LOCAL_WORLD_SIZE"] = str(per_node)
     env["CHAINRULE_NNODES"] = str(nnodes)
     exported += ["CHAINRULE_LOCAL_WORLD_SIZE", "CHAINRULE_NNODES"]

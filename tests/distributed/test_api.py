@@ -75,6 +75,23 @@ def test_launcher_command_line() -> None:
         build_command(["--nnodes", "3", "--hosts", "a,b", "train.py"])
 
 
+@needs_mpi
+def test_launcher_sets_torchruns_master_addr_and_port() -> None:
+    # torchrun scripts (pytorch/examples distributed/ddp) read MASTER_ADDR and MASTER_PORT.
+    from chainrule.distributed.run import build_command
+
+    _, env = build_command(["--nproc-per-node", "2", "train.py"])
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("127.0.0.1", "29500")
+    _, env = build_command(["--hosts", "a,b", "train.py"])
+    assert env["MASTER_ADDR"] == "a"
+    cmd, env = build_command(["--master_addr", "h0", "--master-port", "1234", "train.py"])
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("h0", "1234")
+    if "--oversubscribe" in cmd:  # Open MPI: exported to every rank
+        assert {"MASTER_ADDR", "MASTER_PORT"} <= {
+            cmd[i + 1] for i, c in enumerate(cmd) if c == "-x"
+        }
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 10, 97, 1000])
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**32 + 5])
 def test_randperm_is_torchs(n: int, seed: int) -> None:
@@ -132,3 +149,32 @@ def test_buckets_and_static_graph_match_torch_in_a_world_of_one() -> None:
         "OK _set_static_graph warns as torch",
     ):
         assert line in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("dev", ["cpu", "cpu:0"])
+def test_default_backend_for_device_matches_torch(dev: str) -> None:
+    import torch.distributed as tdist
+
+    import chainrule
+    import chainrule.distributed as dist
+
+    want = tdist.get_default_backend_for_device(dev)
+    assert dist.get_default_backend_for_device(dev) == want == "gloo"
+    assert dist.get_default_backend_for_device(chainrule.device(dev)) == want
+    # CUDA: PyTorch's "nccl" is MPI here, a name init_process_group accepts.
+    assert dist.get_default_backend_for_device("cuda:1") == "mpi"
+    dist.Backend(dist.get_default_backend_for_device("cuda"))
+
+
+def test_default_backend_for_device_errors_match_torch() -> None:
+    import torch.distributed as tdist
+
+    import chainrule.distributed as dist
+
+    # pytorch/examples distributed/ddp passes torch.accelerator.current_accelerator(), which is
+    # None on a machine without an accelerator.
+    with pytest.raises(TypeError) as theirs:
+        tdist.get_default_backend_for_device(None)
+    with pytest.raises(TypeError) as ours:
+        dist.get_default_backend_for_device(None)
+    assert str(ours.value) == str(theirs.value)

@@ -13,6 +13,7 @@ rank, world = dist.get_rank(), dist.get_world_size()
 assert int(os.environ["RANK"]) == rank and int(os.environ["WORLD_SIZE"]) == world
 assert int(os.environ["LOCAL_RANK"]) == rank and int(os.environ["LOCAL_WORLD_SIZE"]) == world
 assert os.environ["OMP_NUM_THREADS"] == "1"
+assert (os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"]) == ("127.0.0.1", "29500")
 assert torch.__name__ == "chainrule"
 model = DDP(nn.Linear(4, 2))
 model(torch.ones(3, 4)).sum().backward()
