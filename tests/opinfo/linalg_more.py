@@ -65,3 +65,26 @@ OPS.append(
         ],
     )
 )
+
+
+def _ldl(m, a, b, hermitian=False):  # type: ignore[no-untyped-def]
+    LD, piv, info = m.linalg.ldl_factor_ex(a, hermitian=hermitian)  # noqa: N806
+    return LD, piv, info, m.linalg.ldl_solve(LD, piv, b, hermitian=hermitian)
+
+
+OPS.append(
+    OpInfo(
+        "linalg_ldl_factor_ex",
+        _ldl,
+        covers=("linalg_ldl_factor_ex", "linalg_ldl_solve"),
+        differentiable=False,  # PyTorch defines no derivative (tests/linalg/test_ldl.py)
+        samples=lambda rng: [
+            Sample((rng.normal(size=(4, 4)), rng.normal(size=(4, 2))), name="4x4"),
+            Sample(
+                (rng.normal(size=(2, 5, 5)), rng.normal(size=(5, 3))),
+                {"hermitian": True},
+                name="batch",
+            ),
+        ],
+    )
+)
