@@ -176,3 +176,52 @@ OPS = [
         samples=nonzero((2, 3)),
     ),
 ]
+
+# Complex gradients of the activations, inverse hyperbolic functions and products
+# (docs/complex.md, "Gradients").
+OPS += [
+    OpInfo(
+        "complex_sigmoid_exp2_sinc",
+        lambda m, a: r(m, m.sigmoid(c(m, a)) + m.exp2(c(m, a)) * m.sinc(c(m, a) * 0.5)),
+        covers=(),
+        samples=cplx((3,), low=-1, high=1),
+    ),
+    OpInfo(
+        "complex_inverse_hyperbolic",
+        lambda m, a: r(m, m.asinh(c(m, a)) + m.acosh(c(m, a) + 2.0) * m.atanh(c(m, a) * 0.5)),
+        covers=(),
+        samples=nonzero((3,)),
+    ),
+    OpInfo(
+        "complex_prod",
+        lambda m, a: r(m, m.prod(c(m, a)) + m.prod(c(m, a), 0).sum() * m.prod(c(m, a), 1)),
+        covers=(),
+        samples=nonzero((3, 4)),
+    ),
+    OpInfo(
+        "complex_prod_zeros",
+        # one zero in column 0, two in column 1, none elsewhere: every branch of the VJP
+        lambda m, a: r(
+            m,
+            m.prod(c(m, a) * m.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0]]), 0),
+        ),
+        covers=(),
+        samples=nonzero((3, 3)),
+    ),
+    OpInfo(
+        "complex_cumprod",
+        lambda m, a: r(
+            m,
+            m.cumprod(c(m, a), 1)
+            + m.cumprod(c(m, a) * m.tensor([[1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]), 1),
+        ),
+        covers=(),
+        samples=nonzero((2, 4)),
+    ),
+    OpInfo(
+        "complex_logsumexp",
+        lambda m, a: r(m, m.logsumexp(c(m, a), 1)),
+        covers=(),
+        samples=cplx((2, 3), low=-1, high=1),
+    ),
+]
