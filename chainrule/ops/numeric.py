@@ -311,6 +311,8 @@ def vdot(input: Any, other: Any) -> Any:
     """sum(conj(input) * other) of two 1-D tensors; for real tensors this is ``dot``."""
     from chainrule._dispatch import ops
 
+    if input.is_complex() and input.dtype == other.dtype:
+        input = ops.conj(input)
     return ops.dot(input, other)
 
 

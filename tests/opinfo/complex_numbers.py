@@ -225,3 +225,113 @@ OPS += [
         samples=cplx((2, 3), low=-1, high=1),
     ),
 ]
+
+
+def _sq(rng: np.random.Generator, n: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """A well-conditioned complex n x n matrix as a (..., n, n, 2) real array."""
+    a = rng.uniform(-1, 1, batch + (n, n, 2))
+    a[..., np.arange(n), np.arange(n), 0] += 3.0
+    return a
+
+
+def _svd_inv(m: Any, a: Any) -> Any:
+    # phase-invariant functions of the singular vectors: U diag(S) Vh, |U|^2, |Vh|^2, S
+    U, S, Vh = m.linalg.svd(c(m, a), full_matrices=False)  # noqa: N806
+    return (
+        r(m, (U * S.unsqueeze(-2)) @ Vh),
+        (U * U.conj()).real,
+        (Vh * Vh.conj()).real,
+        S,
+        m.linalg.svdvals(c(m, a)),
+    )
+
+
+# Complex gradients of the linalg primitives (PyTorch's formulas with conjugate transposes).
+OPS += [
+    OpInfo(
+        "complex_inv_det",
+        lambda m, a: (
+            r(m, m.linalg.inv(c(m, a))),
+            r(m, m.linalg.det(c(m, a))),
+            r(m, m.linalg.slogdet(c(m, a))[0]),
+            m.linalg.slogdet(c(m, a))[1],
+        ),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_sq(rng, 3),), name="3x3"),
+            Sample((_sq(rng, 2, (2,)),), name="batch"),
+        ],
+    ),
+    OpInfo(
+        "complex_solve",
+        lambda m, a, b, v: (
+            r(m, m.linalg.solve(c(m, a), c(m, b))),
+            r(m, m.linalg.solve(c(m, a), c(m, v))),
+            r(m, m.linalg.solve(c(m, a), c(m, b).mT, left=False)),
+        ),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_sq(rng, 3), rng.uniform(-1, 1, (3, 2, 2)), rng.uniform(-1, 1, (3, 2))))
+        ],
+    ),
+    OpInfo(
+        "complex_svd",
+        _svd_inv,
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 3, 2)),), name="square"),
+            Sample((rng.uniform(-1, 1, (4, 2, 2)),), name="tall"),
+            Sample((rng.uniform(-1, 1, (2, 2, 4, 2)),), name="wide_batch"),
+        ],
+    ),
+    OpInfo(
+        "complex_pinv_lstsq",
+        lambda m, a, b: (
+            r(m, m.linalg.pinv(c(m, a))),
+            r(m, m.pinverse(c(m, a))),
+            r(m, m.linalg.lstsq(c(m, a), c(m, b)).solution),
+            r(m, m.linalg.lstsq(c(m, a).mT, c(m, b)[:2]).solution),
+        ),
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (4, 2, 2)), rng.uniform(-1, 1, (4, 3, 2))), name="tall")
+        ],
+    ),
+    OpInfo(
+        "complex_cholesky_triangular",
+        lambda m, a, b: (
+            r(m, m.linalg.cholesky(c(m, a) @ c(m, a).mH + m.eye(3))),
+            r(m, m.linalg.solve_triangular(c(m, a), c(m, b), upper=True)),
+            r(m, m.linalg.solve_triangular(c(m, a), c(m, b).mT, upper=False, left=False)),
+            r(m, m.linalg.solve_triangular(c(m, a), c(m, b), upper=False, unitriangular=True)),
+            r(m, m.cholesky_solve(c(m, b), m.linalg.cholesky(c(m, a) @ c(m, a).mH + m.eye(3)))),
+        ),
+        covers=(),
+        samples=lambda rng: [Sample((_sq(rng, 3), rng.uniform(-1, 1, (3, 2, 2))))],
+    ),
+    OpInfo(
+        "complex_vdot",
+        lambda m, a, b: r(m, m.vdot(c(m, a), c(m, b))),
+        covers=(),
+        samples=cplx((3,), (3,)),
+    ),
+]
+
+
+def _eig_c(m: Any, a: Any) -> Any:
+    # eigenvalues and the phase-invariant |V|^2 of a complex matrix (first and second order)
+    L, V = m.linalg.eig(c(m, a))  # noqa: N806
+    return r(m, L), (V * V.conj()).real, r(m, m.linalg.eigvals(c(m, a)))
+
+
+OPS.append(
+    OpInfo(
+        "complex_eig",
+        _eig_c,
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 3, 2)),), name="3x3"),
+            Sample((rng.uniform(-1, 1, (2, 2, 2, 2)),), name="batch"),
+        ],
+    )
+)

@@ -58,7 +58,6 @@ OPS.append(
         "linalg_eig",
         _eig_inv,
         ref=_eig_ref,
-        gradgradcheck=False,  # the solve in its VJP has a real-only VJP
         samples=lambda rng: [
             Sample((rng.normal(size=(3, 3)),), name="3x3"),
             Sample((rng.normal(size=(2, 4, 4)),), name="batch"),
