@@ -273,6 +273,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
                 "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
                 f"promote {_TORCH_C_NAMES[a.name]} and {_TORCH_C_NAMES[b.name]}"
             )
+    if a._category == b._category == 3:  # complex32 has no NumPy type: the wider wins
+        return a if a.itemsize >= b.itemsize else b
     if a._category != b._category:
         hi, lo = (a, b) if a._category > b._category else (b, a)
         if hi._category == 3 and lo._category == 2:
