@@ -335,3 +335,31 @@ OPS.append(
         ],
     )
 )
+
+# var/std (real results), vector norms of every ord and logdet of complex input.
+OPS += [
+    OpInfo(
+        "complex_var_std",
+        lambda m, a: (
+            m.var(c(m, a)),
+            m.std(c(m, a), 1),
+            m.var(c(m, a), 0, correction=0, keepdim=True),
+        ),
+        covers=(),
+        samples=cplx((3, 4)),
+    ),
+    OpInfo(
+        "complex_vector_norm",
+        lambda m, a: tuple(
+            m.linalg.vector_norm(c(m, a), ord, dim=1) for ord in (1, 2, 3, 0.5, float("inf"))
+        ),
+        covers=(),
+        samples=nonzero((2, 3)),
+    ),
+    OpInfo(
+        "complex_logdet",
+        lambda m, a: r(m, m.logdet(c(m, a))),
+        covers=(),
+        samples=lambda rng: [Sample((_sq(rng, 3),), name="3x3")],
+    ),
+]

@@ -180,10 +180,13 @@ def slogdet(input: Any) -> Any:
 
 
 def logdet(input: Any) -> Any:
-    """log det(input): log|det| where det > 0, NaN where det < 0, -inf where det == 0."""
+    """log det(input): log|det| where det > 0, NaN where det < 0, -inf where det == 0; for
+    complex input the complex logarithm log|det| + i angle(det)."""
     from chainrule.ops.binary import where
 
     sign, logabs = linalg_slogdet(input)
+    if _is_complex(sign):  # log(sign) = i angle(det): its gradient flows through sign
+        return logabs + ns.log(sign)
     return where(sign < 0, float("nan"), logabs)
 
 
