@@ -363,3 +363,16 @@ OPS += [
         samples=lambda rng: [Sample((_sq(rng, 3),), name="3x3")],
     ),
 ]
+
+OPS.append(
+    OpInfo(
+        "complex_matrix_exp",
+        # the second term's norm passes theta_13: the scaling-and-squaring branch
+        lambda m, a: (r(m, m.linalg.matrix_exp(c(m, a))), r(m, m.matrix_exp(c(m, a) * 3.0))),
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 3, 2)),), name="3x3"),
+            Sample((rng.uniform(-1, 1, (2, 2, 2, 2)),), name="batch"),
+        ],
+    )
+)
