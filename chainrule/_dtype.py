@@ -258,6 +258,13 @@ def to_dtype(d: object) -> dtype:
         raise TypeError(msg) from None
 
 
+# The error where a tensor of complex32 would be made (chainrule/_shell_dtypes.py).
+NO_COMPLEX32 = (
+    "chainrule cannot make tensors of dtype torch.complex32 (chalf): NumPy has no 32-bit "
+    "complex type; use complex64"
+)
+
+
 def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's promote_types: the higher category wins; within one, NumPy's rule."""
     if a is b:

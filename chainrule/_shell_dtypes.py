@@ -22,7 +22,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from chainrule._dtype import dtype
+from chainrule._dtype import NO_COMPLEX32, dtype
 
 __all__ = [
     "uint1",
@@ -127,10 +127,7 @@ class ComplexHalfDtype(ShellDtype):
     def __getattr__(self, attr: str) -> Any:
         if attr != "np":
             raise AttributeError(attr)
-        raise TypeError(
-            "chainrule cannot make tensors of dtype torch.complex32 (chalf): NumPy has no "
-            "32-bit complex type; use complex64"
-        )
+        raise TypeError(NO_COMPLEX32)
 
     def to_real(self) -> Any:
         """float16, the dtype of the parts."""

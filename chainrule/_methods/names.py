@@ -644,9 +644,7 @@ class NamesMethods(TensorAttrs):
     def chalf(self, memory_format: Any = None) -> Any:
         """``self.to(chainrule.complex32)``: raises TypeError, NumPy having no 32-bit complex
         type (chainrule/_shell_dtypes.py; docs/complex.md)."""
-        from chainrule._shell_dtypes import complex32
-
-        return complex32.np  # raises the TypeError that says so
+        raise TypeError(_dtype.NO_COMPLEX32)
 
     def cdouble(self, memory_format: Any = None) -> Any:
         """``self.to(chainrule.complex128)``."""
