@@ -258,6 +258,13 @@ def to_dtype(d: object) -> dtype:
         raise TypeError(msg) from None
 
 
+# The error where a tensor of complex32 would be made (chainrule/_shell_dtypes.py).
+NO_COMPLEX32 = (
+    "chainrule cannot make tensors of dtype torch.complex32 (chalf): NumPy has no 32-bit "
+    "complex type; use complex64"
+)
+
+
 def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's promote_types: the higher category wins; within one, NumPy's rule."""
     if a is b:
@@ -273,6 +280,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
                 "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
                 f"promote {_TORCH_C_NAMES[a.name]} and {_TORCH_C_NAMES[b.name]}"
             )
+    if a._category == b._category == 3:  # complex32 has no NumPy type: the wider wins
+        return a if a.itemsize >= b.itemsize else b
     if a._category != b._category:
         hi, lo = (a, b) if a._category > b._category else (b, a)
         if hi._category == 3 and lo._category == 2:

@@ -207,6 +207,8 @@ NAMES: dict[str, tuple[str, ...]] = {
         "bits16",
         "float4_e2m1fn_x2",
         "bit",
+        "complex32",
+        "chalf",
     ),
     "chainrule._gradient": ("gradient",),
     "chainrule._misc_api": (

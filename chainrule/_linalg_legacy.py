@@ -58,7 +58,7 @@ def _check_factor(who: str, L: Any) -> None:
 
 
 def cholesky_solve(B: Any, L: Any, upper: bool = False) -> Any:
-    """The solution X of A X = B for A = L L^T (``upper``: A = U^T U) given the factor:
+    """The solution X of A X = B for A = L L^H (``upper``: A = U^H U) given the factor:
     two triangular solves. Gradients come from those solves."""
     from chainrule import linalg
 
@@ -68,14 +68,14 @@ def cholesky_solve(B: Any, L: Any, upper: bool = False) -> Any:
             f"b should have at least 2 dimensions, but has {B.ndim} dimensions instead"
         )
     if upper:
-        y = linalg.solve_triangular(L.mT, B, upper=False)
+        y = linalg.solve_triangular(L.mH, B, upper=False)
         return linalg.solve_triangular(L, y, upper=True)
     y = linalg.solve_triangular(L, B, upper=False)
-    return linalg.solve_triangular(L.mT, y, upper=True)
+    return linalg.solve_triangular(L.mH, y, upper=True)
 
 
 def cholesky_inverse(L: Any, upper: bool = False) -> Any:
-    """The inverse of A = L L^T (``upper``: U^T U) from its Cholesky factor."""
+    """The inverse of A = L L^H (``upper``: U^H U) from its Cholesky factor."""
     from chainrule._creation import eye
 
     _check_factor("cholesky_inverse", L)
@@ -85,11 +85,11 @@ def cholesky_inverse(L: Any, upper: bool = False) -> Any:
 
 
 def pinverse(input: Any, rcond: float = 1e-15) -> Any:
-    """The Moore-Penrose pseudo-inverse, V diag(1/s) U^T over the singular values s above
+    """The Moore-Penrose pseudo-inverse, V diag(1/s) U^H over the singular values s above
     ``rcond`` times the largest (the others count as zero). Gradient through the SVD."""
     from chainrule import linalg, ops
 
-    if input.ndim < 2 or not input.is_floating_point():
+    if input.ndim < 2 or not (input.is_floating_point() or input.is_complex()):
         names = {
             "float32": "Float",
             "float64": "Double",
@@ -109,7 +109,7 @@ def pinverse(input: Any, rcond: float = 1e-15) -> Any:
     cutoff = S.detach().amax(-1, keepdim=True) * rcond
     keep = S.detach() > cutoff
     s_inv = ops.where(keep, 1 / ops.where(keep, S, S.detach() * 0 + 1), S * 0)
-    return ops.matmul(Vh.mT * s_inv.unsqueeze(-2), U.mT)
+    return ops.matmul(Vh.mH * s_inv.unsqueeze(-2), U.mH)
 
 
 def svd(input: Any, some: bool = True, compute_uv: bool = True) -> Any:

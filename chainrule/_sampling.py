@@ -189,6 +189,9 @@ class finfo:
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
         dt = _dtype.get_default_dtype() if type is None else type
+        if isinstance(dt, _dtype.dtype) and dt.is_complex:  # a complex dtype: its parts'
+            to_real = getattr(dt, "to_real", None)  # complex32's (a shell dtype)
+            dt = to_real() if to_real is not None else _dtype.real_of(dt)
         npdt = np.dtype(_dtype.to_dtype(dt).np)
         if not _kinds.is_floating(npdt):
             raise TypeError(

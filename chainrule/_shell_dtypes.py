@@ -1,6 +1,6 @@
 """PyTorch's "shell" dtypes: ``uint1`` ... ``uint7``, ``int1`` ... ``int7``, the bit-packed
 ``bits1x8``, ``bits2x4``, ``bits4x2``, ``bits8``, ``bits16``, ``float4_e2m1fn_x2`` and ``bit``
-(an alias of ``uint1``).
+(an alias of ``uint1``); and ``complex32`` (``chalf``), PyTorch's ComplexHalf.
 
 PyTorch defines them so that libraries can tag packed data; its own CPU kernels do almost
 nothing with them (``torch.empty`` and ``view`` work, while ``fill_``, ``copy_``, arithmetic,
@@ -9,6 +9,12 @@ dtype objects with PyTorch's attributes (``itemsize``, ``is_floating_point``, ``
 ``is_signed``, which raises ``RuntimeError: Bits types are undefined`` for the ``bits*`` types
 as PyTorch's does, ``to_real``); it has no NumPy type to hold tensors of them, so making a tensor
 of one raises ``TypeError`` (differs from torch, whose ``empty`` gives an uninitialised one).
+
+``complex32`` is the same kind of object: PyTorch 2.13's CPU kernels do a little with it
+(creation, copies and casts, add/mul, abs, neg/conj, indexing, cat, ``view_as_real`` as
+float16), but NumPy has no complex type with float16 parts, so chainrule has the dtype
+(``is_complex``, ``itemsize`` 4, ``to_real()`` float16, promotion, ``finfo``) and no tensors of
+it: ``Tensor.chalf()`` and ``dtype=torch.chalf`` raise ``TypeError`` (docs/complex.md).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from chainrule._dtype import dtype
+from chainrule._dtype import NO_COMPLEX32, dtype
 
 __all__ = [
     "uint1",
@@ -40,6 +46,8 @@ __all__ = [
     "bits16",
     "float4_e2m1fn_x2",
     "bit",
+    "complex32",
+    "chalf",
 ]
 
 # PyTorch's C++ scalar-type names (its errors print them).
@@ -109,3 +117,28 @@ bits8 = ShellDtype("bits8", 1, 1, None)
 bits16 = ShellDtype("bits16", 2, 1, None)
 float4_e2m1fn_x2 = ShellDtype("float4_e2m1fn_x2", 1, 2, True)
 bit = uint1
+
+
+class ComplexHalfDtype(ShellDtype):
+    """``complex32``: a complex dtype with float16 parts, which NumPy cannot hold."""
+
+    __slots__ = ()
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr != "np":
+            raise AttributeError(attr)
+        raise TypeError(NO_COMPLEX32)
+
+    def to_real(self) -> Any:
+        """float16, the dtype of the parts."""
+        from chainrule._dtype import float16
+
+        return float16
+
+    def to_complex(self) -> ComplexHalfDtype:
+        """The dtype itself."""
+        return self
+
+
+complex32 = ComplexHalfDtype("complex32", 4, 3, True)
+chalf = complex32

@@ -4,7 +4,8 @@ The differentiable primitives are registered ops in chainrule/ops/linalg/ (inv, 
 svd, solve, eigh, lstsq), chainrule/ops/cholesky.py, chainrule/ops/factorizations.py (LU) and
 chainrule/ops/reduction/norms.py (the vector norm); matrix norms, pinv, matrix_rank, cond, the
 ``*_ex`` variants and tensorinv/tensorsolve are built from them (chainrule/ops/linalg/extra.py);
-eig/eigvals are an op too (chainrule/ops/linalg/eig.py). Not yet here: the ldl_* functions.
+eig/eigvals are an op too (chainrule/ops/linalg/eig.py), and so are ldl_factor_ex/ldl_solve
+(chainrule/ops/linalg/ldl.py, not differentiable, as in PyTorch).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from chainrule.ops.linalg.extra import (
     tensorsolve,
     vander,
 )
+from chainrule.ops.linalg.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from chainrule.ops.matfun import linalg_qr as qr
 from chainrule.ops.matfun import matrix_exp
 from chainrule.ops.reduction import vector_norm_impl
@@ -90,6 +92,9 @@ __all__ = [
     "diagonal",
     "tensorinv",
     "tensorsolve",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
 ]
 
 

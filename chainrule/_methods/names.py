@@ -641,6 +641,11 @@ class NamesMethods(TensorAttrs):
         d = self._data.dtype
         return self if d == np.complex64 else _ops.to_dtype(self, _dtype.complex64.np)
 
+    def chalf(self, memory_format: Any = None) -> Any:
+        """``self.to(chainrule.complex32)``: raises TypeError, NumPy having no 32-bit complex
+        type (chainrule/_shell_dtypes.py; docs/complex.md)."""
+        raise TypeError(_dtype.NO_COMPLEX32)
+
     def cdouble(self, memory_format: Any = None) -> Any:
         """``self.to(chainrule.complex128)``."""
         d = self._data.dtype

@@ -8,13 +8,16 @@ from typing import Any
 import numpy as np
 
 from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops.complex_numbers import cj
 from chainrule.ops.linalg import LinAlgError
 
 __all__: list[str] = []  # public through chainrule.linalg
 
 
-def _mT(x: Any) -> Any:
-    return ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2)
+def _mT(x: Any) -> Any:  # noqa: N802
+    """The conjugate transpose, which the VJPs use (the transpose of a real matrix), so that
+    they are PyTorch's for complex A too (Note [Wirtinger gradients])."""
+    return cj(ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2))
 
 
 def _triangle(xp: Any, a: Any, upper: bool, unitriangular: bool) -> Any:
@@ -41,8 +44,8 @@ def _solve_tri(xp: Any, a: Any, b: Any, *, upper: bool, left: bool, unitriangula
 
 @_solve_tri.vjp
 def _solve_tri_vjp(ctx: Any, g: Any) -> Any:
-    # left: X = A^-1 B, so gB = A^-T g and gA = -gB X^T; right: X = B A^-1, gB = g A^-T and
-    # gA = -X^T gB. Only A's referenced triangle (without a unit diagonal) gets a gradient.
+    # left: X = A^-1 B, so gB = A^-H g and gA = -gB X^H; right: X = B A^-1, gB = g A^-H and
+    # gA = -X^H gB. Only A's referenced triangle (without a unit diagonal) gets a gradient.
     a, x = ctx.a, ctx.out
     kw = {"upper": not ctx.upper, "left": ctx.left, "unitriangular": ctx.unitriangular}
     gb = ns.linalg_solve_triangular(_mT(a), g, **kw)
@@ -59,7 +62,7 @@ def solve_triangular(
 ) -> Any:
     """The solution X of A X = B (``left=False``: X A = B) for a triangular A: only its upper
     (``upper=True``) or lower triangle is read, and its diagonal is taken as ones when
-    ``unitriangular``. VJP: gB = A^-T g, gA = -gB X^T restricted to that triangle."""
+    ``unitriangular``. VJP: gB = A^-H g, gA = -gB X^H restricted to that triangle."""
     if A.ndim < 2 or B.ndim < 2:
         raise RuntimeError(
             "linalg.solve_triangular: The input tensor A must have at least 2 dimensions."
@@ -109,8 +112,8 @@ def _cholesky(xp: Any, a: Any) -> Any:
 
 @_cholesky.vjp
 def _cholesky_vjp(ctx: Any, g: Any) -> Any:
-    # A = L L^T: gA = sym(L^-T Phi(L^T gL) L^-1), Phi = the lower triangle with a halved
-    # diagonal, sym(S) = (S + S^T) / 2.
+    # A = L L^H: gA = sym(L^-H Phi(L^H gL) L^-1), Phi = the lower triangle with a halved
+    # diagonal, sym(S) = (S + S^H) / 2.
     L = ctx.out
     p = ns.matmul(_mT(L), g)
     phi = ns.tril(p, diagonal=0) * 0.5 + ns.tril(p, diagonal=-1) * 0.5

@@ -123,7 +123,8 @@ def imag(input: Any) -> Any:
 @defop(name="view_as_real", view=True, promote=None)
 def _view_as_real(xp: Any, x: Any) -> Any:
     """The (..., 2) real view of a complex x: [..., 0] the real parts, [..., 1] the imaginary."""
-    r = x.real
+    # a VJP may hand a NumPy scalar (a 0-d product): its .real is no view of x's memory
+    r = xp.asarray(x).real
     return xp.lib.stride_tricks.as_strided(
         r, shape=r.shape + (2,), strides=r.strides + (r.itemsize,)
     )

@@ -42,7 +42,7 @@ _THETA13 = 5.371920351148152
 
 
 def _expm(xp: Any, a: Any) -> Any:
-    """exp of each matrix of a float64 array (..., n, n)."""
+    """exp of each matrix of a float64 or complex128 array (..., n, n)."""
     n = a.shape[-1]
     if n == 0:
         return a.copy()
@@ -66,7 +66,12 @@ def _expm(xp: Any, a: Any) -> Any:
 
 @defop(name="matrix_exp", saves=("x",), promote="float", node_name="LinalgMatrixExpBackward0")
 def _matrix_exp(xp: Any, x: Any) -> Any:
-    return _expm(xp, x.astype(np.float64)).astype(x.dtype)
+    return _expm(xp, x.astype(_wide(x))).astype(x.dtype)
+
+
+def _wide(x: Any) -> Any:
+    """The dtype _expm computes in: complex128 for complex x, float64 otherwise."""
+    return np.complex128 if x.dtype.kind == "c" else np.float64
 
 
 @_matrix_exp.vjp
@@ -77,23 +82,24 @@ def _matrix_exp_vjp(ctx: Any, g: Any) -> Any:
         from chainrule._creation import zeros_like
         from chainrule._dispatch import ops
 
-        at = ops.transpose(x, -2, -1)
+        at = ops.transpose(x, -2, -1).conj() if x.is_complex() else ops.transpose(x, -2, -1)
         top = ops.cat([at, g], -1)
         bottom = ops.cat([zeros_like(at), at], -1)
         big = ops.cat([top, bottom], -2)
         return (matrix_exp(big)[..., :n, n:],)
     xp = backend_of(x).xp
-    at = xp.swapaxes(x, -1, -2)
+    at = xp.conj(xp.swapaxes(x, -1, -2))
+    g = g.astype(at.dtype, copy=False) if g.dtype.kind != at.dtype.kind else g
     top = xp.concatenate([at, g], -1)
     bottom = xp.concatenate([xp.zeros_like(at), at], -1)
     big = xp.concatenate([top, bottom], -2)
-    return (_expm(xp, big.astype(np.float64))[..., :n, n:].astype(g.dtype),)
+    return (_expm(xp, big.astype(_wide(big)))[..., :n, n:].astype(x.dtype),)
 
 
 def matrix_exp(A: Any) -> Any:
     """The matrix exponential sum_k A^k / k! of each square matrix of ``A`` (..., n, n).
 
-    VJP: the upper-right block of exp([[A^T, G], [0, A^T]])."""
+    VJP: the upper-right block of exp([[A^H, G], [0, A^H]]) (real and complex A)."""
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
             "linalg.matrix_exp: The input tensor A must have at least 2 dimensions."
@@ -101,7 +107,7 @@ def matrix_exp(A: Any) -> Any:
             else "linalg.matrix_exp: A must be batches of square matrices, but they "
             f"are {A.shape[-2]} by {A.shape[-1]} matrices"
         )
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         names = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
         raise RuntimeError(
             f"linalg.matrix_exp: Expected a floating point or complex tensor as "

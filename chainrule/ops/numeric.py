@@ -21,6 +21,7 @@ import numpy as np
 from chainrule import _kinds, return_types
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import OpDef, apply_op, binary, ns, unary
+from chainrule.ops.complex_numbers import cj
 
 __all__ = [
     "asinh",
@@ -89,24 +90,24 @@ asinh = unary(
     "asinh",
     "arcsinh",
     saves="x",
-    vjp=lambda ctx, g: g / ns.sqrt(ctx.x * ctx.x + 1),
-    doc="Inverse hyperbolic sine, log(x + sqrt(x**2 + 1)). VJP: g / sqrt(x**2 + 1).",
+    vjp=lambda ctx, g: g / cj(ns.sqrt(ctx.x * ctx.x + 1)),
+    doc="Inverse hyperbolic sine, log(x + sqrt(x**2 + 1)). VJP: g / conj(sqrt(x**2 + 1)).",
 )
 acosh = unary(
     "acosh",
     "arccosh",
     saves="x",
-    vjp=lambda ctx, g: g / ns.sqrt((ctx.x - 1) * (ctx.x + 1)),
+    vjp=lambda ctx, g: g / cj(ns.sqrt((ctx.x - 1) * (ctx.x + 1))),
     doc="Inverse hyperbolic cosine, log(x + sqrt(x**2 - 1)) (nan below 1). "
-    "VJP: g / sqrt((x - 1)(x + 1)).",
+    "VJP: g / conj(sqrt((x - 1)(x + 1))).",
 )
 atanh = unary(
     "atanh",
     "arctanh",
     saves="x",
-    vjp=lambda ctx, g: g / (1 - ctx.x * ctx.x),
+    vjp=lambda ctx, g: g / cj(1 - ctx.x * ctx.x),
     doc="Inverse hyperbolic tangent, log((1 + x) / (1 - x)) / 2 (+-inf at +-1). "
-    "VJP: g / (1 - x**2).",
+    "VJP: g / conj(1 - x**2).",
 )
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
@@ -284,6 +285,8 @@ def vdot(input: Any, other: Any) -> Any:
     """sum(conj(input) * other) of two 1-D tensors; for real tensors this is ``dot``."""
     from chainrule._dispatch import ops
 
+    if input.is_complex() and input.dtype == other.dtype:
+        input = ops.conj(input)
     return ops.dot(input, other)
 
 

@@ -176,3 +176,215 @@ OPS = [
         samples=nonzero((2, 3)),
     ),
 ]
+
+# Complex gradients of the activations, inverse hyperbolic functions and products
+# (docs/complex.md, "Gradients").
+OPS += [
+    OpInfo(
+        "complex_sigmoid_exp2_sinc",
+        lambda m, a: r(m, m.sigmoid(c(m, a)) + m.exp2(c(m, a)) * m.sinc(c(m, a) * 0.5)),
+        covers=(),
+        samples=cplx((3,), low=-1, high=1),
+    ),
+    OpInfo(
+        "complex_inverse_hyperbolic",
+        lambda m, a: r(m, m.asinh(c(m, a)) + m.acosh(c(m, a) + 2.0) * m.atanh(c(m, a) * 0.5)),
+        covers=(),
+        samples=nonzero((3,)),
+    ),
+    OpInfo(
+        "complex_prod",
+        lambda m, a: r(m, m.prod(c(m, a)) + m.prod(c(m, a), 0).sum() * m.prod(c(m, a), 1)),
+        covers=(),
+        samples=nonzero((3, 4)),
+    ),
+    OpInfo(
+        "complex_prod_zeros",
+        # one zero in column 0, two in column 1, none elsewhere: every branch of the VJP
+        lambda m, a: r(
+            m,
+            m.prod(
+                c(m, a)
+                * m.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0]], device=a.device),
+                0,
+            ),
+        ),
+        covers=(),
+        samples=nonzero((3, 3)),
+    ),
+    OpInfo(
+        "complex_cumprod",
+        lambda m, a: r(
+            m,
+            m.cumprod(c(m, a), 1)
+            + m.cumprod(
+                c(m, a) * m.tensor([[1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]], device=a.device), 1
+            ),
+        ),
+        covers=(),
+        samples=nonzero((2, 4)),
+    ),
+    OpInfo(
+        "complex_logsumexp",
+        lambda m, a: r(m, m.logsumexp(c(m, a), 1)),
+        covers=(),
+        samples=cplx((2, 3), low=-1, high=1),
+    ),
+]
+
+
+def _sq(rng: np.random.Generator, n: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """A well-conditioned complex n x n matrix as a (..., n, n, 2) real array."""
+    a = rng.uniform(-1, 1, batch + (n, n, 2))
+    a[..., np.arange(n), np.arange(n), 0] += 3.0
+    return a
+
+
+def _svd_inv(m: Any, a: Any) -> Any:
+    # phase-invariant functions of the singular vectors: U diag(S) Vh, |U|^2, |Vh|^2, S
+    U, S, Vh = m.linalg.svd(c(m, a), full_matrices=False)  # noqa: N806
+    return (
+        r(m, (U * S.unsqueeze(-2)) @ Vh),
+        (U * U.conj()).real,
+        (Vh * Vh.conj()).real,
+        S,
+        m.linalg.svdvals(c(m, a)),
+    )
+
+
+# Complex gradients of the linalg primitives (PyTorch's formulas with conjugate transposes).
+OPS += [
+    OpInfo(
+        "complex_inv_det",
+        lambda m, a: (
+            r(m, m.linalg.inv(c(m, a))),
+            r(m, m.linalg.det(c(m, a))),
+            r(m, m.linalg.slogdet(c(m, a))[0]),
+            m.linalg.slogdet(c(m, a))[1],
+        ),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_sq(rng, 3),), name="3x3"),
+            Sample((_sq(rng, 2, (2,)),), name="batch"),
+        ],
+    ),
+    OpInfo(
+        "complex_solve",
+        lambda m, a, b, v: (
+            r(m, m.linalg.solve(c(m, a), c(m, b))),
+            r(m, m.linalg.solve(c(m, a), c(m, v))),
+        ),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_sq(rng, 3), rng.uniform(-1, 1, (3, 2, 2)), rng.uniform(-1, 1, (3, 2))))
+        ],
+    ),
+    OpInfo(
+        "complex_svd",
+        _svd_inv,
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 3, 2)),), name="square"),
+            Sample((rng.uniform(-1, 1, (4, 2, 2)),), name="tall"),
+            Sample((rng.uniform(-1, 1, (2, 2, 4, 2)),), name="wide_batch"),
+        ],
+    ),
+    OpInfo(
+        "complex_pinv_lstsq",
+        lambda m, a, b: (
+            r(m, m.linalg.pinv(c(m, a))),
+            r(m, m.pinverse(c(m, a))),
+            r(m, m.linalg.lstsq(c(m, a), c(m, b)).solution),
+            r(m, m.linalg.lstsq(c(m, a).mT, c(m, b)[:2]).solution),
+        ),
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (4, 2, 2)), rng.uniform(-1, 1, (4, 3, 2))), name="tall")
+        ],
+    ),
+    OpInfo(
+        "complex_cholesky_triangular",
+        lambda m, a, b: (
+            r(m, m.linalg.cholesky(c(m, a) @ c(m, a).mH + m.eye(3, device=a.device))),
+            r(m, m.linalg.solve_triangular(c(m, a), c(m, b), upper=True)),
+            r(m, m.linalg.solve_triangular(c(m, a), c(m, b).mT, upper=False, left=False)),
+            r(m, m.linalg.solve_triangular(c(m, a), c(m, b), upper=False, unitriangular=True)),
+            r(
+                m,
+                m.cholesky_solve(
+                    c(m, b), m.linalg.cholesky(c(m, a) @ c(m, a).mH + m.eye(3, device=a.device))
+                ),
+            ),
+        ),
+        covers=(),
+        samples=lambda rng: [Sample((_sq(rng, 3), rng.uniform(-1, 1, (3, 2, 2))))],
+    ),
+    OpInfo(
+        "complex_vdot",
+        lambda m, a, b: r(m, m.vdot(c(m, a), c(m, b))),
+        covers=(),
+        samples=cplx((3,), (3,)),
+    ),
+]
+
+
+def _eig_c(m: Any, a: Any) -> Any:
+    # eigenvalues and the phase-invariant |V|^2 of a complex matrix (first and second order)
+    L, V = m.linalg.eig(c(m, a))  # noqa: N806
+    return r(m, L), (V * V.conj()).real, r(m, m.linalg.eigvals(c(m, a)))
+
+
+OPS.append(
+    OpInfo(
+        "complex_eig",
+        _eig_c,
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 3, 2)),), name="3x3"),
+            Sample((rng.uniform(-1, 1, (2, 2, 2, 2)),), name="batch"),
+        ],
+    )
+)
+
+# var/std (real results), vector norms of every ord and logdet of complex input.
+OPS += [
+    OpInfo(
+        "complex_var_std",
+        lambda m, a: (
+            m.var(c(m, a)),
+            m.std(c(m, a), 1),
+            m.var(c(m, a), 0, correction=0, keepdim=True),
+        ),
+        covers=(),
+        samples=cplx((3, 4)),
+    ),
+    OpInfo(
+        "complex_vector_norm",
+        lambda m, a: tuple(
+            m.linalg.vector_norm(c(m, a), ord, dim=1) for ord in (1, 2, 3, 0.5, float("inf"))
+        ),
+        covers=(),
+        samples=nonzero((2, 3)),
+    ),
+    OpInfo(
+        "complex_logdet",
+        lambda m, a: r(m, m.logdet(c(m, a))),
+        covers=(),
+        # a batch: a 0-d complex result meets NumPy scalar arithmetic in eager mode, whose
+        # division can differ by an ulp from the compiled replay's 0-d arrays
+        samples=lambda rng: [Sample((_sq(rng, 3, (2,)),), name="batch")],
+    ),
+]
+
+OPS.append(
+    OpInfo(
+        "complex_matrix_exp",
+        # the second term's norm passes theta_13: the scaling-and-squaring branch
+        lambda m, a: (r(m, m.linalg.matrix_exp(c(m, a))), r(m, m.matrix_exp(c(m, a) * 3.0))),
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 3, 2)),), name="3x3"),
+            Sample((rng.uniform(-1, 1, (2, 2, 2, 2)),), name="batch"),
+        ],
+    )
+)

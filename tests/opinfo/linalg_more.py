@@ -58,10 +58,32 @@ OPS.append(
         "linalg_eig",
         _eig_inv,
         ref=_eig_ref,
-        gradgradcheck=False,  # the solve in its VJP has a real-only VJP
         samples=lambda rng: [
             Sample((rng.normal(size=(3, 3)),), name="3x3"),
             Sample((rng.normal(size=(2, 4, 4)),), name="batch"),
+        ],
+    )
+)
+
+
+def _ldl(m, a, b, hermitian=False):  # type: ignore[no-untyped-def]
+    LD, piv, info = m.linalg.ldl_factor_ex(a, hermitian=hermitian)  # noqa: N806
+    return LD, piv, info, m.linalg.ldl_solve(LD, piv, b, hermitian=hermitian)
+
+
+OPS.append(
+    OpInfo(
+        "linalg_ldl_factor_ex",
+        _ldl,
+        covers=("linalg_ldl_factor_ex", "linalg_ldl_solve"),
+        differentiable=False,  # PyTorch defines no derivative (tests/linalg/test_ldl.py)
+        samples=lambda rng: [
+            Sample((rng.normal(size=(4, 4)), rng.normal(size=(4, 2))), name="4x4"),
+            Sample(
+                (rng.normal(size=(2, 5, 5)), rng.normal(size=(5, 3))),
+                {"hermitian": True},
+                name="batch",
+            ),
         ],
     )
 )

@@ -324,6 +324,10 @@ def test_op_table_sees_generated_vjps(monkeypatch: pytest.MonkeyPatch) -> None:
             check_gradient_paths(row, sample)
         except AssertionError:
             caught += 1
+        except RuntimeError as e:  # doubled gradients of U and Vh no longer ignore the phases
+            if not str(e).startswith("svd_backward: The singular vectors"):
+                raise
+            caught += 1
         else:
             # Only gradients that are zero everywhere (piecewise constant ops) survive.
             cr.autograd.backward([o.sum() for o in outs])

@@ -43,6 +43,10 @@ FALSE_ERRORS = {
     "saved to recompute them under create_graph (see ops/linalg.py _svd_fwd); "
     "PyTorch saves U, S, Vh",
     "linalg_svdvals": "as linalg_svd",
+    "complex_svd": "as linalg_svd",
+    "linalg_eig": "as linalg_svd (ops/linalg/eig.py): the input is saved to recompute L and V "
+    "under create_graph; PyTorch saves L and V",
+    "complex_eig": "as linalg_eig",
     "norm_nuc": "the sum of linalg_svdvals: as linalg_svd",
     "kron": "a composite (ops/composite.py): its mul saves reshaped views of the inputs, which "
     "share their version counters; PyTorch's kron saves copies",

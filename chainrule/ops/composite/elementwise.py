@@ -50,7 +50,7 @@ def hypot(input: Any, other: Any) -> Any:
 def sinc(input: Any) -> Any:
     """Normalized sinc: ``sin(pi x) / (pi x)``, 1 at 0 (where its gradient is 0)."""
     ops = _ops()
-    x = input if input.is_floating_point() else input.float()
+    x = input if input.is_floating_point() or input.is_complex() else input.float()
     px = math.pi * x
     zero = x == 0
     safe = ops.where(zero, 1.0, px)
@@ -114,18 +114,22 @@ def logcumsumexp(input: Any, dim: int) -> Any:
 
 def exp2(input: Any) -> Any:
     """``2 ** input``."""
-    x = input if input.is_floating_point() else input.float()
+    x = input if input.is_floating_point() or input.is_complex() else input.float()
     return (x * math.log(2.0)).exp()
 
 
 def deg2rad(input: Any) -> Any:
     """Degrees to radians."""
+    if input.is_complex():
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
     x = input if input.is_floating_point() else input.float()
     return x * (math.pi / 180.0)
 
 
 def rad2deg(input: Any) -> Any:
     """Radians to degrees."""
+    if input.is_complex():
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
     x = input if input.is_floating_point() else input.float()
     return x * (180.0 / math.pi)
 

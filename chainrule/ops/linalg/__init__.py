@@ -5,7 +5,7 @@
 - ``primitives``: the torch.linalg primitives that chainrule/linalg.py exposes (inv/inverse,
   det, slogdet/logdet, svd/svdvals, solve);
 - ``eigh``: the Hermitian eigendecomposition (eigh, eigvalsh); ``eig``: the general one (eig,
-  eigvals);
+  eigvals); ``ldl``: the Bunch-Kaufman LDL factorization and its solve (not differentiable);
 - ``extra``: lstsq (an op) and the torch.linalg functions composed from the others (pinv,
   matrix_rank, cond, inv_ex/solve_ex/cholesky_ex, tensorinv/tensorsolve...);
 - ``_common``: LinAlgError and the dtype checks of the products.

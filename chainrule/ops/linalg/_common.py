@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from chainrule.ops._registry import ns
+from chainrule.ops.complex_numbers import cj
 
 __all__ = []
 
@@ -16,6 +17,12 @@ class LinAlgError(RuntimeError):
 
 def _mT(x: Any) -> Any:
     return ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2)
+
+
+def _mH(x: Any) -> Any:  # noqa: N802
+    """The conjugate transpose (the transpose of a real x): what the VJPs use, so that they
+    are PyTorch's for complex matrices too (Note [Wirtinger gradients])."""
+    return cj(ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2))
 
 
 def _require_tensor(name: str, x: Any, arg: str) -> None:

@@ -8,7 +8,8 @@ well-defined gradients, as in PyTorch.
 VJP (PyTorch's ``linalg_eig_backward``): with X = V^H gV projected,
 X <- X - V^H V diag(Re diag(X)), E_ij = conj(L_j) - conj(L_i) (1 on the diagonal),
     gA = V^-H (X / E with its diagonal replaced by gL) V^H,
-the real part for a real A. First order only for now: the solve it uses has a real-only VJP.
+the real part for a real A. Under create_graph the VJP recomputes L and V from the saved A
+with a differentiable eig, so second derivatives are right (gradgradcheck in the op table).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def _eig_fwd(xp: Any, a: Any) -> Any:
     if xp is not np:
         out = tuple(xp.asarray(o) for o in out)
         eye = xp.asarray(eye)
-    # the factors are all the VJP needs (A is not saved: PyTorch's saves only L and V)
+    # the factors are what a first-order VJP reads; A is saved too (unlike PyTorch, which
+    # saves only L and V) for create_graph, where the VJP recomputes differentiable factors
     return out, {"eye": eye, "lam": out[0], "v": out[1], "real_in": not np.iscomplexobj(host)}
 
 
@@ -47,7 +49,7 @@ _eig = OpDef(
     "linalg_eig",
     _eig_fwd,
     ("a",),
-    saves=(),
+    saves=("a",),
     promote=None,
     num_outputs=2,
     aux=True,
@@ -64,6 +66,8 @@ def _mH(x: Any) -> Any:  # noqa: N802
 def _eig_vjp(ctx: Any, g: Any) -> Any:
     gL, gV = g  # noqa: N806
     lam, V = ctx.lam, ctx.v  # noqa: N806
+    if hasattr(V, "grad_fn"):  # create_graph: differentiable factors (as svd's VJP does)
+        lam, V = ns.linalg_eig(ctx.a)  # noqa: N806
     eye = ctx.eye
     vh = _mH(V)
     if gV is not None:

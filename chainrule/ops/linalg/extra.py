@@ -17,6 +17,7 @@ import numpy as np
 from chainrule import _kinds, return_types
 from chainrule.ops._registry import OpDef, apply_op, ns
 from chainrule.ops.linalg._common import LinAlgError, _type_name
+from chainrule.ops.linalg._common import _mH as _mH_ns
 
 __all__: list[str] = []  # public through chainrule.linalg
 
@@ -498,19 +499,18 @@ def _pinv_ns(a: Any) -> Any:
 
         keep = backend_of(d).from_host(keep)
     sinv = keep / (s * keep + (1 - keep))
-    v = ns.transpose(vh, dim0=vh.ndim - 1, dim1=vh.ndim - 2)
-    ut = ns.transpose(u, dim0=u.ndim - 1, dim1=u.ndim - 2)
-    return ns.matmul(v * ns.unsqueeze(sinv, dim=sinv.ndim - 1), ut)
+    return ns.matmul(_mH_ns(vh) * ns.unsqueeze(sinv, dim=sinv.ndim - 1), _mH_ns(u))
 
 
 def _mT_ns(x: Any) -> Any:  # noqa: N802
-    return ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2)
+    """The conjugate transpose (the VJP below is PyTorch's for real and complex dtypes)."""
+    return _mH_ns(x)
 
 
 @_lstsq.vjp
 def _lstsq_vjp(ctx: Any, g: Any) -> Any:
-    """X = pinv(A) B: gB = pinv(A)^T gX, gA = pinv's VJP at gP = gX B^T (PyTorch's
-    pinv_backward, real dtypes)."""
+    """X = pinv(A) B: gB = pinv(A)^H gX, gA = pinv's VJP at gP = gX B^H (PyTorch's
+    pinv_backward, real and complex dtypes; ^H is the transpose of a real matrix)."""
     gx = g[0]
     if gx is None:
         return None, None
@@ -519,7 +519,7 @@ def _lstsq_vjp(ctx: Any, g: Any) -> Any:
     gb = ns.matmul(_mT_ns(p), gx) if ctx.needs_input_grad[1] else None
     ga = None
     if ctx.needs_input_grad[0]:
-        gh = ns.matmul(b, _mT_ns(gx))  # (gX B^T)^T
+        gh = ns.matmul(b, _mT_ns(gx))  # (gX B^H)^H
         m, n = a.shape[-2], a.shape[-1]
         pt = _mT_ns(p)
         if m <= n:
@@ -549,7 +549,7 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
     rank). As PyTorch: residuals (squared column norms of A X - B) only for m > n and a driver
     other than gelsy (gelsd/gelss: only when every A has rank n), rank except for gels,
     singular values for gelsd/gelss; empty tensors otherwise. B is a batch of vectors when
-    B.ndim == A.ndim - 1. VJP (solution, real dtypes): that of pinv(A) B."""
+    B.ndim == A.ndim - 1. VJP (solution, real and complex dtypes): that of pinv(A) B."""
     if driver is None:
         driver = "gelsy"
     if driver not in _DRIVERS:

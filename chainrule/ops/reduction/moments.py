@@ -24,12 +24,16 @@ def _dof(shape: tuple[int, ...], dims: Any, correction: float) -> float:
 
 @defop(name="var", saves=("x",), promote=None)
 def _var(xp: Any, x: Any, *, dim: Any = None, keepdim: bool = False, correction: float = 1) -> Any:
-    """sum((x - mean)^2) / max(n - correction, 0). VJP: g * 2 (x - mean) / (n - correction)."""
+    """sum(|x - mean|^2) / max(n - correction, 0), real for complex x (as PyTorch's).
+    VJP: g * 2 (x - mean) / (n - correction)."""
     m = xp.mean(x, axis=dim, keepdims=True)
     d = x - m
-    s = xp.sum(d * d, axis=dim, keepdims=keepdim)
+    if d.dtype.kind == "c":
+        s = xp.sum(d.real * d.real + d.imag * d.imag, axis=dim, keepdims=keepdim)
+    else:
+        s = xp.sum(d * d, axis=dim, keepdims=keepdim)
     with _errstate(xp):
-        return s / x.dtype.type(_dof(x.shape, dim, correction))
+        return s / s.dtype.type(_dof(x.shape, dim, correction))
 
 
 @_var.vjp

@@ -43,6 +43,15 @@ def _vector_norm(
         return xp.sum(a**ord, axis=dim, keepdims=keepdim) ** (1.0 / ord)
 
 
+def _sign(x: Any) -> Any:
+    """sign(x), or for complex x sgn(x) = x / |x| (0 at 0): d|x| = Re(conj(sgn x) dx)."""
+    if getattr(x, "_data", x).dtype.kind != "c":
+        return ns.sign(x)
+    a = ns.abs(x)
+    z = ns.eq(a, 0.0)
+    return ns.where(z, 0.0, x / ns.where(z, 1.0, a))
+
+
 @_vector_norm.vjp
 def _vector_norm_vjp(ctx: Any, g: Any) -> Any:
     shape = ctx.input_shapes[0]
@@ -51,12 +60,12 @@ def _vector_norm_vjp(ctx: Any, g: Any) -> Any:
     if p == 0:
         return (ge * 0.0 * x,)
     if p == 1:
-        return (ge * ns.sign(x),)
+        return (ge * _sign(x),)
     out = _keep(ctx.out, shape, ctx.dim, ctx.keepdim)
     if p in (math.inf, -math.inf):
         mask = ns.eq(ns.abs(x), out)
         count = ns.sum(mask, dim=ctx.dim, keepdim=True)
-        return (ns.sign(x) * ns.where(mask, ge, 0.0) / count,)
+        return (_sign(x) * ns.where(mask, ge, 0.0) / count,)
     zero = ns.eq(out, 0.0)
     scale = ns.where(zero, 0.0, ge) / ns.where(zero, 1.0, out)
     if p == 2:
@@ -64,10 +73,8 @@ def _vector_norm_vjp(ctx: Any, g: Any) -> Any:
     scale = ns.where(zero, 0.0, ge) / ns.pow(ns.where(zero, 1.0, out), p - 1)
     if p < 1:
         xz = ns.eq(x, 0.0)
-        return (
-            ns.where(xz, 0.0, ns.sign(x) * ns.pow(ns.where(xz, 1.0, ns.abs(x)), p - 1)) * scale,
-        )
-    return (ns.sign(x) * ns.pow(ns.abs(x), p - 1) * scale,)
+        return (ns.where(xz, 0.0, _sign(x) * ns.pow(ns.where(xz, 1.0, ns.abs(x)), p - 1)) * scale,)
+    return (_sign(x) * ns.pow(ns.abs(x), p - 1) * scale,)
 
 
 def vector_norm_impl(

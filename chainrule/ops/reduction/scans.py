@@ -8,6 +8,7 @@ from typing import Any
 from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops.complex_numbers import cj
 from chainrule.ops.reduction._common import _cast, _out_dtype
 
 __all__ = ["cumsum", "cumprod"]
@@ -52,7 +53,8 @@ def _cumprod(xp: Any, x: Any, *, dim: int) -> Any:
 
 @_cumprod.vjp
 def _cumprod_vjp(ctx: Any, g: Any) -> Any:
-    return (_cumprod_grad(ctx.x, ctx.out, ctx.dim, g),)
+    # complex x: the same formulas in conj(x), conj(out) (Note [Wirtinger gradients])
+    return (_cumprod_grad(cj(ctx.x), cj(ctx.out), ctx.dim, g),)
 
 
 def _cumprod_grad(x: Any, out: Any, d: int, g: Any) -> Any:

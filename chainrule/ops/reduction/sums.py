@@ -10,6 +10,7 @@ from chainrule._autocast_state import state as _ac
 from chainrule.ops import _autocast
 from chainrule.ops._broadcast import reduced_count, restore_reduced
 from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops.complex_numbers import cj
 from chainrule.ops.reduction._common import (
     _cast,
     _dims,
@@ -132,13 +133,15 @@ def _prod(xp: Any, x: Any, *, dim: Any = None, keepdim: bool = False) -> Any:
 
 @_prod.vjp
 def _prod_vjp(ctx: Any, g: Any) -> Any:
-    x = ctx.x
+    # complex x: g conj(prod_{j != i} x_j) (Note [Wirtinger gradients]), the same formulas in
+    # conj(x) and conj(out)
+    x = cj(ctx.x)
     shape = ctx.input_shapes[0]
     dims = ctx.dim
     ge = restore_reduced(g, shape, dims, ctx.keepdim)
     z = ns.eq(x, 0.0)
     if not builtins.bool(ns.sum(z)):
-        return (ge * _keep(ctx.out, shape, dims, ctx.keepdim) / x,)
+        return (ge * _keep(cj(ctx.out), shape, dims, ctx.keepdim) / x,)
     c = ns.sum(z, dim=dims, keepdim=True)
     xn = ns.where(z, 1.0, x)
     xz = ns.where(z, x, 1.0)
@@ -188,7 +191,7 @@ def _logsumexp(xp: Any, x: Any, *, dim: Any, keepdim: bool = False) -> Any:
 def _logsumexp_vjp(ctx: Any, g: Any) -> Any:
     shape = ctx.input_shapes[0]
     ge = restore_reduced(g, shape, ctx.dim, ctx.keepdim)
-    return (ge * ns.exp(ctx.x - _keep(ctx.out, shape, ctx.dim, ctx.keepdim)),)
+    return (ge * cj(ns.exp(ctx.x - _keep(ctx.out, shape, ctx.dim, ctx.keepdim))),)
 
 
 def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Any:

@@ -205,6 +205,8 @@ tanh = unary(
 
 
 def _sigmoid(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "c":  # no ordering: the plain form (PyTorch's complex kernel)
+        return (1 / (1 + xp.exp(-x))).astype(x.dtype, copy=False)
     # exp(-|x|) never overflows; pick the algebraically equal form per sign.
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
@@ -214,8 +216,8 @@ sigmoid = unary(
     "sigmoid",
     _sigmoid,
     saves="out",
-    vjp=lambda ctx, g: g * ctx.out * (1 - ctx.out),
-    doc="1 / (1 + e**-x), overflow-free. VJP: g s (1 - s).",
+    vjp=lambda ctx, g: g * cj(ctx.out * (1 - ctx.out)),
+    doc="1 / (1 + e**-x), overflow-free for real x. VJP: g conj(s (1 - s)).",
 )
 
 
