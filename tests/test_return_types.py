@@ -95,6 +95,8 @@ _CALLS = [
     (lambda L, x: L.linalg.solve_ex(x, x), _A),
     (lambda L, x: L.linalg.cholesky_ex(x), _SPD),
     (lambda L, x: L.linalg.lstsq(x, x), _A),
+    (lambda L, x: L.linalg.ldl_factor(x), _SPD),
+    (lambda L, x: L.linalg.ldl_factor_ex(x), _SPD),
 ]
 
 

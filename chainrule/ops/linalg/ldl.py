@@ -25,15 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _kinds
+from chainrule import _kinds, return_types
 from chainrule.ops._registry import OpDef, apply_op
-from chainrule.ops.factorizations import _named
 from chainrule.ops.linalg._common import _type_name
 
 __all__: list[str] = []  # public through chainrule.linalg
 
-LdlFactorEx = _named("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
-LdlFactor = _named("linalg_ldl_factor", ("LD", "pivots"))
 
 _NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 
@@ -156,7 +153,7 @@ def ldl_factor_ex(
     ld, piv, info = apply_op(_ldl, (A,), {"hermitian": hermitian})
     if check_errors:
         _raise_info(_name, info._data)
-    return LdlFactorEx(ld, piv, info)
+    return return_types.linalg_ldl_factor_ex._make_of(ld, piv, info)
 
 
 def ldl_factor(A: Any, *, hermitian: bool = False) -> Any:  # noqa: N803
@@ -164,7 +161,7 @@ def ldl_factor(A: Any, *, hermitian: bool = False) -> Any:  # noqa: N803
     module docstring)."""
     ld, piv, info = ldl_factor_ex(A, hermitian=hermitian, _name="torch.linalg.ldl_factor")
     _raise_info("torch.linalg.ldl_factor", info._data)
-    return LdlFactor(ld, piv)
+    return return_types.linalg_ldl_factor._make_of(ld, piv)
 
 
 def _ldl_solve_fwd(xp: Any, ld: Any, piv: Any, b: Any, *, hermitian: bool) -> Any:
