@@ -150,6 +150,8 @@ if TYPE_CHECKING:
     from chainrule.ops.stacking import *  # noqa: F403
     from chainrule.ops.unary import *  # noqa: F403
 
+from chainrule.ops import _complex_refusals  # noqa: E402,F401  (after every op is registered)
+
 # Tensor methods reach the ops through these tables (chainrule/_dispatch.py): every public op
 # function, the dispatcher's entry points, and each declared op's OpDef by name.
 _dispatch.register(_dispatch.ops, {n: globals()[n] for n in __all__})
