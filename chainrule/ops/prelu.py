@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule.backends import backend_of
 from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops.unary.elementwise import _slope_select
 
 __all__ = ["prelu_kernel"]
 
@@ -33,7 +35,12 @@ def _prelu_kernel(xp: Any, x: Any, a: Any) -> Any:
 def _prelu_kernel_vjp(ctx: Any, g: Any) -> Any:
     x, a = ctx.x, ctx.a
     nx, na = ctx.needs_input_grad
-    gx = ns.where(x > 0, g, g * a) if nx else None
+    if not nx:
+        gx = None
+    elif hasattr(g, "grad_fn") or hasattr(x, "grad_fn"):  # create_graph: Tensor ops
+        gx = ns.where(x > 0, g, g * a)
+    else:  # arrays: g * f with f = 1 or a, no select (ops/unary/elementwise.py)
+        gx = _slope_select(backend_of(g).xp, x > 0, g, a)
     if not na:
         return gx, None
     neg = ns.minimum(x, 0 * x) if hasattr(x, "grad_fn") else ctx.neg

@@ -57,3 +57,35 @@ def test_slope_select_is_where() -> None:
         for slope in (0.2, 0.3, 1e-3, 0.999):
             got = elementwise._slope_select(np, x > 0, g, slope)
             _same(got, np.where(x > 0, g, g * slope))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("channels", [1, 8])
+def test_prelu_large_matches_torch(dt: type, channels: int) -> None:
+    """PReLU's input gradient as ``g * f`` with per-channel slopes (bit for bit, as PyTorch's
+    select), the slope gradient to rounding."""
+    x, g = _data((4, 8, 16, 16), dt)
+    slopes = np.linspace(-0.5, 1.5, channels).astype(dt)
+    if channels > 1:
+        slopes[1] = 0.25
+    a = cr.tensor(x, requires_grad=True)
+    wa = cr.tensor(slopes, requires_grad=True)
+    ya = cr.nn.functional.prelu(a, wa)
+    ya.backward(cr.tensor(g))
+    b = torch.tensor(x, requires_grad=True)
+    wb = torch.tensor(slopes, requires_grad=True)
+    yb = torch.nn.functional.prelu(b, wb)
+    yb.backward(torch.tensor(g))
+    # (the forward's sign of a zero times a negative slope is not PyTorch's: not this change)
+    assert np.array_equal(ya.detach().numpy(), yb.detach().numpy(), equal_nan=True)
+    assert a.grad is not None and b.grad is not None
+    _same(a.grad.numpy(), b.grad.numpy())
+    assert wa.grad is not None and wb.grad is not None
+    np.testing.assert_allclose(wa.grad.numpy(), wb.grad.numpy(), rtol=1e-5, equal_nan=True)
+
+
+def test_slope_select_array_slopes_is_where() -> None:
+    x, g = _data((4, 8, 32), np.float32)
+    for slopes in ([0.25] * 8, list(np.linspace(-2, 3, 8)), [0.1, np.nan, np.inf] + [0.3] * 5):
+        a = np.asarray(slopes, np.float32)[:, None]
+        _same(elementwise._slope_select(np, x > 0, g, a), np.where(x > 0, g, g * a))
