@@ -4,12 +4,13 @@ one op, forward and backward.
 Composed from mean, sub, mul, pow and the affine ops, a training BatchNorm records nine nodes
 and makes about a dozen passes over its input forward and as many backward; PyTorch runs one
 kernel each way. ``batch_norm_train`` computes the statistics in one pass each (the mean, then
-the sum of squared deviations as a contraction, with no squared temporary), normalises in place
-and keeps the normalised values for the backward, whose three reductions and one elementwise
-pass give the gradients of the input, the weight and the bias. Its VJP is written with ``ns``
-ops: in an ordinary backward it runs on the arrays kept from the forward; under
-``create_graph`` it recomputes the normalised input from the saved one with Tensor ops, so that
-the backward is itself differentiable (BatchNorm inside a gradient penalty).
+the sum of squared deviations of the centred input as a contraction, with no squared
+temporary), writes y = xc (invstd w) + b in two passes and keeps the centred input xc for the
+backward. In an ordinary backward (NumPy arrays) the VJP is two reductions and four passes
+into one buffer, with invstd folded into per-channel factors; otherwise it is written with
+``ns`` ops, and under ``create_graph`` it recomputes the normalised input from the saved one
+with Tensor ops, so that the backward is itself differentiable (BatchNorm inside a gradient
+penalty).
 """
 
 from __future__ import annotations

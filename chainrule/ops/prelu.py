@@ -4,8 +4,9 @@ Composed as ``where(x > 0, x, a x)``, PReLU records three nodes, its forward mak
 product and a select, and its backward two selects, two products, a sum and an accumulation
 of two gradients for x. Here the forward is four branch-free passes (PyTorch's NaN and
 infinity results: max and min propagate a NaN, and a -inf times a slope of 0 is NaN as in
-``a * x``), it keeps min(x, 0) for the backward, and the VJP is a mask, a product and a select
-for x and one product for the slope (the engine sums it back to the slope's shape). Under
+``a * x``), it keeps min(x, 0) for the backward, and the VJP is a mask and ``g * f`` (f = 1 or
+the slope, ``ops/unary/elementwise.py``'s ``_slope_select``: no select) for x and one product
+for the slope (the engine sums it back to the slope's shape). Under
 ``create_graph`` the VJP recomputes min(x, 0) from the saved input with Tensor ops, so it is
 differentiable again.
 """
