@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule.backends import backend_of
 from chainrule.ops._registry import apply_op, defop, ns
 
 __all__ = ["batch_norm_train", "batch_norm_eval", "layer_norm"]
@@ -70,7 +71,7 @@ def _batch_norm_train(xp: Any, x: Any, w: Any, b: Any, *, eps: float) -> Any:
 def _batch_norm_train_vjp(ctx: Any, grads: Any) -> Any:
     gy, gmean, gvar = grads
     x, w = ctx.x, ctx.w
-    if type(ctx.xc) is np.ndarray and not hasattr(x, "grad_fn"):
+    if not hasattr(x, "grad_fn"):  # arrays (NumPy, CuPy, a compile Tracer): no Tensor ops
         return _batch_norm_train_vjp_arrays(ctx, gy, gmean, gvar)
     nx, nw, nb = ctx.needs_input_grad
     nd = x.ndim
@@ -78,15 +79,12 @@ def _batch_norm_train_vjp(ctx: Any, grads: Any) -> Any:
     m = 1
     for d in dims:
         m *= x.shape[d]
-    if hasattr(x, "grad_fn"):  # create_graph: xhat as a differentiable function of x
-        mean = ns.mean(x, dim=dims, keepdim=True)
-        xc = x - mean
-        invstd = (ns.mean(xc * xc, dim=dims, keepdim=True) + ctx.eps) ** -0.5
-        xhat = xc * invstd
-        invstd = ns.reshape(invstd, shape=(x.shape[1],))
-    else:
-        invstd = ctx.invstd
-        xhat = ns.reshape(ctx.xc * invstd[:, None], shape=x.shape)
+    # create_graph: xhat as a differentiable function of x
+    mean = ns.mean(x, dim=dims, keepdim=True)
+    xc = x - mean
+    invstd = (ns.mean(xc * xc, dim=dims, keepdim=True) + ctx.eps) ** -0.5
+    xhat = xc * invstd
+    invstd = ns.reshape(invstd, shape=(x.shape[1],))
     gx = gw = gb = None
     if gy is not None:
         gb = ns.sum(gy, dim=dims, keepdim=False)
@@ -106,27 +104,29 @@ def _batch_norm_train_vjp(ctx: Any, grads: Any) -> Any:
 
 
 def _batch_norm_train_vjp_arrays(ctx: Any, gy: Any, gmean: Any, gvar: Any) -> Any:
-    """The VJP on NumPy arrays (an ordinary backward), from the centred input xc kept by the
+    """The VJP on arrays (an ordinary backward), from the centred input xc kept by the
     forward: gb = sum gy and gw = invstd sum gy xc (two reductions), then
     gx = k (gy - gb / m - xc invstd gw / m) with k = invstd w as four passes into one buffer,
-    where the Tensor form makes six passes and five temporaries."""
+    where the Tensor form makes six passes and five temporaries. The same operations on every
+    array kind, so that CPU, CUDA and a compiled replay round alike."""
     nx, nw, nb = ctx.needs_input_grad
     xc, invstd, w = ctx.xc, ctx.invstd, ctx.w
+    xp = np if isinstance(xc, np.ndarray) else backend_of(xc).xp
     n, c, l = xc.shape
     m = n * l
     gx = gw = gb = None
     if gy is not None:
         gy3 = gy.reshape(n, c, l)
         gb = gy3.sum(axis=(0, 2))
-        gw = np.einsum("ncl,ncl->c", gy3, xc) * invstd
+        gw = xp.einsum("ncl,ncl->c", gy3, xc) * invstd
         if nx:
             gx = xc * (invstd * gw / m)[:, None]
             gx += (gb / m)[:, None]
-            np.subtract(gy3, gx, out=gx)
+            xp.subtract(gy3, gx, out=gx)
             gx *= (invstd if w is None else invstd * w)[:, None]
     if nx and gmean is not None:
         part = (gmean / m).astype(xc.dtype, copy=False)[:, None]
-        gx = np.broadcast_to(part, xc.shape).copy() if gx is None else gx + part
+        gx = xp.broadcast_to(part, xc.shape).copy() if gx is None else gx + part
     if nx and gvar is not None:
         part = xc * (gvar * (2 / m)).astype(xc.dtype, copy=False)[:, None]
         gx = part if gx is None else gx + part

@@ -291,7 +291,8 @@ def _slope_select(xp: Any, passes: Any, g: Any, slope: Any) -> Any:
     else:
         if (
             getattr(slope, "dtype", None) != dt
-            or type(slope) is not type(g)
+            or type(slope) is not np.ndarray  # (a compile Tracer's bool() below would break)
+            or type(g) is not np.ndarray
             or slope.size > g.size // 64
             or xp.broadcast_shapes(slope.shape, g.shape) != g.shape
         ):
