@@ -73,7 +73,10 @@ def relu6(input: Any, inplace: bool = False) -> Any:
 
 def _leaky_fwd(xp: Any, x: Any, *, negative_slope: float = 0.01) -> Any:
     if 0 < negative_slope <= 1:  # the same values, without where's per-element branch
-        return _cast(xp.maximum(x, x * negative_slope), x)  # (slope 0: inf * 0 would be NaN)
+        t = x * negative_slope  # (slope 0: inf * 0 would be NaN)
+        if t.ndim and t.dtype == x.dtype and t.shape == x.shape:  # into it: one array, not two
+            return xp.maximum(x, t, out=t)
+        return _cast(xp.maximum(x, t), x)
     return _cast(xp.where(x > 0, x, x * negative_slope), x)
 
 
