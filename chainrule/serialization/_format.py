@@ -11,7 +11,8 @@ stored under the keys "0", "1", ... (a tensor object saved twice is stored once)
   - ``structure``: a JSON list of nodes, the saved object being the last. A node is a JSON
     None, bool, int, float (NaN and infinities allowed) or string standing for itself, or a
     tagged object whose children are indices of earlier nodes:
-    ``{"t": "tensor", "k": key, "rg": requires_grad, "param": is_parameter}``,
+    ``{"t": "tensor", "k": key, "rg": requires_grad, "param": is_parameter}`` (with
+    ``"np": true`` for a saved NumPy array, which loads back as an ndarray),
     ``{"t": "list" | "tuple", "v": [indices]}``, ``{"t": "dict" | "odict" | "counter",
     "k": [indices], "v": [indices]}`` (keys are nodes too, so int keys survive),
     ``{"t": "dtype", "v": name}``, ``{"t": "size", "v": [ints]}`` and ``{"t": "pickle",
