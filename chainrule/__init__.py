@@ -246,6 +246,7 @@ _LAZY |= {"sparse"}  # torch.sparse (chainrule/sparse/, docs/sparse.md)
 _LAZY |= {"fft"}  # torch.fft (chainrule/fft.py)  # torch.serialization.add_safe_globals and friends
 _LAZY |= {"futures", "cpu"}  # torch.futures, torch.cpu (docs/storage.md)
 _LAZY |= {"multiprocessing"}  # torch.multiprocessing (chainrule/multiprocessing.py)
+_LAZY |= {"onnx"}  # torch.onnx: is_in_onnx_export, export refuses (chainrule/onnx.py)
 
 from chainrule import _nn_aliases, return_types  # noqa: E402,F401  (torch.return_types)
 from chainrule._nn_aliases import (  # noqa: E402,F401  (torch.<name> forms of nn.functional's)

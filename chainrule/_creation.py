@@ -261,28 +261,70 @@ def _size(size: Sequence[Any]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _size_kw(name: str, size: tuple[Any, ...], kw: Any) -> tuple[Any, ...]:
+    """The shape of ``name(*size)`` or of ``name(size=kw)`` (PyTorch takes either form)."""
+    if kw is None:
+        return size
+    if size:
+        if name in ("rand", "randn"):
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got "
+                f"({', '.join(type(s).__name__ for s in size)}, size={type(kw).__name__})"
+            )
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(kw, (list, tuple, Size)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {type(kw).__name__}")
+    return (kw,)
+
+
+def _only_size(name: str, kw: dict[str, Any]) -> Any:
+    """The ``size=`` keyword, refusing any other unknown keyword as Python would."""
+    size = kw.pop("size", None)
+    if kw:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kw))}'")
+    return size
+
+
 def _dt(dtype: Any) -> np.dtype:
     return (_dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()).np
 
 
 def zeros(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    out: Any = None,
+    **kw: Any,
 ) -> Tensor:
     """A tensor of zeros of shape ``size`` (default dtype float32)."""
+    size = _size_kw("zeros", size, _only_size("zeros", kw))
     return _finish(np.zeros(_size(size), _dt(dtype)), device, requires_grad)
 
 
 def ones(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    out: Any = None,
+    **kw: Any,
 ) -> Tensor:
     """A tensor of ones of shape ``size``."""
+    size = _size_kw("ones", size, _only_size("ones", kw))
     return _finish(np.ones(_size(size), _dt(dtype)), device, requires_grad)
 
 
 def empty(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    out: Any = None,
+    **kw: Any,
 ) -> Tensor:
     """An uninitialised tensor of shape ``size``. Differs from torch: the memory is zeroed."""
+    size = _size_kw("empty", size, _only_size("empty", kw))
     return _finish(np.zeros(_size(size), _dt(dtype)), device, requires_grad)
 
 
@@ -413,9 +455,11 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **kw: Any,
 ) -> Tensor:
     """Uniform samples in [0, 1) (both parts, for a complex dtype). Differs from torch:
     NumPy's generator, so other values."""
+    size = _size_kw("rand", size, _only_size("rand", kw))
     dt = _dt(dtype)
     g = rng_of(generator, device)
     a = g.random(_size(size), dtype=np.float64)
@@ -430,9 +474,11 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **kw: Any,
 ) -> Tensor:
     """Standard normal samples; for a complex dtype, real and imaginary parts each of variance
     1/2 (E|z|**2 = 1, as PyTorch). Differs from torch: NumPy's generator, so other values."""
+    size = _size_kw("randn", size, _only_size("randn", kw))
     dt = _dt(dtype)
     g = rng_of(generator, device)
     a = g.standard_normal(_size(size))

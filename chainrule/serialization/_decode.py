@@ -47,22 +47,24 @@ class _Decoder:
         self.pickle_module = pickle_module
         self.made: dict[str, Tensor] = {}
 
-    def tensor(self, node: dict[str, Any]) -> Tensor:
+    def tensor(self, node: dict[str, Any]) -> Tensor | np.ndarray:
         key = node.get("k")
         if not isinstance(key, str):
             raise self.fail(
                 f"a tensor node of its structure has key {_show(key, 40)}; expected a string"
             )
-        for flag in ("rg", "param"):
+        for flag in ("rg", "param", "np"):
             if not isinstance(node.get(flag, False), bool):
                 raise self.fail(
                     f"tensor node '{key}' of its structure has '{flag}': "
                     f"{_show(node[flag], 40)}; expected true or false"
                 )
-        if key in self.made:
-            return self.made[key]
         if key not in self.arrays:
             raise self.fail(f"its structure refers to tensor '{key}', which the file does not hold")
+        if node.get("np"):  # a saved NumPy array comes back as one (its own copy)
+            return np.array(self.arrays[key])
+        if key in self.made:
+            return self.made[key]
         from chainrule.nn.parameter import Parameter
         from chainrule.serialization._location import place
 

@@ -11,7 +11,8 @@ stored under the keys "0", "1", ... (a tensor object saved twice is stored once)
   - ``structure``: a JSON list of nodes, the saved object being the last. A node is a JSON
     None, bool, int, float (NaN and infinities allowed) or string standing for itself, or a
     tagged object whose children are indices of earlier nodes:
-    ``{"t": "tensor", "k": key, "rg": requires_grad, "param": is_parameter}``,
+    ``{"t": "tensor", "k": key, "rg": requires_grad, "param": is_parameter}`` (with
+    ``"np": true`` for a saved NumPy array, which loads back as an ndarray),
     ``{"t": "sparse_coo", "i": indices key, "v": values key, "size": [ints], "co":
     is_coalesced, "rg": requires_grad}`` (a sparse COO tensor, rebuilt and checked by
     ``sparse_coo_tensor``; a file's "co" is checked against its indices),

@@ -95,7 +95,9 @@ class _Encoder:
         if isinstance(obj, np.ndarray):
             from chainrule._creation import as_tensor
 
-            return self._tensor_node(as_tensor(obj))
+            node = self._tensor_node(as_tensor(obj))
+            node["np"] = True  # loads back as an ndarray, as torch.load gives one
+            return node
         return self._pickle_node(obj)
 
     def _tensor_index(self, t: Tensor) -> int:

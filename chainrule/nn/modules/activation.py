@@ -9,10 +9,12 @@ from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn import init
+from chainrule.nn.modules.attention import MultiheadAttention  # torch keeps it in activation.py
 from chainrule.nn.modules.module import Module
 from chainrule.nn.parameter import Parameter
 
 __all__ = [
+    "MultiheadAttention",
     "ReLU",
     "LeakyReLU",
     "PReLU",

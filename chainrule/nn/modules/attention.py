@@ -9,16 +9,11 @@ from chainrule import _creation
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
 from chainrule.nn import init
-from chainrule.nn.modules.linear import Linear
+from chainrule.nn.modules.linear import NonDynamicallyQuantizableLinear
 from chainrule.nn.modules.module import Module
 from chainrule.nn.parameter import Parameter
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A ``Linear`` under the class name PyTorch gives ``MultiheadAttention.out_proj`` (so
-    reprs match); it behaves exactly as ``Linear``."""
 
 
 class MultiheadAttention(Module):

@@ -11,7 +11,7 @@ from chainrule.nn import init
 from chainrule.nn.modules._params import add_weight_and_bias, reset_fan_in_uniform
 from chainrule.nn.modules.module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear"]
 
 
 class Identity(Module):
@@ -56,6 +56,12 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under the class name PyTorch gives ``MultiheadAttention.out_proj`` (so
+    reprs match, and ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear`` names it, as
+    programs listing ``torch.load`` safe globals do); it behaves exactly as ``Linear``."""
 
 
 class Bilinear(Module):
