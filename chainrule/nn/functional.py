@@ -9,7 +9,7 @@ This module is the public face only: it re-exports, by name, the functions of th
 in ``chainrule/nn/_functional/`` (activation, loss, margin_loss, distance, linear, dropout, conv,
 pooling, adaptive_pooling, fractional_pooling, normalization, vision) and of the files beside it
 (``_attention_functional``, ``_mha_functional``, ``_ctc``, ``_functional_sample``,
-``_functional_helpers``, ``_grouped_mm``).
+``_functional_helpers``, ``_grouped_mm``, ``_scaled_mm``).
 """
 
 from __future__ import annotations
@@ -191,6 +191,7 @@ from chainrule.nn._functional_sample import (
 )
 from chainrule.nn._grouped_mm import grouped_mm
 from chainrule.nn._mha_functional import multi_head_attention_forward
+from chainrule.nn._scaled_mm import ScalingType, SwizzleType, scaled_grouped_mm, scaled_mm
 from chainrule.nn._resample_more import (
     GRID_SAMPLE_INTERPOLATION_MODES,
     GRID_SAMPLE_PADDING_MODES,
@@ -346,4 +347,9 @@ __all__ = [
     "tf32_notes",
     "sparse_support_notes",
     "grouped_mm",
+    # chainrule/nn/_scaled_mm.py
+    "ScalingType",
+    "SwizzleType",
+    "scaled_mm",
+    "scaled_grouped_mm",
 ]
