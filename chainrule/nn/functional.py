@@ -191,13 +191,13 @@ from chainrule.nn._functional_sample import (
 )
 from chainrule.nn._grouped_mm import grouped_mm
 from chainrule.nn._mha_functional import multi_head_attention_forward
-from chainrule.nn._scaled_mm import ScalingType, SwizzleType, scaled_grouped_mm, scaled_mm
 from chainrule.nn._resample_more import (
     GRID_SAMPLE_INTERPOLATION_MODES,
     GRID_SAMPLE_PADDING_MODES,
     grid_sample,
     interpolate,
 )
+from chainrule.nn._scaled_mm import ScalingType, SwizzleType, scaled_grouped_mm, scaled_mm
 
 __all__ = [
     "softmax",
