@@ -271,6 +271,14 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
 
 
 # The deprecated aliases of interpolate.
+def _recorded_interpolate() -> Any:
+    """The public ``interpolate`` (nn/_resample_more.py: PyTorch's nodes), which imports this
+    module."""
+    from chainrule.nn._resample_more import interpolate as public
+
+    return public
+
+
 def upsample(
     input: Tensor,
     size: Any = None,
@@ -284,7 +292,7 @@ def upsample(
         "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
-    return interpolate(input, size, scale_factor, mode, align_corners)
+    return _recorded_interpolate()(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
@@ -294,7 +302,7 @@ def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) 
         "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
-    return interpolate(input, size, scale_factor, mode="nearest")
+    return _recorded_interpolate()(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
@@ -305,4 +313,4 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
         "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
         stacklevel=2,
     )
-    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+    return _recorded_interpolate()(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -82,6 +82,29 @@ CASES: dict[str, Case] = {
     "triplet_dist": lambda F, a: F.triplet_margin_with_distance_loss(
         a.t(4, 5), a.t(4, 5), a.t(4, 5)
     ),
+    "interp_nearest1d": lambda F, a: F.interpolate(a.t(2, 3, 4), scale_factor=2),
+    "interp_nearest2d": lambda F, a: F.interpolate(a.t(2, 3, 4, 4), scale_factor=2),
+    "interp_nearest3d": lambda F, a: F.interpolate(a.t(2, 3, 2, 2, 2), scale_factor=2),
+    "interp_nearest_exact2d": lambda F, a: F.interpolate(
+        a.t(2, 3, 4, 4), size=(6, 7), mode="nearest-exact"
+    ),
+    "interp_linear": lambda F, a: F.interpolate(a.t(2, 3, 4), scale_factor=2, mode="linear"),
+    "interp_bilinear": lambda F, a: F.interpolate(a.t(2, 3, 4, 4), scale_factor=2, mode="bilinear"),
+    "interp_bilinear_ac": lambda F, a: F.interpolate(
+        a.t(2, 3, 4, 4), size=(5, 7), mode="bilinear", align_corners=True
+    ),
+    "interp_bilinear_aa": lambda F, a: F.interpolate(
+        a.t(2, 3, 8, 8), size=(5, 3), mode="bilinear", antialias=True
+    ),
+    "interp_bicubic": lambda F, a: F.interpolate(a.t(2, 3, 4, 4), scale_factor=2, mode="bicubic"),
+    "interp_bicubic_aa": lambda F, a: F.interpolate(
+        a.t(2, 3, 8, 8), size=(5, 3), mode="bicubic", antialias=True
+    ),
+    "interp_trilinear": lambda F, a: F.interpolate(
+        a.t(2, 3, 2, 2, 2), scale_factor=2, mode="trilinear"
+    ),
+    "interp_area": lambda F, a: F.interpolate(a.t(2, 3, 8, 8), size=(3, 3), mode="area"),
+    "interp_area1d": lambda F, a: F.interpolate(a.t(2, 3, 8), size=3, mode="area"),
 }
 # Random in training (the noise is drawn from each library's own generator): names only.
 RANDOM = {"rrelu_train"}
