@@ -15,6 +15,7 @@ PyTorch) and the weights normalized to sum 1.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,9 @@ __all__ = [
     "GRID_SAMPLE_PADDING_MODES",
     "grid_sample",
     "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
 ]
 
 # PyTorch's enumerations of grid_sample's string arguments.
@@ -303,3 +307,40 @@ def _interpolate(
         for n, o, s in zip(input.shape[2:], sizes, scales)
     ]
     return _sep_apply(input, mats)
+
+
+def upsample(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated alias of ``interpolate`` (with PyTorch's warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='nearest')`` (with PyTorch's warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='bilinear', align_corners=True)`` (with PyTorch's
+    warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

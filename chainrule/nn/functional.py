@@ -183,12 +183,7 @@ from chainrule.nn._functional_helpers import (
     tf32_notes,
 )
 from chainrule.nn._functional_lce import linear_cross_entropy
-from chainrule.nn._functional_sample import (
-    affine_grid,
-    upsample,
-    upsample_bilinear,
-    upsample_nearest,
-)
+from chainrule.nn._functional_sample import affine_grid
 from chainrule.nn._grouped_mm import grouped_mm
 from chainrule.nn._mha_functional import multi_head_attention_forward
 from chainrule.nn._resample_more import (
@@ -196,6 +191,9 @@ from chainrule.nn._resample_more import (
     GRID_SAMPLE_PADDING_MODES,
     grid_sample,
     interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
 )
 from chainrule.nn._scaled_mm import ScalingType, SwizzleType, scaled_grouped_mm, scaled_mm
 

@@ -89,7 +89,7 @@ def soft_margin_loss(
     inputs = (input, target)
     return _composite_of(
         "SoftMarginLossBackward0",
-        lambda *ts: _soft_margin_loss(*ts, size_average, reduce, reduction),
+        lambda x, t: _soft_margin_loss(x, t, size_average, reduce, reduction),
         inputs,
     )
 
@@ -283,7 +283,7 @@ def multilabel_margin_loss(
     inputs = (input, target)
     return _composite_of(
         "MultilabelMarginLossBackward0",
-        lambda *ts: _multilabel_margin_loss(*ts, size_average, reduce, reduction),
+        lambda x, t: _multilabel_margin_loss(x, t, size_average, reduce, reduction),
         inputs,
     )
 
