@@ -276,7 +276,7 @@ def interpolate(
     node = _interp_node(input, mode, antialias)
     if node is None:
         return _interpolate(input, *args)
-    return composite(node, lambda x: _interpolate(x, *args), (input,))
+    return composite(node, lambda x: _interpolate(x, *args), (input,), linear=True)
 
 
 def _interpolate(

@@ -12,7 +12,9 @@ Note [composite nodes]
     is one more forward of ``fn`` per backward, which PyTorch's own kernels avoid; the
     functions that use it are the pooling, resampling and normalization layers where the
     node's name is what users inspect. The ops are ``composite1`` ... ``composite3`` (by the
-    number of Tensor inputs); ``name_fn`` gives the node's name from the parameters.
+    number of Tensor inputs); ``name_fn`` gives the node's name from the parameters. A linear
+    function (``composite_linear``: average pooling, resampling, im2col) saves nothing, as
+    PyTorch's kernels: its VJP is taken at zeros of the input's shape.
 """
 
 from __future__ import annotations
@@ -90,20 +92,50 @@ def _composite3(
     return _forward(fn, (x0, x1, x2), keep)
 
 
+@defop(name="composite_linear", promote=None, name_fn=_name)
+def _composite_linear(xp: Any, x0: Any, *, node: str, fn: Callable[..., Any], keep: Any) -> Any:
+    """fn(x0) for a linear ``fn`` (pooling by averages, resampling, im2col), recorded as one
+    node named ``node`` that saves nothing, as PyTorch's (Note [composite nodes])."""
+    return _forward(fn, (x0,), keep)
+
+
+@_composite_linear.vjp
+def _composite_linear_vjp(ctx: Any, g: Any) -> tuple[Any, ...]:
+    """A linear map's VJP does not depend on where it is taken: fn's, at zeros."""
+    from chainrule.autograd import grad as _grad
+    from chainrule.backends import backend_of
+
+    cg = is_grad_enabled()
+    gt = _as_tensor(g)
+    xp = backend_of(gt._data).xp
+    with enable_grad():
+        z = Tensor._wrap(xp.zeros(ctx.input_shapes[0], dtype=gt._data.dtype))
+        z.requires_grad_(True)
+        out = ctx.fn(z)
+        if isinstance(out, tuple):
+            out = out[0]
+        (r,) = _grad(out, [z], gt, create_graph=cg, allow_unused=True)
+    return (r if r is None or cg else r._data,)
+
+
 _OPS: dict[int, OpDef] = {1: _composite1, 2: _composite2, 3: _composite3}
 for _n, _op in _OPS.items():
     _op.vjp(lambda ctx, g, _n=_n: _joint_vjp(ctx, g, _n))
 
 
-def composite(node: str, fn: Callable[..., Any], inputs: tuple[Any, ...]) -> Any:
+def composite(
+    node: str, fn: Callable[..., Any], inputs: tuple[Any, ...], linear: bool = False
+) -> Any:
     """``fn(*inputs)`` (1 to 3 Tensors) recorded as one node named ``node`` when a node is
     needed; without one (no input requires grad, or grad mode is off) just ``fn(*inputs)``.
     ``fn`` may return a tuple: its first element is the output, the others (indices) get no
-    gradient and are returned after it, as they came."""
+    gradient and are returned after it, as they came. ``linear``: ``fn`` is linear in its one
+    input, so the node saves nothing (its VJP is taken at zeros)."""
     if not is_grad_enabled() or not any(getattr(t, "requires_grad", False) for t in inputs):
         return fn(*inputs)
     keep: list[Any] = []
-    out = apply_op(_OPS[len(inputs)], inputs, {"node": node, "fn": fn, "keep": keep})
+    op = _composite_linear if linear else _OPS[len(inputs)]
+    out = apply_op(op, inputs, {"node": node, "fn": fn, "keep": keep})
     if keep:
         return (out, *keep.pop())
     return out

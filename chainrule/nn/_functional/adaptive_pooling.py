@@ -72,7 +72,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     if (oh, ow) == (1, 1):
         return _ops.mean(input, (-1, -2), True)
     return composite(
-        "AdaptiveAvgPool2DBackward0", lambda x: _adaptive_avg_pool2d(x, oh, ow), (input,)
+        "AdaptiveAvgPool2DBackward0",
+        lambda x: _adaptive_avg_pool2d(x, oh, ow),
+        (input,),
+        linear=True,
     )
 
 
@@ -198,7 +201,9 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     if sizes == (1, 1, 1):
         return _ops.mean(input, (-1, -2, -3), True)
     mats = [_adaptive_matrix(n, o) for n, o in zip(input.shape[-3:], sizes)]
-    return composite("AdaptiveAvgPool3DBackward0", lambda x: _sep_apply(x, mats), (input,))
+    return composite(
+        "AdaptiveAvgPool3DBackward0", lambda x: _sep_apply(x, mats), (input,), linear=True
+    )
 
 
 def adaptive_max_pool1d_with_indices(

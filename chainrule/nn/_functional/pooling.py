@@ -113,7 +113,7 @@ def avg_pool2d(
     nodes] in chainrule/ops/composite_node.py); ``_avg_pool2d`` computes it."""
     args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _tensor_args("avg_pool2d", ("input", 1, input, False))
-    return composite("AvgPool2DBackward0", lambda x: _avg_pool2d(x, *args), (input,))
+    return composite("AvgPool2DBackward0", lambda x: _avg_pool2d(x, *args), (input,), linear=True)
 
 
 def _avg_pool2d(
@@ -341,7 +341,7 @@ def avg_pool3d(
     recorded as PyTorch's one ``AvgPool3DBackward0`` (Note [composite nodes])."""
     _check_nd("avg_pool3d", input, 3)
     args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    return composite("AvgPool3DBackward0", lambda x: _avg_pool3d(x, *args), (input,))
+    return composite("AvgPool3DBackward0", lambda x: _avg_pool3d(x, *args), (input,), linear=True)
 
 
 def _avg_pool3d(

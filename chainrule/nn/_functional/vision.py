@@ -223,6 +223,7 @@ def unfold(
         "Im2ColBackward0",
         lambda *ts: _unfold(ts[0], kernel_size, dilation, padding, stride),
         inputs,
+        linear=True,
     )
 
 
@@ -275,6 +276,7 @@ def fold(
         "Col2ImBackward0",
         lambda *ts: _fold(ts[0], output_size, kernel_size, dilation, padding, stride),
         inputs,
+        linear=True,
     )
 
 
