@@ -347,6 +347,10 @@ _LAZY_ATTRS = {
         )
     },
     "GradScaler": "chainrule.amp",
+    **{  # float8 scaled products (chainrule/nn/_scaled_mm.py)
+        n: "chainrule.nn._scaled_mm"
+        for n in ("_scaled_mm", "_scaled_mm_v2", "_scaled_grouped_mm", "_scaled_grouped_mm_v2")
+    },
     # The torch-level topic modules (chainrule/_lazy_names.py, written by tools/lazy_names.py
     # from their __all__): mapped without importing them.
     **{n: m for m, names in _lazy_names.NAMES.items() for n in names},

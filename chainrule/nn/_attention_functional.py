@@ -24,6 +24,7 @@ from chainrule._dtype import to_dtype
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional.dropout import dropout as _dropout
 from chainrule.ops import _autocast
+from chainrule.ops.composite_node import composite
 
 __all__ = ["scaled_dot_product_attention", "rms_norm"]
 
@@ -182,6 +183,34 @@ def scaled_dot_product_attention(
     if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
         query, key, value = _autocast.lower(query, key, value)
     _check_sdpa(query, key, value, attn_mask, is_causal)
+    args = (attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if (
+        query.ndim == key.ndim == value.ndim == 4
+        and dropout_p == 0.0
+        and value.shape[-1] == query.shape[-1]
+        and not (attn_mask is not None and attn_mask.requires_grad)
+    ):
+        # PyTorch's CPU flash kernel takes these: one node over q, k, v (Note [composite
+        # nodes] in chainrule/ops/composite_node.py).
+        return composite(
+            "ScaledDotProductFlashAttentionForCpuBackward0",
+            lambda q, k, v: _sdpa(q, k, v, *args),
+            (query, key, value),
+        )
+    return _sdpa(query, key, value, *args)
+
+
+def _sdpa(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float | None,
+    enable_gqa: bool,
+) -> Tensor:
+    """scaled_dot_product_attention once the masks' arguments are checked."""
     if enable_gqa:
         hq = query.shape[-3] if query.ndim >= 3 else None
         hk = key.shape[-3] if key.ndim >= 3 else None

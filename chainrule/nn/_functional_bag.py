@@ -20,6 +20,7 @@ from chainrule._dispatch import upper as _upper
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import no_grad
 from chainrule.backends import backend_of
+from chainrule.ops.composite_node import composite
 
 __all__ = ["embedding_bag"]
 
@@ -59,6 +60,39 @@ def _renorm_rows_(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: f
 
 
 def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """See ``_embedding_bag``. Recorded as PyTorch's one ``EmbeddingBagBackward0`` over weight
+    (and the per-sample weights) unless ``sparse`` or ``max_norm`` (Note [composite nodes] in
+    chainrule/ops/composite_node.py)."""
+    args = (max_norm, norm_type, scale_grad_by_freq, mode, sparse)
+    rest = (include_last_offset, padding_idx)
+    if sparse or max_norm is not None or not isinstance(weight, Tensor):
+        return _embedding_bag(input, weight, offsets, *args, per_sample_weights, *rest)
+    if per_sample_weights is None:
+        return composite(
+            "EmbeddingBagBackward0",
+            lambda w: _embedding_bag(input, w, offsets, *args, None, *rest),
+            (weight,),
+        )
+    return composite(
+        "EmbeddingBagBackward0",
+        lambda w, p: _embedding_bag(input, w, offsets, *args, p, *rest),
+        (weight, per_sample_weights),
+    )
+
+
+def _embedding_bag(
     input: Tensor,
     weight: Tensor,
     offsets: Tensor | None = None,

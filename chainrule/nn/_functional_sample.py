@@ -11,7 +11,6 @@ on the grid, so gradients reach both the input and the grid.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -27,9 +26,6 @@ __all__ = [
     "interpolate",
     "grid_sample",
     "affine_grid",
-    "upsample",
-    "upsample_nearest",
-    "upsample_bilinear",
 ]
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
@@ -271,38 +267,3 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
 
 
 # The deprecated aliases of interpolate.
-def upsample(
-    input: Tensor,
-    size: Any = None,
-    scale_factor: Any = None,
-    mode: str = "nearest",
-    align_corners: bool | None = None,
-) -> Tensor:
-    """Deprecated alias of ``interpolate`` (with PyTorch's warning)."""
-
-    warnings.warn(
-        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
-    return interpolate(input, size, scale_factor, mode, align_corners)
-
-
-def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
-    """Deprecated: ``interpolate(mode='nearest')`` (with PyTorch's warning)."""
-
-    warnings.warn(
-        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
-    return interpolate(input, size, scale_factor, mode="nearest")
-
-
-def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
-    """Deprecated: ``interpolate(mode='bilinear', align_corners=True)`` (with PyTorch's
-    warning)."""
-
-    warnings.warn(
-        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
-    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

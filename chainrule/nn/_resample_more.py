@@ -15,21 +15,28 @@ PyTorch) and the weights normalized to sum 1.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.backends import backend_of
 from chainrule.nn import _functional_sample as _fs
+from chainrule.nn._functional import adaptive_pooling as _ap
 from chainrule.nn._functional.pooling import _sep_apply
+from chainrule.ops.composite_node import composite
 
 __all__ = [
     "GRID_SAMPLE_INTERPOLATION_MODES",
     "GRID_SAMPLE_PADDING_MODES",
     "grid_sample",
     "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
 ]
 
 # PyTorch's enumerations of grid_sample's string arguments.
@@ -226,7 +233,53 @@ def _aa_matrix(
     return m
 
 
+def _interp_node(input: Any, mode: str, antialias: bool) -> str | None:
+    """PyTorch's node for ``interpolate`` in ``mode`` on ``input`` (None: the call raises)."""
+    nd = input.ndim - 2 if isinstance(input, Tensor) else 0
+    if not 1 <= nd <= 3 or not _kinds.is_floating(input._data):
+        return None
+    aa = "Aa" if antialias else ""
+    names = {
+        "nearest": f"UpsampleNearest{nd}DBackward0",
+        "nearest-exact": f"UpsampleNearestExact{nd}DBackward0",
+        "linear": "UpsampleLinear1DBackward0" if nd == 1 else None,
+        "bilinear": f"UpsampleBilinear2D{aa}Backward0" if nd == 2 else None,
+        "bicubic": f"UpsampleBicubic2D{aa}Backward0" if nd == 2 else None,
+        "trilinear": "UpsampleTrilinear3DBackward0" if nd == 3 else None,
+    }
+    return names.get(mode)
+
+
 def interpolate(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resize the spatial dims (``_interpolate``), recorded as PyTorch records it: one
+    ``UpsampleNearest2DBackward0``, ``UpsampleBilinear2DBackward0``... (Note [composite nodes]
+    in chainrule/ops/composite_node.py), and ``"area"`` as ``adaptive_avg_pool{1,2,3}d``."""
+    args = (size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+    if (
+        mode == "area"
+        and isinstance(input, Tensor)
+        and input.ndim in (3, 4, 5)
+        and align_corners is None
+        and not antialias
+    ):
+        sizes, _ = _fs._sizes(input, size, scale_factor, recompute_scale_factor)
+        pool = (_ap.adaptive_avg_pool1d, _ap.adaptive_avg_pool2d, _ap.adaptive_avg_pool3d)
+        return pool[input.ndim - 3](input, tuple(sizes))
+    node = _interp_node(input, mode, antialias)
+    if node is None:
+        return _interpolate(input, *args)
+    return composite(node, lambda x: _interpolate(x, *args), (input,), linear=True)
+
+
+def _interpolate(
     input: Tensor,
     size: Any = None,
     scale_factor: Any = None,
@@ -254,3 +307,40 @@ def interpolate(
         for n, o, s in zip(input.shape[2:], sizes, scales)
     ]
     return _sep_apply(input, mats)
+
+
+def upsample(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated alias of ``interpolate`` (with PyTorch's warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='nearest')`` (with PyTorch's warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(mode='bilinear', align_corners=True)`` (with PyTorch's
+    warning)."""
+
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

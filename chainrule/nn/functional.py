@@ -9,7 +9,7 @@ This module is the public face only: it re-exports, by name, the functions of th
 in ``chainrule/nn/_functional/`` (activation, loss, margin_loss, distance, linear, dropout, conv,
 pooling, adaptive_pooling, fractional_pooling, normalization, vision) and of the files beside it
 (``_attention_functional``, ``_mha_functional``, ``_ctc``, ``_functional_sample``,
-``_functional_helpers``, ``_grouped_mm``).
+``_functional_helpers``, ``_grouped_mm``, ``_scaled_mm``).
 """
 
 from __future__ import annotations
@@ -183,12 +183,7 @@ from chainrule.nn._functional_helpers import (
     tf32_notes,
 )
 from chainrule.nn._functional_lce import linear_cross_entropy
-from chainrule.nn._functional_sample import (
-    affine_grid,
-    upsample,
-    upsample_bilinear,
-    upsample_nearest,
-)
+from chainrule.nn._functional_sample import affine_grid
 from chainrule.nn._grouped_mm import grouped_mm
 from chainrule.nn._mha_functional import multi_head_attention_forward
 from chainrule.nn._resample_more import (
@@ -196,7 +191,11 @@ from chainrule.nn._resample_more import (
     GRID_SAMPLE_PADDING_MODES,
     grid_sample,
     interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
 )
+from chainrule.nn._scaled_mm import ScalingType, SwizzleType, scaled_grouped_mm, scaled_mm
 
 __all__ = [
     "softmax",
@@ -346,4 +345,9 @@ __all__ = [
     "tf32_notes",
     "sparse_support_notes",
     "grouped_mm",
+    # chainrule/nn/_scaled_mm.py
+    "ScalingType",
+    "SwizzleType",
+    "scaled_mm",
+    "scaled_grouped_mm",
 ]

@@ -24,3 +24,22 @@ def _threshold_vjp(ctx: Any, g: Any) -> Any:
 def threshold(input: Any, threshold: float, value: float) -> Any:
     """Internal helper of ``F.threshold`` for a floating input."""
     return apply_op(_threshold, (input,), {"threshold": float(threshold), "value": float(value)})
+
+
+@defop(name="threshold_inplace", saves=("x",), promote=None, node_name="ThresholdBackward1")
+def _threshold_inplace(xp: Any, x: Any, *, threshold: float, value: float) -> Any:
+    """``threshold_``'s op: the forward of threshold, written into x by ``apply_inplace`` (which
+    keeps a copy of the input for the VJP), recorded as PyTorch's in-place overload
+    ``ThresholdBackward1``. VJP: threshold's, g where the input was above ``threshold``."""
+    return _threshold.forward(xp, x, threshold=threshold, value=value)
+
+
+_threshold_inplace.vjp(_threshold_vjp)
+
+
+def threshold_(input: Any, threshold: float, value: float) -> Any:
+    """Internal helper of ``F.threshold_`` (and ``inplace=True``) for a floating input."""
+    from chainrule.ops.views import apply_inplace
+
+    params = {"threshold": float(threshold), "value": float(value)}
+    return apply_inplace(_threshold_inplace, input, (), params)

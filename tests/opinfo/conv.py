@@ -186,7 +186,10 @@ OPS = [
         covers=(),
     ),
     OpInfo(
-        "avg_pool2d", lambda m, x, **kw: F(m).avg_pool2d(x, **kw), samples=_avg_samples, covers=()
+        "avg_pool2d",
+        lambda m, x, **kw: F(m).avg_pool2d(x, **kw),
+        samples=_avg_samples,
+        covers=("composite_linear",),  # one AvgPool2DBackward0 node (ops/composite_node.py)
     ),
     OpInfo(
         "adaptive_avg_pool2d",
@@ -200,7 +203,7 @@ OPS = [
     OpInfo(
         "adaptive_max_pool2d",
         lambda m, x, s: F(m).adaptive_max_pool2d(x, s, return_indices=True),
-        covers=(),
+        covers=("composite1",),  # one AdaptiveMaxPool2DBackward0 node (ops/composite_node.py)
         samples=lambda rng: [
             Sample((_distinct(rng, (2, 2, 5, 7)), (3, 4))),
             Sample((_distinct(rng, (2, 5, 4)), 2), name="unbatched"),

@@ -200,7 +200,13 @@ OPS = [
         samples=_softmax_samples,
         covers=(),
     ),
-    OpInfo("cross_entropy", _ce, samples=_ce_samples, covers=("gather_along", "scatter_along")),
+    OpInfo(
+        "cross_entropy",
+        _ce,
+        samples=_ce_samples,
+        # mul_scalar, div_scalar: label smoothing, the mean over probabilities (MulBackward1...)
+        covers=("gather_along", "scatter_along", "mul_scalar", "div_scalar"),
+    ),
     OpInfo("nll_loss", _nll, samples=_nll_samples, covers=("nll_loss", "nll_loss2d")),
     OpInfo("mse_loss", lambda m, x, t, **kw: F(m).mse_loss(x, t, **kw), samples=_pair(None)),
     OpInfo(

@@ -25,6 +25,7 @@ from chainrule.ops import nn as _nnops
 from chainrule.ops import prelu as _prelu_ops
 from chainrule.ops import thresholding as _threshold_ops
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops.composite_node import composite
 
 __all__ = [
     "softmax",
@@ -245,7 +246,9 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else ``value``."""
-    if not inplace and isinstance(input, Tensor) and _kinds.is_floating(input._data):
+    if isinstance(input, Tensor) and _kinds.is_floating(input._data):
+        if inplace:  # ThresholdBackward1, as torch
+            return _threshold_ops.threshold_(input, threshold, value)
         out = _threshold_ops.threshold(input, threshold, value)  # ThresholdBackward0, as torch
     else:
         out = _ops.where(input > threshold, input, _const(value, input))
@@ -273,8 +276,11 @@ def rrelu(
         a = _const(_rng(input).uniform(lower, upper, size=tuple(input.shape)), input)
     else:
         a = _const((lower + upper) / 2, input)
-    out = _ops.where(input >= 0, input, input * a)
-    return _into(input, out) if inplace else out
+    if inplace:
+        return _into(input, _ops.where(input >= 0, input, input * a))
+    # PyTorch's one RreluWithNoiseBackward0 (Note [composite nodes] in ops/composite_node.py);
+    # the noise is drawn once, above, so the backward's recomputation sees the same.
+    return composite("RreluWithNoiseBackward0", lambda x: _ops.where(x >= 0, x, x * a), (input,))
 
 
 def rrelu_(

@@ -17,6 +17,7 @@ from chainrule.nn._functional._common import (
 )
 from chainrule.nn._functional.pooling import _check_nd, _compose_depth, _sep_apply
 from chainrule.ops import nn as _nnops
+from chainrule.ops.composite_node import composite
 
 __all__ = [
     "adaptive_avg_pool2d",
@@ -57,7 +58,9 @@ def _check_adaptive(fn: str, input: Tensor, colon: str) -> None:
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
-    """Mean over the windows [floor(i n / o), ceil((i + 1) n / o)) per axis (separable)."""
+    """Mean over the windows [floor(i n / o), ceil((i + 1) n / o)) per axis (separable),
+    recorded as PyTorch records it: a ``MeanBackward1`` for a (1, 1) output, else one
+    ``AdaptiveAvgPool2DBackward0`` (Note [composite nodes] in chainrule/ops/composite_node.py)."""
     _check_adaptive("adaptive_avg_pool2d", input, "")
     h, w = input.shape[-2:]
     oh, ow = _out_pair(output_size, h, w)
@@ -66,6 +69,18 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
             "adaptive_avg_pool2d: elements of output_size must be greater than or "
             f"equal to 0 but received {{{oh}, {ow}}}"
         )
+    if (oh, ow) == (1, 1):
+        return _ops.mean(input, (-1, -2), True)
+    return composite(
+        "AdaptiveAvgPool2DBackward0",
+        lambda x: _adaptive_avg_pool2d(x, oh, ow),
+        (input,),
+        linear=True,
+    )
+
+
+def _adaptive_avg_pool2d(input: Tensor, oh: int, ow: int) -> Tensor:
+    h, w = input.shape[-2:]
     mats = []
     for n, o in ((h, oh), (w, ow)):
         st, en = _adaptive_bounds(n, o)
@@ -77,9 +92,20 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
-    """Max over the adaptive windows; the argmax is found on arrays (windows padded to the
-    largest size with -inf), then gathered, so the VJP scatters to it."""
+    """Max over the adaptive windows, recorded as PyTorch's one ``AdaptiveMaxPool2DBackward0``
+    (Note [composite nodes])."""
     _check_adaptive("adaptive_max_pool2d", input, ":")
+    out, ind = composite(
+        "AdaptiveMaxPool2DBackward0",
+        lambda x: _adaptive_max_pool2d(x, output_size),
+        (input,),
+    )
+    return (out, ind) if return_indices else out
+
+
+def _adaptive_max_pool2d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:
+    """Max over the adaptive windows and the argmax; the argmax is found on arrays (windows
+    padded to the largest size with -inf), then gathered, so the VJP scatters to it."""
     x = input if input.ndim == 4 else _ops.unsqueeze(input, 0)
     n, c, h, w = x.shape
     oh, ow = _out_pair(output_size, h, w)
@@ -96,7 +122,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
         ind = _new_tensor(np.zeros((n, c, oh, ow), dtype=np.int64))
         if input.ndim == 3:
             out, ind = _ops.squeeze(out, 0), _ops.squeeze(ind, 0)
-        return (out, ind) if return_indices else out
+        return out, ind
     xa = _data(x)
     sh, eh = _adaptive_bounds(h, oh)
     sw, ew = _adaptive_bounds(w, ow)
@@ -124,7 +150,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     ind = _new_tensor(idx)
     if input.ndim == 3:
         out, ind = _ops.squeeze(out, 0), _ops.squeeze(ind, 0)
-    return (out, ind) if return_indices else out
+    return out, ind
 
 
 def _adaptive_matrix(n: int, o: int) -> np.ndarray:
@@ -159,7 +185,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Mean over the windows [floor(i L / o), ceil((i + 1) L / o))."""
     _check_adaptive_nd("adaptive_avg_pool1d", input, 1)
     (o,) = _adaptive_sizes(output_size, tuple(input.shape[-1:]))
-    return _sep_apply(input, [_adaptive_matrix(input.shape[-1], o)])
+    # PyTorch's: the 2-d pool of a height-1 image (Squeeze, AdaptiveAvgPool2D, Unsqueeze nodes)
+    return _ops.squeeze(adaptive_avg_pool2d(_ops.unsqueeze(input, -2), (1, o)), -2)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
@@ -171,8 +198,12 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
             "adaptive_avg_pool3d: elements of output_size must be greater than or "
             f"equal to 0 but received {{{sizes[0]}, {sizes[1]},{sizes[2]}}}"  # torch's spacing
         )
+    if sizes == (1, 1, 1):
+        return _ops.mean(input, (-1, -2, -3), True)
     mats = [_adaptive_matrix(n, o) for n, o in zip(input.shape[-3:], sizes)]
-    return _sep_apply(input, mats)
+    return composite(
+        "AdaptiveAvgPool3DBackward0", lambda x: _sep_apply(x, mats), (input,), linear=True
+    )
 
 
 def adaptive_max_pool1d_with_indices(
@@ -204,13 +235,19 @@ def adaptive_max_pool3d_with_indices(
     """Max over the adaptive windows of D, H, W (separable, as max_pool3d) and the flat
     (d H W + h W + w) argmax positions."""
     _check_adaptive_nd("adaptive_max_pool3d", input, 3)
+    return composite(
+        "AdaptiveMaxPool3DBackward0", lambda x: _adaptive_max_pool3d(x, output_size), (input,)
+    )
+
+
+def _adaptive_max_pool3d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:
     x = input if input.ndim == 5 else _ops.unsqueeze(input, 0)
     n, c, d, h, w = x.shape
     od, oh, ow = _adaptive_sizes(output_size, (d, h, w))
-    out2, idx2 = adaptive_max_pool2d(_ops.reshape(x, (n, c * d, h, w)), (oh, ow), True)
+    out2, idx2 = _adaptive_max_pool2d(_ops.reshape(x, (n, c * d, h, w)), (oh, ow))
 
     def pool_d(t: Tensor) -> Any:
-        return adaptive_max_pool2d(t, (od, t.shape[-1]), True)
+        return _adaptive_max_pool2d(t, (od, t.shape[-1]))
 
     out, idx = _compose_depth(out2, np.asarray(idx2._data), n, c, d, h * w, pool_d)
     if input.ndim == 4:

@@ -6,13 +6,16 @@ import math
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional._common import (
     _const,
     _data,
 )
+from chainrule.ops import scalar_overloads as _sc
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops.composite_node import composite as _composite_of
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -53,15 +56,25 @@ def _pnorm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
-    """||x1 - x2 + eps||_p along the last dim (broadcasting x1 against x2)."""
+    """||x1 - x2 + eps||_p along the last dim (broadcasting x1 against x2), recorded as
+    PyTorch's ``NormBackward1`` over ``AddBackward1`` over ``SubBackward0``."""
     nd = max(x1.ndim, x2.ndim)
-    diff = x1 - x2 + eps
+    diff = _sc.add_scalar(x1 - x2, eps)
     if nd == 0:
         return _ops.abs(diff)
-    return _pnorm(diff, p, nd - 1, keepdim)
+    if not _kinds.is_floating(diff._data):
+        return _pnorm(diff, p, nd - 1, keepdim)
+    return _sc.norm_dim(diff, p, (nd - 1,), keepdim)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """See ``_pdist``; recorded as PyTorch\'s one ``PdistBackward0``
+    (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    inputs = (input,)
+    return _composite_of("PdistBackward0", lambda *ts: _pdist(ts[0], p), inputs)
+
+
+def _pdist(input: Tensor, p: float = 2) -> Tensor:
     """||x_i - x_j||_p for every row pair i < j of an (N, M) input, in row-major order."""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")

@@ -34,6 +34,7 @@ from chainrule.nn._functional._common import (
 from chainrule.ops import _autocast
 from chainrule.ops import losses as _losses
 from chainrule.ops import nn as _nnops
+from chainrule.ops import scalar_overloads as _sc
 
 __all__ = [
     "nll_loss",
@@ -157,7 +158,7 @@ def _prob_target_reduce(prod: Tensor, input: Tensor, c: int, cdim: int, reductio
         n = input._data.size // c if c else 0
         if n == 0:
             return -_ops.sum(prod) * float("nan")
-        return -_ops.sum(prod) / n
+        return _sc.div_scalar(-_ops.sum(prod), n)  # PyTorch's DivBackward1
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
@@ -226,7 +227,8 @@ def cross_entropy(
         else:
             denom = keep.sum()
         ret = _ops.sum(smooth) / _const(denom, input) if denom else _ops.sum(smooth) * float("nan")
-    return nll * (1 - label_smoothing) + ret * (label_smoothing / c)
+    # PyTorch's MulBackward1 nodes (a Python number)
+    return _sc.mul_scalar(nll, 1 - label_smoothing) + _sc.mul_scalar(ret, label_smoothing / c)
 
 
 def mse_loss(

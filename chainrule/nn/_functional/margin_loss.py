@@ -21,6 +21,8 @@ from chainrule.nn._functional._common import (
 )
 from chainrule.nn._functional.distance import pairwise_distance
 from chainrule.ops import _autocast
+from chainrule.ops import scalar_overloads as _sc
+from chainrule.ops.composite_node import composite as _composite_of
 
 __all__ = [
     "margin_ranking_loss",
@@ -53,7 +55,7 @@ def margin_ranking_loss(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {_size(input1)}, input2: {_size(input2)}, target: {_size(target)} "
         )
-    loss = _ops.clamp_min(-target * (input1 - input2) + margin, 0)
+    loss = _ops.clamp_min(_sc.add_scalar(-target * (input1 - input2), margin), 0)  # AddBackward1
     return _reduce(loss, reduction)
 
 
@@ -76,6 +78,23 @@ def hinge_embedding_loss(
 
 
 def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """See ``_soft_margin_loss``; recorded as PyTorch\'s one ``SoftMarginLossBackward0``
+    (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    inputs = (input, target)
+    return _composite_of(
+        "SoftMarginLossBackward0",
+        lambda x, t: _soft_margin_loss(x, t, size_average, reduce, reduction),
+        inputs,
+    )
+
+
+def _soft_margin_loss(
     input: Tensor,
     target: Tensor,
     size_average: Any = None,
@@ -202,6 +221,28 @@ def multi_margin_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
+    """See ``_multi_margin_loss``; recorded as PyTorch\'s one ``MultiMarginLossBackward0``
+    (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    inputs = (input, target) if weight is None else (input, target, weight)
+    return _composite_of(
+        "MultiMarginLossBackward0",
+        lambda *ts: _multi_margin_loss(
+            ts[0], ts[1], p, margin, ts[2] if len(ts) > 2 else None, size_average, reduce, reduction
+        ),
+        inputs,
+    )
+
+
+def _multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """sum over i != y of w[y] max(0, margin - x[y] + x[i])^p / C, per sample."""
     if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
         input = _autocast.fp32_1(input)
@@ -231,6 +272,23 @@ def multi_margin_loss(
 
 
 def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """See ``_multilabel_margin_loss``; recorded as PyTorch\'s one ``MultilabelMarginLossBackward0``
+    (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    inputs = (input, target)
+    return _composite_of(
+        "MultilabelMarginLossBackward0",
+        lambda x, t: _multilabel_margin_loss(x, t, size_average, reduce, reduction),
+        inputs,
+    )
+
+
+def _multilabel_margin_loss(
     input: Tensor,
     target: Tensor,
     size_average: Any = None,

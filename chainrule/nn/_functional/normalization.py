@@ -19,6 +19,8 @@ from chainrule.nn._functional._common import (
 from chainrule.ops import normalization as _norm_ops
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._conv_args import arg_type as _arg_type
+from chainrule.ops.composite_node import composite as _composite_of
+from chainrule.ops.reduction.norms import vector_norm_impl
 
 __all__ = [
     "batch_norm",
@@ -170,6 +172,32 @@ def group_norm(
     bias: Tensor | None = None,
     eps: float = 1e-5,
 ) -> Tensor:
+    """See ``_group_norm``; recorded as PyTorch\'s one ``NativeGroupNormBackward0``
+    (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    inputs = tuple(t for t in (input, weight, bias) if t is not None)
+    return _composite_of(
+        "NativeGroupNormBackward0",
+        lambda *ts: _group_norm(**_with_affine(ts, weight, bias), eps=eps, num_groups=num_groups),
+        inputs,
+    )
+
+
+def _with_affine(ts: tuple[Tensor, ...], weight: Any, bias: Any) -> dict[str, Any]:
+    """group_norm's (input, weight, bias) back from the Tensors given (None ones left out)."""
+    it = iter(ts)
+    x = next(it)
+    w = next(it) if weight is not None else None
+    b = next(it) if bias is not None else None
+    return {"input": x, "weight": w, "bias": b}
+
+
+def _group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize over (channels of a group, spatial dims) per sample, then per-channel w, b."""
     if input.ndim < 2:
         raise RuntimeError(
@@ -202,16 +230,11 @@ def group_norm(
 def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
-    """x / max(||x||_p, eps) along ``dim``."""
+    """x / max(||x||_p, eps) along ``dim``, recorded as PyTorch's DivBackward0 over
+    ExpandBackward0 over ClampMinBackward0 over LinalgVectorNormBackward0."""
     d = wrap_dim(dim, input.ndim)
-    if p == 2:
-        norm = _ops.sqrt(_ops.sum(input * input, d, keepdim=True))
-    elif p == 1:
-        norm = _ops.sum(_ops.abs(input), d, keepdim=True)
-    else:
-        norm = _ops.sum(_ops.abs(input) ** p, d, keepdim=True) ** (1.0 / p)
-    denom = _ops.where(norm > eps, norm, float(eps))
-    return input / denom
+    norm = vector_norm_impl(input, p, d, True)
+    return input / _ops.expand(_ops.clamp_min(norm, eps), tuple(input.shape))
 
 
 def instance_norm(

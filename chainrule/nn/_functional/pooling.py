@@ -26,6 +26,7 @@ from chainrule.nn._functional._common import (
 )
 from chainrule.ops import _conv_args
 from chainrule.ops import conv as _conv
+from chainrule.ops.composite_node import composite
 
 __all__ = [
     "max_pool2d",
@@ -100,6 +101,22 @@ def _avg_matrix(
 
 
 def avg_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """2-d average pooling, recorded as PyTorch's one ``AvgPool2DBackward0`` (Note [composite
+    nodes] in chainrule/ops/composite_node.py); ``_avg_pool2d`` computes it."""
+    args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _tensor_args("avg_pool2d", ("input", 1, input, False))
+    return composite("AvgPool2DBackward0", lambda x: _avg_pool2d(x, *args), (input,), linear=True)
+
+
+def _avg_pool2d(
     input: Tensor,
     kernel_size: Any,
     stride: Any = None,
@@ -320,8 +337,22 @@ def avg_pool3d(
     divisor_override: int | None = None,
 ) -> Tensor:
     """3-d average pooling: box sums (H, W then D, separable) over a divisor: the window
-    volume (``count_include_pad``), the number of real elements, or ``divisor_override``."""
+    volume (``count_include_pad``), the number of real elements, or ``divisor_override``;
+    recorded as PyTorch's one ``AvgPool3DBackward0`` (Note [composite nodes])."""
     _check_nd("avg_pool3d", input, 3)
+    args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return composite("AvgPool3DBackward0", lambda x: _avg_pool3d(x, *args), (input,), linear=True)
+
+
+def _avg_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Tensor:
     k = _ntuple(kernel_size, 3)
     s = _stride(stride, k, 3)
     p = _ntuple(padding, 3)
@@ -329,9 +360,9 @@ def avg_pool3d(
         raise RuntimeError("divisor must be not zero")
     x = input if input.ndim == 5 else _ops.unsqueeze(input, 0)
     n, c, d, h, w = x.shape
-    sums = avg_pool2d(_ops.reshape(x, (n, c * d, h, w)), k[1:], s[1:], p[1:], ceil_mode, True, 1)
+    sums = _avg_pool2d(_ops.reshape(x, (n, c * d, h, w)), k[1:], s[1:], p[1:], ceil_mode, True, 1)
     ho, wo = sums.shape[-2:]
-    sums = avg_pool2d(
+    sums = _avg_pool2d(
         _ops.reshape(sums, (n, c, d, ho * wo)), (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode, True, 1
     )
     do = sums.shape[2]

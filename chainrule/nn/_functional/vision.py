@@ -16,6 +16,7 @@ from chainrule.nn._functional._common import (
 )
 from chainrule.nn._functional.pooling import _sep_apply
 from chainrule.ops import fused_nn as _fused
+from chainrule.ops.composite_node import composite as _composite_of
 
 __all__ = [
     "pixel_shuffle",
@@ -215,6 +216,20 @@ def _fold_args(
 def unfold(
     input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
 ) -> Tensor:
+    """See ``_unfold``; recorded as PyTorch\'s one ``Im2ColBackward0``
+    (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    inputs = (input,)
+    return _composite_of(
+        "Im2ColBackward0",
+        lambda *ts: _unfold(ts[0], kernel_size, dilation, padding, stride),
+        inputs,
+        linear=True,
+    )
+
+
+def _unfold(
+    input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
+) -> Tensor:
     """im2col: (N, C, H, W) -> (N, C kh kw, L), column l the (dilated) window at block l,
     rows in (c, i, j) order."""
     if input.ndim not in (3, 4):
@@ -247,6 +262,25 @@ def unfold(
 
 
 def fold(
+    input: Tensor,
+    output_size: Any,
+    kernel_size: Any,
+    dilation: Any = 1,
+    padding: Any = 0,
+    stride: Any = 1,
+) -> Tensor:
+    """See ``_fold``; recorded as PyTorch\'s one ``Col2ImBackward0``
+    (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    inputs = (input,)
+    return _composite_of(
+        "Col2ImBackward0",
+        lambda *ts: _fold(ts[0], output_size, kernel_size, dilation, padding, stride),
+        inputs,
+        linear=True,
+    )
+
+
+def _fold(
     input: Tensor,
     output_size: Any,
     kernel_size: Any,
