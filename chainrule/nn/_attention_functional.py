@@ -129,25 +129,29 @@ def _check_batch(a: Tensor, b: Tensor) -> None:
 
 
 def _mask_bias(
-    attn_mask: Tensor | None, is_causal: bool, L: int, S: int, dtype: Any
+    attn_mask: Tensor | None, is_causal: bool, L: int, S: int, query: Tensor
 ) -> tuple[Tensor | None, Tensor | None]:
     """The additive bias for the scores and, when some row may be masked out entirely, a 0/1
     keep factor (shape (..., L, 1)) that zeroes those rows after the softmax (PyTorch returns
-    zeros there, not the NaN a plain softmax gives)."""
+    zeros there, not the NaN a plain softmax gives). Both on the query's device."""
+    dtype = query._data.dtype
+    backend = query._backend
     if is_causal:
         keep = np.tri(L, S, dtype=bool)
-        return _new_tensor(np.where(keep, 0.0, -np.inf).astype(dtype)), None
+        causal = np.where(keep, 0.0, -np.inf).astype(dtype)
+        return _new_tensor(backend.from_host(causal, query.device.index)), None
     if attn_mask is None:
         return None, None
     # a 0-d mask: one value for every (query, key) pair
     mask = attn_mask if attn_mask.ndim else _ops.reshape(attn_mask, (1, 1))
     m = mask._data
+    xp = mask._backend.xp
     if _kinds.is_bool(m):
-        bias = _new_tensor(np.where(m, 0.0, -np.inf).astype(dtype))
-        dead = ~np.any(m, axis=-1, keepdims=True) if m.shape[-1] else None
+        bias = _new_tensor(xp.where(m, 0.0, -xp.inf).astype(dtype))
+        dead = ~xp.any(m, axis=-1, keepdims=True) if m.shape[-1] else None
     else:
         bias = mask
-        dead = np.all(np.isneginf(m), axis=-1, keepdims=True) if m.shape[-1] else None
+        dead = xp.all(xp.isneginf(m), axis=-1, keepdims=True) if m.shape[-1] else None
     if dead is None or not dead.any():
         return bias, None
     # Rows with no position left: a finite bias there keeps the softmax free of NaN (also in
@@ -243,7 +247,7 @@ def _sdpa(
     L = query.shape[-2]
     if scale is None:
         scale = 1.0 / math.sqrt(E) if E else math.inf
-    bias, keep = _mask_bias(attn_mask, is_causal, L, S, query._data.dtype)
+    bias, keep = _mask_bias(attn_mask, is_causal, L, S, query)
     kt = _ops.transpose(key, -2, -1)
     # Scale whichever operand is smaller: q (L x E) or the scores (L x S).
     if E <= S:
