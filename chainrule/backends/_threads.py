@@ -9,9 +9,9 @@ parts run at the same time.
 The count follows PyTorch: ``torch.set_num_threads(n)`` (``chainrule._runtime`` sets this count
 and BLAS's pool through threadpoolctl), else ``OMP_NUM_THREADS``, else the cores this process
 may run on. The pool is a ``concurrent.futures.ThreadPoolExecutor`` of ``count - 1`` workers
-(the calling thread runs the first part itself), made on first use and remade when the count
-changes or after a ``fork``. A kernel running on a worker runs its inner kernels serially, so
-parts never wait on parts.
+(the calling thread takes parts too, and the threads take the next part left as they come
+free), made on first use and remade when the count changes or after a ``fork``. A kernel
+running on a worker runs its inner kernels serially, so parts never wait on parts.
 """
 
 from __future__ import annotations
