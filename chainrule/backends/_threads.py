@@ -9,13 +9,14 @@ parts run at the same time.
 The count follows PyTorch: ``torch.set_num_threads(n)`` (``chainrule._runtime`` sets this count
 and BLAS's pool through threadpoolctl), else ``OMP_NUM_THREADS``, else the cores this process
 may run on. The pool is a ``concurrent.futures.ThreadPoolExecutor`` of ``count - 1`` workers
-(the calling thread runs the first part itself), made on first use and remade when the count
-changes or after a ``fork``. A kernel running on a worker runs its inner kernels serially, so
-parts never wait on parts.
+(the calling thread takes parts too, and the threads take the next part left as they come
+free), made on first use and remade when the count changes or after a ``fork``. A kernel
+running on a worker runs its inner kernels serially, so parts never wait on parts.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
@@ -102,14 +103,6 @@ def in_worker() -> bool:
     return getattr(_local, "worker", False)
 
 
-def _run_as_worker(fn: Callable[[Any], T], item: Any) -> T:
-    _local.worker = True
-    try:
-        return fn(item)
-    finally:
-        _local.worker = False
-
-
 def _blas_controls() -> list[tuple[Any, Any]]:
     """(get, set) thread-count functions of each BLAS library NumPy loaded, found once through
     threadpoolctl (imported here, on the first parallel region)."""
@@ -128,28 +121,56 @@ def _blas_controls() -> list[tuple[Any, Any]]:
 
 
 def parallel_map(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
-    """``[fn(item) for item in items]``, the items after the first on the pool's workers and the
-    first on the calling thread; serial on a worker or with one item. Exceptions propagate.
+    """``[fn(item) for item in items]``, the items shared out at run time between the calling
+    thread and up to ``num_threads() - 1`` of the pool's workers; serial on a worker, with one
+    item or one thread. Exceptions propagate.
+
+    Each thread takes the next item not yet taken until none is left, so a worker that starts
+    late (its core busy with another process, or waiting for the GIL) takes fewer items
+    instead of holding back the calling thread, and one that has not started when the calling
+    thread has run out of items is withdrawn (its future cancelled) rather than waited for.
+    The results are in the items' order whichever thread computed them.
 
     While the parts run, OpenBLAS runs each call on the calling thread: its own pool is shared
     by the whole process, so parts asking it for threads at the same time would wait on one
     another (and a part's products are sized for one core anyway)."""
-    if len(items) <= 1 or in_worker():
+    n = len(items)
+    helpers = min(num_threads(), n) - 1
+    if helpers < 1 or in_worker():
         return [fn(item) for item in items]
-    pool = _pool(len(items) - 1)
+    pool = _pool(num_threads() - 1)
+    results: list[Any] = [None] * n
+    taken = itertools.count()  # next() on it is atomic under the GIL
+    failed: list[bool] = []
+
+    def run() -> None:
+        _local.worker = True
+        try:
+            for i in taken:
+                if i >= n or failed:
+                    return
+                results[i] = fn(items[i])
+        except BaseException:
+            failed.append(True)
+            raise
+        finally:
+            _local.worker = False
+
     blas = [(get(), set_) for get, set_ in _blas_controls()]
     for _, set_ in blas:
         set_(1)
     try:
-        futures = [pool.submit(_run_as_worker, fn, item) for item in items[1:]]
+        futures = [pool.submit(run) for _ in range(helpers)]
         try:
-            first = _run_as_worker(fn, items[0])
+            run()
         finally:
-            rest = [f.result() for f in futures]
+            for f in futures:
+                if not f.cancel():
+                    f.result()
     finally:
-        for n, set_ in blas:
-            set_(n)
-    return [first, *rest]
+        for count, set_ in blas:
+            set_(count)
+    return results
 
 
 def chunks(n: int, parts: int) -> list[tuple[int, int]]:

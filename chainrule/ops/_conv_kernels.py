@@ -181,20 +181,28 @@ def _shifted_input(xp: Any, x: Any, kw: int, padding: Any, dilation: Any) -> tup
 # A part of a batch-split conv does at least this many flops: handing a part to a pool worker
 # costs a few tens of microseconds (a 4 MFLOP product takes about 80 here).
 PARALLEL_MIN_FLOPS = 4_000_000
+# A split conv has up to this many parts per thread, taken by the threads as they come free
+# (``parallel_map``): a thread that starts late, or whose core another process holds, then
+# does fewer parts instead of leaving the others waiting for its half.
+PARTS_PER_THREAD = 2
 
 
 def _sample_parts(xp: Any, n: int, flops: float) -> list[tuple[int, int]]:
     """Ranges of samples, one per part of a conv of ``flops`` over ``n`` samples: a single part
     unless the arrays are NumPy's, the pool has several threads, this is not already a pool
-    worker, and each part does at least PARALLEL_MIN_FLOPS."""
+    worker, and each part does at least PARALLEL_MIN_FLOPS; then up to PARTS_PER_THREAD parts
+    per thread."""
     if xp is not np or n < 2 or in_worker():
         return [(0, n)]
     t = num_threads()
     if t < 2:
         return [(0, n)]
+    parts = PARTS_PER_THREAD * t
     if PARALLEL_MIN_FLOPS > 0:
-        t = min(t, int(flops // PARALLEL_MIN_FLOPS))
-    return chunks(n, t)
+        if flops < 2 * PARALLEL_MIN_FLOPS:
+            return [(0, n)]
+        parts = min(parts, int(flops // PARALLEL_MIN_FLOPS))
+    return chunks(n, parts)
 
 
 def splits(xp: Any, n: int, flops: float) -> bool:

@@ -59,7 +59,9 @@ CASES = [
 def test_split_conv_matches_torch(xs: Any, ws: Any, kw: Any, pool_on: Any) -> None:
     x, w, b = RNG.uniform(-1, 1, xs), RNG.uniform(-1, 1, ws), RNG.uniform(-1, 1, ws[0])
     compare(lambda m, x, w, b: F(m).conv2d(x, w, b, **kw), [x, w, b])
-    assert pool_on and max(pool_on) == 3  # forward, input and weight gradients were split
+    # forward, input and weight gradients were split: into one part per sample, up to
+    # PARTS_PER_THREAD parts for each of the three threads
+    assert pool_on and max(pool_on) == min(xs[0], 3 * _conv_kernels.PARTS_PER_THREAD)
 
 
 WEIGHT_ROWFOLD = [  # C*kh*kw > SAMPLE_COLS_MAX_K, C >= 4, kw > 1
@@ -140,6 +142,51 @@ def test_parallel_map_propagates_errors_and_runs_nested_serially(monkeypatch: An
 
     with pytest.raises(ValueError, match="part 2"):
         _threads.parallel_map(boom, [1, 2])
+
+
+def test_parallel_map_does_not_wait_for_a_worker_that_has_not_started(monkeypatch: Any) -> None:
+    """The calling thread takes every item when the pool's worker is busy, and withdraws the
+    worker's queued share instead of waiting for it (a late worker held back the step)."""
+    import threading
+    import time
+
+    monkeypatch.setitem(_threads._state, "count", 2)
+    release = threading.Event()
+    safety = threading.Timer(10.0, release.set)
+    safety.start()
+    blocker = _threads._pool(1).submit(release.wait)
+    try:
+        ran_on = []
+
+        def part(i: int) -> int:
+            ran_on.append(threading.get_ident())
+            return 10 * i
+
+        t0 = time.perf_counter()
+        assert _threads.parallel_map(part, [0, 1, 2, 3]) == [0, 10, 20, 30]
+        assert time.perf_counter() - t0 < 5.0 and not release.is_set()
+        assert ran_on == [threading.get_ident()] * 4
+    finally:
+        release.set()
+        safety.cancel()
+        blocker.result()
+
+
+def test_parallel_map_shares_items_between_threads(monkeypatch: Any) -> None:
+    """Both threads take items as they come free; the results keep the items' order."""
+    import threading
+    import time
+
+    monkeypatch.setitem(_threads._state, "count", 2)
+    ran_on = set()
+
+    def part(i: int) -> int:
+        ran_on.add(threading.get_ident())
+        time.sleep(0.05)  # releases the GIL, as a part's BLAS calls do
+        return i * i
+
+    assert _threads.parallel_map(part, list(range(8))) == [i * i for i in range(8)]
+    assert len(ran_on) == 2
 
 
 def test_chunks_cover_the_range() -> None:
