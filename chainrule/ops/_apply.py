@@ -328,15 +328,23 @@ def _apply_general(  # noqa: C901
             f"{op.name}(): expected at least one Tensor argument, got "
             + ", ".join(type(x).__name__ for x in inputs)
         )
+    if device:
+        for x, a in zip(inputs, arrays):
+            if type(a) is _ndarray and isinstance(x, Tensor):
+                moved = _to_gpu_0d(inputs)
+                if moved is not None:
+                    return moved, _MOVED
+                break
     promote = op.promote
     if promote is not None:
         cat = _kinds.category(fdt)
         if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
-            _promote(op, inputs, arrays)
+            if device:  # the casts run on the inputs' GPU too
+                with backend_of(first).array_device(first):
+                    _promote(op, inputs, arrays)
+            else:
+                _promote(op, inputs, arrays)
     if device:
-        for x, a in zip(inputs, arrays):
-            if type(a) is _ndarray and isinstance(x, Tensor):
-                return _to_gpu_0d(inputs), _MOVED
         return _apply_on_device(op, inputs, arrays, params, ext), req
     if ext:
         return ext_forward(op, _np, arrays, params), req
@@ -347,14 +355,17 @@ def _apply_general(  # noqa: C901
 _MOVED = object()  # _apply_general's answer: run again on these inputs
 
 
-def _to_gpu_0d(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+def _to_gpu_0d(inputs: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """``inputs`` with each CPU Tensor (0-d ones only: PyTorch's mixed-device error
     otherwise) replaced by its differentiable copy on the GPU of the others (Note [0-d CPU
-    tensors in a CUDA op])."""
+    tensors in a CUDA op]); None when no input is on a GPU (NumPy subclasses, such as a
+    compile capture's Tracers, are CPU arrays)."""
     from chainrule.ops.shape.conversion import to_device  # it imports this module
 
     tensors = [x._data for x in inputs if isinstance(x, Tensor)]
     be = backend_of(*tensors)  # PyTorch's error for a CPU tensor that is not 0-d
+    if be.device == "cpu":
+        return None
     idx = be.device_index(next(d for d in tensors if type(d) is not _ndarray))
     return tuple(
         to_device(x, be, idx) if isinstance(x, Tensor) and type(x._data) is _ndarray else x

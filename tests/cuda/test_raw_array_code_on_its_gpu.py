@@ -124,3 +124,72 @@ def test_a_step_over_parameters_on_two_gpus(fake_cuda: Any) -> None:
         np.testing.assert_allclose(_host(q), p.detach().numpy(), rtol=1e-10, atol=1e-12)
     for p, q in zip(c.parameters(), gc.parameters()):
         np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-10)
+
+
+def _x() -> Any:
+    return cr.randn(4, 3, dtype=cr.float64, generator=cr.Generator().manual_seed(5))
+
+
+def _img() -> Any:
+    return cr.randn(2, 3, 5, 5, dtype=cr.float64, generator=cr.Generator().manual_seed(6))
+
+
+_F = nn.functional
+# name -> (function of the moved inputs, the CPU inputs); the first input gets a gradient.
+_SITES: dict[str, Any] = {
+    "binary_cross_entropy": (lambda x, p: _F.binary_cross_entropy(x.sigmoid(), p), ("x", "p")),
+    "gaussian_nll_loss": (lambda x, p: _F.gaussian_nll_loss(x, p, p + 0.1), ("x", "p")),
+    "embedding": (lambda w, t: _F.embedding(t, w, padding_idx=1), ("x", "t")),
+    "one_hot": (lambda x, t: x * _F.one_hot(t, 3), ("x", "t")),
+    "pad_reflect": (lambda i: _F.pad(i, (1, 2, 2, 1), mode="reflect"), ("img",)),
+    "max_pool2d": (lambda i: _F.max_pool2d(i, 2, return_indices=True)[0], ("img",)),
+    "max_unpool2d": (
+        lambda i: _F.max_unpool2d(*_F.max_pool2d(i, 2, return_indices=True), 2, output_size=(5, 5)),
+        ("img",),
+    ),
+    "fractional_max_pool2d": (
+        lambda i, r: _F.fractional_max_pool2d(i, 2, output_size=2, _random_samples=r),
+        ("img", "r"),
+    ),
+    "cosine_similarity": (lambda x, p: _F.cosine_similarity(x, p), ("x", "p")),
+    "grid_sample": (lambda i, g: _F.grid_sample(i, g, align_corners=False), ("img", "grid")),
+    "affine_grid": (
+        lambda th: _F.affine_grid(th, [2, 3, 4, 4], align_corners=False),
+        ("theta",),
+    ),
+    "ctc_loss": (
+        lambda lp, tg: _F.ctc_loss(lp.log_softmax(2), tg, cr.tensor([6, 5]), cr.tensor([2, 2])),
+        ("lp", "tgt"),
+    ),
+}
+
+
+def _inputs() -> dict[str, Any]:
+    g = cr.Generator().manual_seed(7)
+    return {
+        "x": _x(),
+        "p": cr.rand(4, 3, dtype=cr.float64, generator=g),
+        "t": cr.tensor([0, 2, 1, 1]),
+        "img": _img(),
+        "r": cr.rand(2, 3, 2, dtype=cr.float64, generator=g),
+        "grid": cr.rand(2, 3, 3, 2, dtype=cr.float64, generator=g) * 2 - 1,
+        "theta": cr.randn(2, 2, 3, dtype=cr.float64, generator=g),
+        "lp": cr.randn(6, 2, 4, dtype=cr.float64, generator=g),
+        "tgt": cr.tensor([[1, 2], [3, 1]]),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_SITES))
+def test_nn_functional_raw_array_sites_on_cuda1(fake_cuda: Any, name: str) -> None:
+    fn, names = _SITES[name]
+    res = []
+    for dev in ("cpu", "cuda:1"):
+        ins = [_inputs()[k].to(dev) for k in names]
+        ins[0] = ins[0].detach().requires_grad_()
+        out = fn(*ins)
+        (out * out).sum().backward()
+        assert cr.cuda.current_device() == 0
+        assert ins[0].grad is not None and ins[0].grad.device == cr.device(dev)
+        res.append((out.detach().cpu().numpy(), ins[0].grad.cpu().numpy()))
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-10, atol=1e-12)

@@ -349,6 +349,7 @@ def huber_loss(
     return _reduce(loss, reduction)
 
 
+@on_input_device
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -490,6 +491,7 @@ def poisson_nll_loss(
     return _reduce(loss, reduction)
 
 
+@on_input_device
 def gaussian_nll_loss(
     input: Tensor,
     target: Tensor,
