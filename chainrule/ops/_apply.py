@@ -353,6 +353,7 @@ def _apply_general(  # noqa: C901
 
 
 _MOVED = object()  # _apply_general's answer: run again on these inputs
+TO_DEVICE: list[Any] = [None]  # the differentiable copy op (ops/shape/conversion.py sets it)
 
 
 def _to_gpu_0d(inputs: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -360,7 +361,7 @@ def _to_gpu_0d(inputs: tuple[Any, ...]) -> tuple[Any, ...] | None:
     otherwise) replaced by its differentiable copy on the GPU of the others (Note [0-d CPU
     tensors in a CUDA op]); None when no input is on a GPU (NumPy subclasses, such as a
     compile capture's Tracers, are CPU arrays)."""
-    from chainrule.ops.shape.conversion import to_device  # it imports this module
+    to_device = TO_DEVICE[0]  # ops/shape/conversion.py's, set when it is imported
 
     tensors = [x._data for x in inputs if isinstance(x, Tensor)]
     be = backend_of(*tensors)  # PyTorch's error for a CPU tensor that is not 0-d
