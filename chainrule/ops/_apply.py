@@ -289,9 +289,10 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
 # branch per input kind); GPU inputs leave it for _apply_on_device.
 def _apply_general(  # noqa: C901
     op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None
-) -> tuple[Any, bool]:
+) -> tuple[Any, Any]:
     """Unwrap ``inputs``, promote them by PyTorch's rules and run the forward; returns the
-    forward's result and whether some Tensor input requires grad."""
+    forward's result and whether some Tensor input requires grad (or, for 0-d CPU Tensors
+    among GPU ones, the inputs to run again and ``_MOVED``)."""
     arrays = []
     req = False
     first = None  # the first Tensor's array: it picks the backend and the dtype to compare with
