@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import io
 import json
 import pathlib
@@ -416,6 +417,7 @@ def _gaps(torch: Any) -> dict[str, Callable[[], bool]]:
 
     return {
         **_more_gaps(torch),
+        **_rest_gaps(),
         "gradcheck_cuda_inputs": gradcheck,
         "rng_per_gpu": rng_streams,
         "cuda_draws_from_gpu_generator": cuda_draws,
@@ -502,6 +504,104 @@ def _more_gaps(torch: Any) -> dict[str, Callable[[], bool]]:
         "generator_device": generator_device,
         "compiled_cuda_draws": compiled_cuda_draws,
         "batched_lu": batched_lu,
+    }
+
+
+def _rest_gaps() -> dict[str, Callable[[], bool]]:
+    """The checks of the issue-17 remainders: raw-array code on its tensors' GPU, compile
+    with CUDA inputs, 0-d CPU operands' gradients (with one GPU, all on GPU 0)."""
+    import chainrule as cr
+
+    F = cr.nn.functional
+
+    def h(t: Any) -> np.ndarray:
+        return t.detach().cpu().numpy()
+
+    def last() -> str:
+        return f"cuda:{cr.cuda.device_count() - 1}"
+
+    def steps_on_param_gpu() -> bool:
+        """SGD, Adam, AdamW steps and BatchNorm/cross_entropy training on the last GPU while
+        GPU 0 is current, equal to the CPU's run; GPU 0 stays current."""
+        ok = True
+        for name in ("sgd", "adam", "adamw"):
+            cr.manual_seed(1)
+            cpu = cr.nn.Sequential(
+                cr.nn.Linear(5, 6), cr.nn.BatchNorm1d(6), cr.nn.ReLU(), cr.nn.Linear(6, 3)
+            ).double()
+            gpu = copy.deepcopy(cpu).to(last())
+            x = cr.randn(8, 5, dtype=cr.float64)
+            t = cr.tensor([0, 1, 2, 0, 1, 2, 2, 1])
+            for m, xx, tt in ((cpu, x, t), (gpu, x.to(last()), t.to(last()))):
+                o = {
+                    "sgd": lambda p: cr.optim.SGD(p, lr=0.1, momentum=0.9),
+                    "adam": lambda p: cr.optim.Adam(p, lr=0.01),
+                    "adamw": lambda p: cr.optim.AdamW(p, lr=0.01, foreach=True),
+                }[name](m.parameters())
+                with cr.cuda.device(0):
+                    for _ in range(3):
+                        o.zero_grad()
+                        F.cross_entropy(m(xx), tt, label_smoothing=0.1).backward()
+                        o.step()
+                ok = ok and cr.cuda.current_device() == 0
+            for a, b in zip(cpu.state_dict().values(), gpu.state_dict().values()):
+                ok = ok and _close(h(b), h(a), 1e-10, 1e-8)
+        return bool(ok)
+
+    def compile_cuda_inputs() -> bool:
+        """A compiled call that reads CUDA tensors runs eagerly (equal to eager) and
+        explain() says why."""
+
+        def f(a: Any, b: Any) -> Any:
+            return (a @ b).tanh().sum(0)
+
+        a, b = cr.randn(3, 4).to(last()), cr.randn(4, 2).to(last())
+        g = cr.compile(f)
+        same = all(_close(h(g(a, b)), h(f(a, b)), 0, 0) for _ in range(3))
+        return bool(same and "the capture records NumPy (CPU) arrays only" in g.explain())
+
+    def cpu_scalar_grad() -> bool:
+        """A 0-d CPU tensor in a CUDA op gets its gradient on the CPU, equal to the CPU's."""
+        res = []
+        for dev in ("cpu", last()):
+            s = cr.tensor(0.7, dtype=cr.float64, requires_grad=True)
+            x = cr.arange(6, dtype=cr.float64).to(dev)
+            (x * s + s.exp()).sum().backward()
+            res.append((s.grad.device.type, h(s.grad)))
+        return bool(res[1][0] == "cpu" and _close(res[1][1], res[0][1], 1e-12, 1e-12))
+
+    def functional_sites() -> bool:
+        """grid_sample, affine_grid, pad, max_unpool, one_hot and binary_cross_entropy on
+        the last GPU with GPU 0 current, equal to the CPU."""
+        cr.manual_seed(2)
+        img = cr.randn(2, 3, 5, 5, dtype=cr.float64)
+        grid = cr.rand(2, 3, 3, 2, dtype=cr.float64) * 2 - 1
+        theta = cr.randn(2, 2, 3, dtype=cr.float64)
+        t = cr.tensor([0, 2, 1])
+
+        def run(dev: str) -> list[np.ndarray]:
+            i = img.to(dev)
+            with cr.cuda.device(0):
+                return [
+                    h(F.grid_sample(i, grid.to(dev), align_corners=False)),
+                    h(F.affine_grid(theta.to(dev), [2, 3, 4, 4], align_corners=False)),
+                    h(F.pad(i, (1, 2, 2, 1), mode="reflect")),
+                    h(
+                        F.max_unpool2d(
+                            *F.max_pool2d(i, 2, return_indices=True), 2, output_size=(5, 5)
+                        )
+                    ),
+                    h(F.one_hot(t.to(dev), 4)),
+                    h(F.binary_cross_entropy(i.sigmoid(), i.sigmoid().detach() * 0.5)),
+                ]
+
+        return all(_close(b, a, 1e-10, 1e-8) for a, b in zip(run("cpu"), run(last())))
+
+    return {
+        "steps_on_param_gpu": steps_on_param_gpu,
+        "compile_cuda_inputs": compile_cuda_inputs,
+        "cpu_scalar_grad": cpu_scalar_grad,
+        "functional_sites": functional_sites,
     }
 
 

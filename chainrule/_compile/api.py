@@ -13,7 +13,13 @@ from chainrule._compile import replay as _replay
 from chainrule._compile._recorder import CheckFailed
 from chainrule._compile.agreement import same_program
 from chainrule._compile.errors import Unsupported
-from chainrule._compile.guards import discover, hooks_reason, signature, structure
+from chainrule._compile.guards import (
+    device_reason,
+    discover,
+    hooks_reason,
+    signature,
+    structure,
+)
 
 __all__ = [
     "CompiledFunction",
@@ -82,6 +88,12 @@ class CompiledFunction:
         why = hooks_reason(scope)
         if why is not None:
             self.log.append(f"eager: {why}")
+            return self._eager(why, args, kwargs)
+        why = device_reason(scope)
+        if why is not None:  # kept for explain(), under a key no signature equals
+            if ("device",) not in self.eager:
+                self.log.append(f"eager: {why}")
+            self.eager[("device",)] = why
             return self._eager(why, args, kwargs)
         sig = signature(scope)
         cap = self.cache.get(sig)

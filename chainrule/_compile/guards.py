@@ -22,6 +22,8 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import numpy as np
+
 from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd._hooks import _hooks_any
@@ -47,6 +49,9 @@ class Scope:
         self.optimizers: list[Optimizer] = []
         self.leaves: list[Any] = []  # the flattened argument values
         self.scalars: list[Any] = []  # Python numbers and strings among the roots
+
+
+_ndarray = np.ndarray
 
 
 def _code_names(code: types.CodeType, out: set[str]) -> None:
@@ -249,6 +254,19 @@ def structure(sig: tuple[Any, ...]) -> tuple[Any, ...]:
         for a in sig[2]
     )
     return sig[:2] + (args,) + sig[3:]
+
+
+def device_reason(scope: Scope) -> str | None:
+    """Why a call whose tensors are not all on the CPU runs eagerly, or None: the capture
+    records NumPy arrays (its Tracer is an ``np.ndarray`` subclass, Note [tracing arrays] in
+    _tracer.py), so a call that reads a CUDA tensor is not captured (docs/gpu.md)."""
+    for t in scope.tensors:
+        if type(t._data) is not _ndarray and not isinstance(t._data, _ndarray):
+            return (
+                f"a tensor is on {t.device}: the capture records NumPy (CPU) arrays only, "
+                "so calls that read CUDA tensors run eagerly"
+            )
+    return None
 
 
 def hooks_reason(scope: Scope) -> str | None:

@@ -17,6 +17,7 @@ import numpy as np
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.backends import backend_of
+from chainrule.nn._functional._device import on_input_device
 
 __all__ = ["ctc_loss"]
 
@@ -33,6 +34,7 @@ def _lengths(v: Any, n: int) -> np.ndarray:
     return a
 
 
+@on_input_device
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -18,6 +18,7 @@ import numpy as np
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.backends import backend_of
+from chainrule.nn._functional._device import on_input_device
 from chainrule.nn._functional.adaptive_pooling import _adaptive_bounds
 from chainrule.nn._functional.pooling import _sep_apply
 from chainrule.nn._functional.vision import _interp_matrix, _interpolate_basic
@@ -158,6 +159,7 @@ def _source(c: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor
     return c
 
 
+@on_input_device
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -195,21 +197,22 @@ def grid_sample(
     ix = _source(grid[..., 0], w, padding_mode, ac)  # (N, Ho, Wo)
     iy = _source(grid[..., 1], h, padding_mode, ac)
     flat = _ops.reshape(input, (n, c, h * w))
+    xp = input._backend.xp  # the index arithmetic runs on the input's device
 
-    def tap(xi: np.ndarray, yi: np.ndarray) -> Tensor:
+    def tap(xi: Any, yi: Any) -> Tensor:
         inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
-        idx = (np.clip(yi, 0, h - 1) * w + np.clip(xi, 0, w - 1)).reshape(n, 1, ho * wo)
-        vals = _ops.gather(flat, 2, _new_tensor(np.broadcast_to(idx, (n, c, ho * wo)).copy()))
+        idx = (xp.clip(yi, 0, h - 1) * w + xp.clip(xi, 0, w - 1)).reshape(n, 1, ho * wo)
+        vals = _ops.gather(flat, 2, _new_tensor(xp.broadcast_to(idx, (n, c, ho * wo)).copy()))
         vals = _ops.reshape(vals, (n, c, ho, wo))
-        return vals * _new_tensor(inside[:, None].astype(np.asanyarray(input._data).dtype))
+        return vals * _new_tensor(inside[:, None].astype(input._data.dtype))
 
     if mode == "nearest":
         # Piecewise constant in the grid: no gradient reaches it (torch returns zeros).
-        xn = np.rint(np.asanyarray(ix._data)).astype(np.int64)
-        yn = np.rint(np.asanyarray(iy._data)).astype(np.int64)
+        xn = xp.rint(ix._data).astype(np.int64)
+        yn = xp.rint(iy._data).astype(np.int64)
         return tap(xn, yn)
-    x0 = np.floor(np.asanyarray(ix._data)).astype(np.int64)
-    y0 = np.floor(np.asanyarray(iy._data)).astype(np.int64)
+    x0 = xp.floor(ix._data).astype(np.int64)
+    y0 = xp.floor(iy._data).astype(np.int64)
     dt = ix.dtype
     tx = _ops.unsqueeze(ix - _new_tensor(x0).to(dt), 1)  # weight of the right neighbour
     ty = _ops.unsqueeze(iy - _new_tensor(y0).to(dt), 1)
@@ -261,7 +264,9 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         )
     if min(size[2:]) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    b = _new_tensor(base.astype(np.asanyarray(theta._data).dtype))
+    b = _new_tensor(base.astype(theta._data.dtype))
+    if type(theta._data) is not np.ndarray:  # the host-made base, on theta's device
+        b = b.to(theta.device)
     grid = _ops.matmul(b, _ops.transpose(theta, 1, 2))
     return _ops.reshape(grid, out_shape)
 

@@ -163,6 +163,9 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                     req = a._requires_grad
     if req is None:
         out, req = _apply_general(op, inputs, params)
+        if req is _MOVED:  # Note [0-d CPU tensors in a CUDA op]
+            inputs = out
+            out, req = _apply_general(op, inputs, params)
     aux = None
     if op.aux:
         out, aux = out
@@ -286,9 +289,10 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
 # branch per input kind); GPU inputs leave it for _apply_on_device.
 def _apply_general(  # noqa: C901
     op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None
-) -> tuple[Any, bool]:
+) -> tuple[Any, Any]:
     """Unwrap ``inputs``, promote them by PyTorch's rules and run the forward; returns the
-    forward's result and whether some Tensor input requires grad."""
+    forward's result and whether some Tensor input requires grad (or, for 0-d CPU Tensors
+    among GPU ones, the inputs to run again and ``_MOVED``)."""
     arrays = []
     req = False
     first = None  # the first Tensor's array: it picks the backend and the dtype to compare with
@@ -325,11 +329,22 @@ def _apply_general(  # noqa: C901
             f"{op.name}(): expected at least one Tensor argument, got "
             + ", ".join(type(x).__name__ for x in inputs)
         )
+    if device:
+        for x, a in zip(inputs, arrays):
+            if type(a) is _ndarray and isinstance(x, Tensor):
+                moved = _to_gpu_0d(inputs)
+                if moved is not None:
+                    return moved, _MOVED
+                break
     promote = op.promote
     if promote is not None:
         cat = _kinds.category(fdt)
         if mixed or scalar_cat > cat or (promote == "float" and cat < 2):
-            _promote(op, inputs, arrays)
+            if device:  # the casts run on the inputs' GPU too
+                with backend_of(first).array_device(first):
+                    _promote(op, inputs, arrays)
+            else:
+                _promote(op, inputs, arrays)
     if device:
         return _apply_on_device(op, inputs, arrays, params, ext), req
     if ext:
@@ -338,19 +353,46 @@ def _apply_general(  # noqa: C901
     return out, req
 
 
+_MOVED = object()  # _apply_general's answer: run again on these inputs
+TO_DEVICE: list[Any] = [None]  # the differentiable copy op (ops/shape/conversion.py sets it)
+
+
+def _to_gpu_0d(inputs: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``inputs`` with each CPU Tensor (0-d ones only: PyTorch's mixed-device error
+    otherwise) replaced by its differentiable copy on the GPU of the others (Note [0-d CPU
+    tensors in a CUDA op]); None when no input is on a GPU (NumPy subclasses, such as a
+    compile capture's Tracers, are CPU arrays)."""
+    to_device = TO_DEVICE[0]  # ops/shape/conversion.py's, set when it is imported
+
+    tensors = [x._data for x in inputs if isinstance(x, Tensor)]
+    be = backend_of(*tensors)  # PyTorch's error for a CPU tensor that is not 0-d
+    if be.device == "cpu":
+        return None
+    idx = be.device_index(next(d for d in tensors if type(d) is not _ndarray))
+    return tuple(
+        to_device(x, be, idx) if isinstance(x, Tensor) and type(x._data) is _ndarray else x
+        for x in inputs
+    )
+
+
+# Note [0-d CPU tensors in a CUDA op]
+#     PyTorch lets a 0-d CPU tensor be an operand of a CUDA op (as a scalar), and its engine
+#     copies the gradient that comes back to the tensor's device (validate_outputs). Here
+#     the 0-d tensor is replaced, before the op runs, by its copy on the op's GPU through the
+#     differentiable to_device op (ToCopyBackward0): the op saves and reads GPU arrays only,
+#     and the copy's VJP brings the gradient back to the CPU. The graph has that one more
+#     node (grad_fn.next_functions names ToCopyBackward0 where PyTorch's names the leaf).
+
+
 def _apply_on_device(
     op: OpDef, inputs: tuple[Any, ...], arrays: list[Any], params: dict[str, Any] | None, ext: bool
 ) -> Any:
-    """The forward of Tensor inputs not all on the CPU, run with their GPU current (Note
-    [the inputs' device is current]): PyTorch's mixed-device error unless they share one
-    device, 0-d CPU Tensors excepted (copied to the device, as PyTorch lets a 0-d CPU tensor
-    join a CUDA op as a scalar)."""
+    """The forward of Tensor inputs on a GPU, run with their GPU current (Note [the inputs'
+    device is current]): PyTorch's mixed-device error unless they share one device (0-d CPU
+    Tensors were copied to it first, Note [0-d CPU tensors in a CUDA op])."""
     tensors = [a for x, a in zip(inputs, arrays) if isinstance(x, Tensor)]
     be = backend_of(*tensors)
-    dev = next(d for d in tensors if type(d) is not _ndarray)
-    for i, a in enumerate(arrays):
-        if type(a) is _ndarray and isinstance(inputs[i], Tensor):
-            arrays[i] = be.from_host(a, be.device_index(dev))
+    dev = tensors[0]
     xp = be.xp
     with be.array_device(dev):
         if ext:

@@ -27,6 +27,8 @@ import numpy as np
 from chainrule._dispatch import recorder as _recorder
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import enable_grad, no_grad
+from chainrule.backends import multi_gpu_backend
+from chainrule.optim._devices import run_on_param_devices
 from chainrule.sparse._coo import SEEN as _SPARSE_SEEN
 from chainrule.utils.hooks import RemovableHandle
 
@@ -373,8 +375,12 @@ class Optimizer:
         self._check_step()
         if _SPARSE_SEEN[0]:  # a sparse tensor exists: chainrule/optim/_sparse.py
             update = self._sparse_update(update)
+        gpus = multi_gpu_backend()  # None unless CuPy is in use with several GPUs
         with no_grad():
-            update()
+            if gpus is None:
+                update()
+            else:  # Note [a step on its parameters' GPU] in optim/_devices.py
+                run_on_param_devices(self, gpus, update)
         return loss
 
     # Per-parameter state an optimizer's step reads: subclasses name it so that ``step`` and

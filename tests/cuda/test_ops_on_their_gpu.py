@@ -90,9 +90,7 @@ def test_backward_runs_each_node_on_its_gpu(fake_cuda: Any) -> None:
 
 @pytest.mark.parametrize("opt", ["sgd", "adam"])
 def test_training_on_cuda1_while_cuda0_is_current(fake_cuda: Any, opt: str) -> None:
-    # Forward and backward on cuda:1 with cuda:0 current. The optimizers' steps compute on
-    # raw arrays outside the op table (docs/gpu.md, What is left): they still need the device
-    # made current, as here.
+    # Forward, backward and the optimizer's step on cuda:1 with cuda:0 current.
     cr.manual_seed(1)
     model = nn.Sequential(
         nn.Conv2d(2, 3, 3, padding=1), nn.Tanh(), nn.Flatten(), nn.Linear(48, 2)
@@ -106,18 +104,15 @@ def test_training_on_cuda1_while_cuda0_is_current(fake_cuda: Any, opt: str) -> N
             return cr.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-3)
         return cr.optim.Adam(m.parameters(), lr=0.01)
 
-    for m, xx, tt, dev in ((model, x, t, None), (gpu, x.to("cuda:1"), t.to("cuda:1"), 1)):
+    for m, xx, tt in ((model, x, t), (gpu, x.to("cuda:1"), t.to("cuda:1"))):
         o = make(m)
         for _ in range(2):
             o.zero_grad()
             loss = ((m(xx) - tt) ** 2).mean()
             loss.backward()
             assert cr.cuda.current_device() == 0
-            if dev is None:
-                o.step()
-            else:
-                with cr.cuda.device(dev):
-                    o.step()
+            o.step()
+            assert cr.cuda.current_device() == 0
     for p, q in zip(model.parameters(), gpu.parameters()):
         assert q.device.index == 1 and q.grad.device.index == 1
         np.testing.assert_allclose(_host(q.grad), p.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -13,6 +13,7 @@ from chainrule.nn._functional._common import (
     _const,
     _data,
 )
+from chainrule.nn._functional._device import on_input_device
 from chainrule.ops import scalar_overloads as _sc
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite_node import composite as _composite_of
@@ -20,6 +21,7 @@ from chainrule.ops.composite_node import composite as _composite_of
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
+@on_input_device
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum((x1 / ||x1||) (x2 / ||x2||)) along ``dim``, each norm clamped to >= eps without
     grad (PyTorch's current formula: the clamp does not change the gradient's path)."""

@@ -14,6 +14,7 @@ from chainrule.nn._functional._common import (
     _ntuple,
     _xp,
 )
+from chainrule.nn._functional._device import on_input_device
 
 __all__ = [
     "fractional_max_pool2d",
@@ -109,6 +110,7 @@ def _fractional(
     return (res, ind) if return_indices else res
 
 
+@on_input_device
 def fractional_max_pool2d(
     input: Tensor,
     kernel_size: Any,
@@ -130,6 +132,7 @@ def fractional_max_pool2d(
     )
 
 
+@on_input_device
 def fractional_max_pool3d(
     input: Tensor,
     kernel_size: Any,
@@ -151,6 +154,7 @@ def fractional_max_pool3d(
     )
 
 
+@on_input_device
 def fractional_max_pool2d_with_indices(
     input: Tensor,
     kernel_size: Any,
@@ -165,6 +169,7 @@ def fractional_max_pool2d_with_indices(
     )
 
 
+@on_input_device
 def fractional_max_pool3d_with_indices(
     input: Tensor,
     kernel_size: Any,

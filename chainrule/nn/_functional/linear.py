@@ -11,6 +11,7 @@ from chainrule.nn._functional._common import (
     _data,
     _tensor_args,
 )
+from chainrule.nn._functional._device import on_input_device
 from chainrule.ops import _autocast
 from chainrule.ops import embedding as _embedding_ops
 from chainrule.ops import fused_nn as _fused
@@ -73,6 +74,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     return _ops.reshape(out, lead + (o,))
 
 
+@on_input_device
 def embedding(
     input: Tensor,
     weight: Tensor,

@@ -31,6 +31,7 @@ from chainrule.nn._functional._common import (
     _weight_no_grad,
     _xp,
 )
+from chainrule.nn._functional._device import on_input_device
 from chainrule.ops import _autocast
 from chainrule.ops import losses as _losses
 from chainrule.ops import nn as _nnops
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 
+@on_input_device  # raw-array target checks: their GPU current
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -162,6 +164,7 @@ def _prob_target_reduce(prod: Tensor, input: Tensor, c: int, cdim: int, reductio
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@on_input_device  # raw-array target checks: their GPU current
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -346,6 +349,7 @@ def huber_loss(
     return _reduce(loss, reduction)
 
 
+@on_input_device
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -487,6 +491,7 @@ def poisson_nll_loss(
     return _reduce(loss, reduction)
 
 
+@on_input_device
 def gaussian_nll_loss(
     input: Tensor,
     target: Tensor,

@@ -16,6 +16,7 @@ from chainrule.nn._functional._common import (
     _not_implemented_for_ints,
     _size,
 )
+from chainrule.nn._functional._device import on_device
 from chainrule.ops import normalization as _norm_ops
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._conv_args import arg_type as _arg_type
@@ -89,7 +90,7 @@ def batch_norm(
         else:
             y, var = _normalize_over(input, dims, eps)
             bmean, bvar = None, var
-        with _grad_mode.no_grad():
+        with _grad_mode.no_grad(), on_device(input):
             m = float(momentum) if momentum is not None else 0.0
             if running_mean is not None:
                 bm = np.mean(_data(input), axis=dims) if bmean is None else _data(bmean)
@@ -104,10 +105,12 @@ def batch_norm(
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         if input.ndim > 1 and all(t is None or t.ndim == 1 for t in (weight, bias)):
             # One op, NativeBatchNormBackward0 as in PyTorch (ops/normalization.py).
-            rm = np.reshape(_data(running_mean), shape)
-            rv = np.reshape(_data(running_var), shape)
-            invstd = (1 / np.sqrt(rv + eps)).astype(rv.dtype, copy=False)
-            return _norm_ops.batch_norm_eval(input, weight, bias, rm.copy(), invstd)
+            with on_device(input):
+                rm = np.reshape(_data(running_mean), shape)
+                rv = np.reshape(_data(running_var), shape)
+                invstd = (1 / np.sqrt(rv + eps)).astype(rv.dtype, copy=False)
+                rm = rm.copy()
+            return _norm_ops.batch_norm_eval(input, weight, bias, rm, invstd)
         rm = _ops.reshape(running_mean, shape)
         rv = _ops.reshape(running_var, shape)
         y = (input - rm) * (rv + eps) ** -0.5
@@ -267,7 +270,7 @@ def instance_norm(
         cen = input - mean
         var = _ops.mean(cen * cen, dim=spatial, keepdim=True)
         y = cen * (var + eps) ** -0.5
-        with _grad_mode.no_grad():
+        with _grad_mode.no_grad(), on_device(input):
             m = float(momentum)
             if running_mean is not None:
                 bm = mean._data.reshape(n, c).mean(axis=0)

@@ -24,6 +24,7 @@ from chainrule.nn._functional._common import (
     _ntuple,
     _tensor_args,
 )
+from chainrule.nn._functional._device import on_input_device
 from chainrule.ops import _conv_args
 from chainrule.ops import conv as _conv
 from chainrule.ops.composite_node import composite
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 
+@on_input_device
 def max_pool2d(
     input: Tensor,
     kernel_size: Any,
@@ -191,6 +193,7 @@ def _check_nd(fn: str, input: Tensor, nd: int) -> None:
         )
 
 
+@on_input_device
 def max_pool1d_with_indices(
     input: Tensor,
     kernel_size: Any,
@@ -214,6 +217,7 @@ def max_pool1d_with_indices(
     return _ops.squeeze(out, -2), _ops.squeeze(idx, -2)
 
 
+@on_input_device
 def max_pool1d(
     input: Tensor,
     kernel_size: Any,
@@ -228,6 +232,7 @@ def max_pool1d(
     return (out, idx) if return_indices else out
 
 
+@on_input_device
 def max_pool2d_with_indices(
     input: Tensor,
     kernel_size: Any,
@@ -262,6 +267,7 @@ def _compose_depth(
     )
 
 
+@on_input_device
 def max_pool3d_with_indices(
     input: Tensor,
     kernel_size: Any,
@@ -294,6 +300,7 @@ def max_pool3d_with_indices(
     return out, idx
 
 
+@on_input_device
 def max_pool3d(
     input: Tensor,
     kernel_size: Any,
@@ -439,6 +446,7 @@ def _unpool(
     return _ops.reshape(out, lead + tuple(size))
 
 
+@on_input_device
 def max_unpool1d(
     input: Tensor,
     indices: Tensor,
@@ -451,6 +459,7 @@ def max_unpool1d(
     return _unpool("max_unpool1d", input, indices, kernel_size, stride, padding, output_size, 1)
 
 
+@on_input_device
 def max_unpool2d(
     input: Tensor,
     indices: Tensor,
@@ -463,6 +472,7 @@ def max_unpool2d(
     return _unpool("max_unpool2d", input, indices, kernel_size, stride, padding, output_size, 2)
 
 
+@on_input_device
 def max_unpool3d(
     input: Tensor,
     indices: Tensor,

@@ -14,6 +14,7 @@ from chainrule._tensor import Tensor
 from chainrule.nn._functional._common import (
     _ntuple,
 )
+from chainrule.nn._functional._device import on_input_device
 from chainrule.nn._functional.pooling import _sep_apply
 from chainrule.ops import fused_nn as _fused
 from chainrule.ops.composite_node import composite as _composite_of
@@ -170,6 +171,7 @@ def _interpolate_basic(
     return _sep_apply(input, mats)
 
 
+@on_input_device
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:
@@ -177,6 +179,7 @@ def pad(
     return _ops.pad(input, pad, mode, value)
 
 
+@on_input_device
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding along a new last dim."""
     return _ops.one_hot(tensor, num_classes)

@@ -9,6 +9,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule.backends import backend_of
+from chainrule.ops import _apply
 from chainrule.ops._registry import apply_op, defop, ns
 
 __all__ = ["clone", "to_dtype", "to_device", "one_hot"]
@@ -80,6 +81,9 @@ def to_device(input: Any, backend: Any, index: Any = None) -> Any:
         (input,),
         {"backend": backend, "index": index, "src": src, "src_index": src.device_index(d)},
     )
+
+
+_apply.TO_DEVICE[0] = to_device  # Note [0-d CPU tensors in a CUDA op] in ops/_apply.py
 
 
 @defop(name="one_hot", differentiable=False, promote=None)
