@@ -3,9 +3,33 @@
 from __future__ import annotations
 
 from builtins import type as builtins_type
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["device", "set_default_device", "get_default_device", "parse_to"]
+__all__ = ["device", "set_default_device", "get_default_device", "parse_to", "register_accelerator"]
+
+# Whether an accelerator (a GPU backend) can be used: registered by ``chainrule.backends``
+# (``cuda_available``) when it is imported, since this leaf may not import the backends. None
+# until then (no accelerator assumed). Read by ``device(<int>)``, PyTorch's index-only form.
+_ACCELERATOR: list[Callable[[], bool] | None] = [None]
+
+_NO_ACCELERATOR = "Cannot access accelerator device when none is available."
+
+
+def register_accelerator(probe: Callable[[], bool]) -> None:
+    """Make ``probe`` (True when a GPU backend is usable) the test that ``device(<int>)`` runs."""
+    _ACCELERATOR[0] = probe
+
+
+def _accelerator_index(index: int) -> int:
+    """``index`` as the accelerator's device index: PyTorch's ``device(0)``, ``to(0)``,
+    ``device=0`` mean the current accelerator's device ``index`` ('cuda:0' here), and raise
+    RuntimeError when there is no accelerator (a CPU-only build or machine)."""
+    if index < 0:
+        raise RuntimeError("Device index must not be negative")
+    probe = _ACCELERATOR[0]
+    if probe is None or not probe():
+        raise RuntimeError(_NO_ACCELERATOR)
+    return index
 
 
 class device:
@@ -19,9 +43,7 @@ class device:
             self.type, self.index = type.type, type.index
             return
         if isinstance(type, int) and not isinstance(type, bool):  # device(1): 'cuda:1'
-            if type < 0:
-                raise RuntimeError(f"Device index must not be negative, got {type}")
-            self.type, self.index = "cuda", type
+            self.type, self.index = "cuda", _accelerator_index(type)
             return
         if not isinstance(type, str):
             name = "NoneType" if type is None else builtins_type(type).__name__
@@ -102,7 +124,8 @@ def parse_to(
     - ``to(other, non_blocking=False, copy=False)``: ``other``'s device and dtype.
 
     A device is a ``device``, a string (``'cuda:1'``) or a GPU index (``to(0)`` is
-    ``'cuda:0'``). ``memory_format`` is accepted and ignored (arrays are C-ordered).
+    ``'cuda:0'``; without a GPU backend, RuntimeError as in PyTorch). ``memory_format`` is
+    accepted and ignored (arrays are C-ordered).
     """
     kw = dict(kwargs)
     dev = kw.pop("device", None)
@@ -142,5 +165,5 @@ def parse_to(
     if rest:
         raise TypeError(f"to() takes at most 4 positional arguments ({len(args)} given)")
     if dev is not None:
-        dev = device("cuda", dev) if isinstance(dev, int) else device(dev)
+        dev = device(dev)  # an int: the accelerator's index (RuntimeError without one)
     return dev, dt, bool(non_blocking), bool(copy)

@@ -514,7 +514,7 @@ class Tensor(
         if device is None:
             device = "cuda"
         elif isinstance(device, int) and not isinstance(device, bool):
-            device = f"cuda:{device}"
+            device = _device_cls(device)  # 'cuda:N' (RuntimeError without a GPU backend)
         elif _device_cls(device).type != "cuda":
             raise RuntimeError(f"Invalid device, must be cuda device, got {device}")
         return self.to(device, non_blocking=non_blocking)

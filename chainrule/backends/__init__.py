@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _device
 from chainrule.backends.base import Backend
 from chainrule.backends.numpy_backend import NumpyBackend
 
@@ -120,6 +121,10 @@ def cuda_available() -> bool:
         return b.device_count() > 0
     except Exception:  # CuPy raises CUDARuntimeError when no driver or device is present
         return False
+
+
+# ``device(0)`` asks the backends whether a GPU is there (the leaf _device imports no backend).
+_device.register_accelerator(cuda_available)
 
 
 def seed_cuda(seed: int, device: int | None = None) -> None:
@@ -239,6 +244,8 @@ def get_backend(device: Any) -> Backend:
         # AssertionError, as PyTorch's CPU build raises, so that old `except` clauses still match.
         why = _WHY[0] if _CUDA[0] is False else "CuPy sees no GPU"
         raise AssertionError(f"{_NO_CUDA} [{why}]")
+    if isinstance(device, int) and not isinstance(device, bool):  # device=0: 'cuda:0'
+        return get_backend(_device.device(device))  # (RuntimeError without a GPU backend)
     raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {device}")
 
 

@@ -1,14 +1,18 @@
-"""PReLU as one op: y = max(x, 0) + a min(x, 0), with a slope ``a`` shared or per channel.
+"""PReLU as one op: y = x where x > 0, else a x, with a slope ``a`` shared or per channel.
 
 Composed as ``where(x > 0, x, a x)``, PReLU records three nodes, its forward makes a mask, a
 product and a select, and its backward two selects, two products, a sum and an accumulation
-of two gradients for x. Here the forward is four branch-free passes (PyTorch's NaN and
-infinity results: max and min propagate a NaN, and a -inf times a slope of 0 is NaN as in
-``a * x``), it keeps min(x, 0) for the backward, and the VJP is a mask and ``g * f`` (f = 1 or
-the slope, ``ops/unary/elementwise.py``'s ``_slope_select``: no select) for x and one product
-for the slope (the engine sums it back to the slope's shape). Under
-``create_graph`` the VJP recomputes min(x, 0) from the saved input with Tensor ops, so it is
-differentiable again.
+of two gradients for x. Here the forward is PyTorch's select, bit for bit, computed as
+``x * f`` with f = 1 where x > 0 and the slope elsewhere (``ops/unary/elementwise.py``'s
+``_slope_select``: four branch-free passes on large arrays, NumPy's ``where`` on small ones or
+a slope for which ``f`` would not be exact, such as an infinite one). So the signs of zeros
+are PyTorch's (x = -0 gives a (-0); x = +0 with a negative slope gives -0), and so are NaNs
+and infinities (a NaN x gives NaN; -inf times a slope of 0 is NaN; an infinite slope leaves a
+positive x as it is). (The earlier ``max(x, 0) + a min(x, 0)`` added a +0 to a -0 product,
+giving +0, and multiplied a positive x's 0 by an infinite slope, giving NaN.) The VJP is a
+mask and ``g * f`` for x and one product ``g min(x, 0)`` for the slope (the engine sums it
+back to the slope's shape). Under ``create_graph`` the VJP recomputes with Tensor ops, so it
+is differentiable again.
 """
 
 from __future__ import annotations
@@ -22,14 +26,11 @@ from chainrule.ops.unary.elementwise import _slope_select
 __all__ = ["prelu_kernel"]
 
 
-@defop(name="prelu_kernel", aux=True, saves=("x", "a"), node_name="PreluKernelBackward0")
+@defop(name="prelu_kernel", saves=("x", "a"), node_name="PreluKernelBackward0")
 def _prelu_kernel(xp: Any, x: Any, a: Any) -> Any:
-    """y = max(x, 0) + a min(x, 0), ``a`` broadcasting against x.
+    """y = x where x > 0, else a x, ``a`` broadcasting against x (PyTorch's select, bit for bit).
     VJP: gx = g where x > 0, else a g; ga = g min(x, 0) (summed to a's shape)."""
-    neg = xp.minimum(x, 0)
-    y = neg * a
-    y += xp.maximum(x, 0)
-    return y, {"neg": neg}
+    return _slope_select(xp, x > 0, x, a)
 
 
 @_prelu_kernel.vjp
@@ -44,7 +45,7 @@ def _prelu_kernel_vjp(ctx: Any, g: Any) -> Any:
         gx = _slope_select(backend_of(g).xp, x > 0, g, a)
     if not na:
         return gx, None
-    neg = ns.minimum(x, 0 * x) if hasattr(x, "grad_fn") else ctx.neg
+    neg = ns.minimum(x, 0 * x) if hasattr(x, "grad_fn") else backend_of(x).xp.minimum(x, 0)
     return gx, g * neg
 
 

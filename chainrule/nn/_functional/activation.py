@@ -5,6 +5,7 @@ softsign, tanhshrink, threshold, rrelu and prelu."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -267,20 +268,27 @@ def rrelu(
     training: bool = False,
     inplace: bool = False,
 ) -> Tensor:
-    """x where x >= 0, else a x. In training a ~ U(lower, upper) per element (drawn from the
-    default generator, so ``manual_seed`` reproduces it; not PyTorch's stream); in eval
-    a = (lower + upper) / 2."""
+    """x where x > 0, else a x (as PyTorch's, x = 0 gives a 0: -0 for a negative slope). In
+    training a ~ U(lower, upper) per element (drawn from the default generator, so
+    ``manual_seed`` reproduces it; not PyTorch's stream); in eval a = (lower + upper) / 2."""
+    for name, bound in (("lower", lower), ("upper", upper)):
+        if not math.isfinite(bound):
+            raise RuntimeError(f"rrelu: {name} bound must be finite, got {bound}")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    if training:
+    if training:  # PyTorch's x noise, noise = r where x <= 0, else 1 (a NaN x passes)
         a = _const(_rng(input).uniform(lower, upper, size=tuple(input.shape)), input)
-    else:
-        a = _const((lower + upper) / 2, input)
-    if inplace:
-        return _into(input, _ops.where(input >= 0, input, input * a))
+        noise = _ops.where(input <= 0, a, 1.0)
+        fn: Any = lambda x: x * noise  # noqa: E731
+    else:  # PyTorch's eval rrelu is leaky_relu, forward and backward (zeros' signs included)
+        slope = (lower + upper) / 2
+        fn = lambda x: _ops.leaky_relu(x, slope)  # noqa: E731
+    if inplace:  # one RreluWithNoiseBackward1 node, as PyTorch's (its gradient g noise)
+        node = lambda x: composite("RreluWithNoiseBackward1", fn, (x,))  # noqa: E731
+        return _ops.inplace_compute(input, node, (), True)
     # PyTorch's one RreluWithNoiseBackward0 (Note [composite nodes] in ops/composite_node.py);
     # the noise is drawn once, above, so the backward's recomputation sees the same.
-    return composite("RreluWithNoiseBackward0", lambda x: _ops.where(x >= 0, x, x * a), (input,))
+    return composite("RreluWithNoiseBackward0", fn, (input,))
 
 
 def rrelu_(

@@ -595,7 +595,7 @@ class Module(_StateDictMixin):
         """Move every parameter and buffer (and their ``.grad``) to GPU ``device`` (an index,
         ``'cuda:1'``, a device; the current GPU when None), in place."""
         if isinstance(device, int) and not isinstance(device, bool):
-            device = f"cuda:{device}"
+            device = _device(device)  # 'cuda:N' (RuntimeError without a GPU backend)
         return self.to("cuda" if device is None else device)
 
     def type(self, dst_type: Any) -> Module:

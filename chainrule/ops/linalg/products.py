@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from chainrule._autocast_state import state as _ac
 from chainrule._dispatch import upper as _upper
 from chainrule.ops import _autocast
@@ -24,6 +26,37 @@ from chainrule.ops.linalg._common import (
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "addmv", "baddbmm"]
 
 
+# Note [float16 products in float32]
+#     NumPy has no BLAS loop for float16: its matmul converts each element pair to float32 in
+#     a scalar loop, 22x slower than float32's BLAS (745 ms against 33 ms for a (256, 768) @
+#     (768, 768) product). PyTorch's CPU kernels compute float16 products in float32 and round
+#     once, as they do bfloat16's (Note [extension dtypes compute in float32] in
+#     ops/_ext_dtypes.py, which covers bfloat16 here). So float16 operands on the CPU are cast
+#     to float32 (exactly), multiplied by BLAS and rounded once; addmm's ``beta x + alpha a b``
+#     is rounded once too, as PyTorch's (its epilogue runs in float32). The result is the
+#     float32 product rounded once: PyTorch's bits wherever the two float32 accumulations
+#     round alike, which is every element of small products and all but about 0.2% of large
+#     ones (PyTorch's float16 kernel sums in its own order; those differ by one float16 ulp,
+#     as PyTorch's own float16 and float32-then-rounded products do). A Tracer (compile
+#     capture) is an ndarray, so captures take the same path; CuPy arrays keep cuBLAS's
+#     float16 GEMM (which accumulates in float32 already).
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+
+
+def _cpu_half(*arrays: Any) -> bool:
+    """True when every array is a float16 NumPy array (Note [float16 products in float32])."""
+    return all(a.dtype == _F16 and isinstance(a, np.ndarray) for a in arrays)
+
+
+def _product(xp: Any, a: Any, b: Any) -> Any:
+    """``xp.matmul(a, b)``; float16 on the CPU in float32, rounded once (Note [float16
+    products in float32])."""
+    if a.dtype == _F16 and _cpu_half(a, b):
+        return xp.matmul(a.astype(_F32), b.astype(_F32)).astype(_F16)
+    return xp.matmul(a, b)
+
+
 # matmul --------------------------------------------------------------------------------------
 
 
@@ -32,7 +65,7 @@ def _matmul(xp: Any, a: Any, b: Any) -> Any:
     """a @ b with NumPy's batch broadcasting and 1-D promotion rules (as torch.matmul).
     VJP: g @ b^H and a^H @ g (conjugate transposes; Note [Wirtinger gradients]), with 1-D
     operands unsqueezed first and squeezed after."""
-    return xp.matmul(a, b)
+    return _product(xp, a, b)
 
 
 @_matmul.vjp
@@ -134,7 +167,7 @@ def matmul(input: Any, other: Any) -> Any:
 def _product_fwd(xp: Any, a: Any, b: Any) -> Any:
     """a @ b for matrices (mm), batches of matrices (bmm), matrix-vector (mv) or vectors (dot).
     VJP: as matmul's."""
-    return xp.matmul(a, b)
+    return _product(xp, a, b)
 
 
 def _product_op(name: str, node: str) -> OpDef:
@@ -274,6 +307,11 @@ def outer(input: Any, vec2: Any) -> Any:
 def _addprod_fwd(xp: Any, x: Any, a: Any, b: Any, *, beta: Any, alpha: Any) -> Any:
     """beta * x + alpha * (a @ b); beta == 0 ignores x (NaNs in it do not propagate).
     VJP: beta g; alpha g @ b^T; alpha a^T @ g (the products as in matmul's VJP)."""
+    if a.dtype == _F16 and _cpu_half(x, a, b):  # Note [float16 products in float32]
+        up = _addprod_fwd(
+            xp, x.astype(_F32), a.astype(_F32), b.astype(_F32), beta=beta, alpha=alpha
+        )
+        return up.astype(_F16)
     p = xp.matmul(a, b)
     if alpha != 1:
         p = p * alpha
