@@ -10,6 +10,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops.composite._common import _is_t, _ops, _t, _xp
 from chainrule.ops.composite.statistics import _bool_dtype
 
@@ -36,6 +37,7 @@ __all__ = [
 # Elementwise forms ------------------------------------------------------------------------------
 
 
+@refuses_complex("hypot", 2)
 def hypot(input: Any, other: Any) -> Any:
     """``sqrt(input**2 + other**2)``, scaled by the larger magnitude so that it cannot overflow.
     VJP: (g * a / h, g * b / h)."""
@@ -57,6 +59,7 @@ def sinc(input: Any) -> Any:
     return ops.where(zero, 1.0, safe.sin() / safe)
 
 
+@refuses_complex("heaviside", 2)
 def heaviside(input: Any, values: Any) -> Any:
     """Step function: 0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
     ops = _ops()
@@ -66,6 +69,7 @@ def heaviside(input: Any, values: Any) -> Any:
     return ops.where(input == 0, values, step)
 
 
+@refuses_complex("copysign", 2)
 def copysign(input: Any, other: Any) -> Any:
     """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative)."""
     ops = _ops()
@@ -95,6 +99,7 @@ def logaddexp(input: Any, other: Any) -> Any:
     return ops.where(same_inf, input, m + (-safe_d).exp().log1p())
 
 
+@refuses_complex("logaddexp2", 2)
 def logaddexp2(input: Any, other: Any) -> Any:
     """``log2(2**a + 2**b)``."""
     ln2 = math.log(2.0)
@@ -151,16 +156,19 @@ def sgn(input: Any) -> Any:
     return (input / (a + zero)) * ~zero
 
 
+@refuses_complex("signbit", 1)
 def signbit(input: Any) -> Any:
     """True where the sign bit is set (negative numbers and ``-0.0``)."""
     return _t(_xp(input).signbit(input._data))
 
 
+@refuses_complex("isposinf", 1)
 def isposinf(input: Any) -> Any:
     """True where the element is ``+inf``."""
     return input.isinf() & (input > 0)
 
 
+@refuses_complex("isneginf", 1)
 def isneginf(input: Any) -> Any:
     """True where the element is ``-inf``."""
     return input.isinf() & (input < 0)
