@@ -429,6 +429,8 @@ _LEGACY = {
     "int8": "Char",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 

@@ -32,6 +32,16 @@ def _histc_msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return _nie("aminmax_cpu" if float(lo) == float(hi) else "histogram_cpu")[1]
 
 
+def _unique_msg(dim_pos: int, one_d_plain: bool) -> Callable[..., str]:
+    # unique_consecutive of a 1-D input takes PyTorch's plain kernel even with a dim
+    def msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        dim = args[dim_pos] if len(args) > dim_pos else kwargs.get("dim")
+        plain = dim is None or (one_d_plain and args[0].ndim == 1)
+        return _nie("unique" if plain else "unique_dim")[1]
+
+    return msg
+
+
 _ISIN = (RuntimeError, "Unsupported input type encountered for isin(): {t}")
 _NANSUM = (RuntimeError, "nansum on CPU does not support complex inputs")
 
@@ -54,6 +64,8 @@ PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str]]] = {
     "searchsorted": _nie("searchsorted_out_cpu"),
     "bucketize": _nie("searchsorted_out_cpu"),
     "isin": _ISIN,
+    "unique": (NotImplementedError, _unique_msg(4, False)),
+    "unique_consecutive": (NotImplementedError, _unique_msg(3, True)),
     "aminmax": _nie("aminmax_cpu"),
     "nansum": _NANSUM,
     "nanmean": _NANSUM,

@@ -383,6 +383,7 @@ def _unique_call(
     return out if n == 1 else tuple(out)
 
 
+@refuses_complex("unique", 1)
 def unique(
     input: Any,
     sorted: bool = True,
@@ -395,6 +396,7 @@ def unique(
     return _unique_call(_UNIQUE, input, return_inverse, return_counts, dim)
 
 
+@refuses_complex("unique_consecutive", 1)
 def unique_consecutive(
     input: Any, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
 ) -> Any:

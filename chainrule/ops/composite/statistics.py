@@ -51,6 +51,11 @@ def cdist(
         )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.is_floating_point():
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {_dtype_name(x)}"
+            )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return _pnorm(diff, p, -1)
 
