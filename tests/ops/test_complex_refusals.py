@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -224,3 +225,27 @@ def test_real_inputs_of_guarded_functions_still_computed() -> None:
             got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)
         ):
             assert g.tolist() == pytest.approx(w.tolist(), nan_ok=True), name
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_logaddexp_computes_complex_as_torch(dtype: str) -> None:
+    """PyTorch computes logaddexp on complex input (not refused): values and gradients."""
+    inf = float("inf")
+    a = [1 + 1j, -2 + 0.5j, 3 - 4j, 0j, complex(-inf, 0), complex(-inf, 0)]
+    b = [0.5 - 1j, 2 + 3j, -1 + 0j, 0j, complex(-inf, 0), 2 + 1j]
+    res = []
+    for L in (cr, torch):
+        x = L.tensor(a, dtype=getattr(L, dtype), requires_grad=True)
+        y = L.tensor(b, dtype=getattr(L, dtype), requires_grad=True)
+        r = L.logaddexp(x, y)
+        # gradients at the finite entries (PyTorch's are NaN at the infinite ones)
+        gx, gy = L.autograd.grad(r[:4].abs().sum(), (x, y))
+        res.append(
+            (r.detach().numpy(), gx[:4].resolve_conj().numpy(), gy[:4].resolve_conj().numpy())
+        )
+    for got, want in zip(*res):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    r = cr.logaddexp(cr.tensor([1.0, -2.0]), cr.tensor([1 + 2j, 3j]))
+    w = torch.logaddexp(torch.tensor([1.0, -2.0]), torch.tensor([1 + 2j, 3j]))
+    np.testing.assert_allclose(r.numpy(), w.numpy(), rtol=1e-6)

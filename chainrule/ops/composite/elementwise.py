@@ -89,14 +89,30 @@ def copysign(input: Any, other: Any) -> Any:
 
 
 def logaddexp(input: Any, other: Any) -> Any:
-    """``log(exp(a) + exp(b))`` computed as ``max + log1p(exp(-|a - b|))``."""
+    """``log(exp(a) + exp(b))`` computed as ``max + log1p(exp(-|a - b|))``; for complex
+    input (PyTorch's), ``m + log1p(exp(n - m))`` with ``m`` the operand of larger real part."""
     ops = _ops()
+    if (_is_t(input) and input.is_complex()) or (_is_t(other) and other.is_complex()):
+        return _logaddexp_complex(input, other)
     m = ops.maximum(input, other)
     d = (input - other).abs()
     # Equal infinities: a - b is NaN; the answer is that infinity.
     same_inf = (input == other) & input.isinf()
     safe_d = ops.where(same_inf, 0.0, d)
     return ops.where(same_inf, input, m + (-safe_d).exp().log1p())
+
+
+def _logaddexp_complex(input: Any, other: Any) -> Any:
+    ops = _ops()
+    x, y = (v if _is_t(v) else _t(np.asarray(v)) for v in (input, other))
+    x_max = x.real >= y.real if x.is_complex() else x >= y.real
+    m, n = ops.where(x_max, x, y), ops.where(x_max, y, x)
+    mr = m.real
+    # Equal infinite real parts: n - m is NaN; -inf gives the smaller operand, +inf the sum
+    same_inf = (mr == n.real) & mr.isinf()
+    d = ops.where(same_inf, 0.0, n - m)
+    out = d.exp().log1p() + m
+    return ops.where(same_inf, ops.where(mr < 0, n, (n.exp() + m.exp()).log()), out)
 
 
 @refuses_complex("logaddexp2", 2)
