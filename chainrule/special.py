@@ -11,6 +11,7 @@ from typing import Any
 
 from chainrule._tensor import Tensor
 from chainrule.ops import special as _s
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops.composite import exp2, sinc  # one place per function: torch.sinc's
 from chainrule.ops.nn import log_softmax as _log_softmax
 from chainrule.ops.nn import softmax as _softmax
@@ -134,6 +135,7 @@ gammaincc = _s.igammac
 _SQRT1_2 = 1 / math.sqrt(2)
 
 
+@refuses_complex("ndtr", 1)
 def ndtr(input: Any) -> Any:
     """The standard normal CDF, Phi(x) = erfc(-x / sqrt 2) / 2."""
     return erfc(input * -_SQRT1_2) * 0.5

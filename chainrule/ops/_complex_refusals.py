@@ -16,13 +16,20 @@ from chainrule.ops._opdef import REGISTRY
 
 __all__: list[str] = []
 
-_REFUSALS: dict[str, tuple[type[Exception], str]] = {
+
+def _polygamma_msg(n: int) -> str:
+    kernel = {0: "digamma", 1: "trigamma"}.get(n, "polygamma")
+    return f"\"{kernel}\" not implemented for '{{t}}'"
+
+
+# A message may be a function of the op's params where PyTorch's kernel name depends on them.
+_REFUSALS: dict[str, tuple[type[Exception], str | Callable[[dict[str, Any]], str]]] = {
     "erf": (NotImplementedError, "\"erf_vml_cpu\" not implemented for '{t}'"),
     "erfc": (NotImplementedError, "\"erfc_vml_cpu\" not implemented for '{t}'"),
     "erfinv": (NotImplementedError, "\"erfinv_vml_cpu\" not implemented for '{t}'"),
     "lgamma": (NotImplementedError, "\"lgamma_vml_cpu\" not implemented for '{t}'"),
     "digamma": (NotImplementedError, "\"digamma\" not implemented for '{t}'"),
-    "polygamma": (NotImplementedError, "\"polygamma\" not implemented for '{t}'"),
+    "polygamma": (NotImplementedError, lambda p: _polygamma_msg(p["n"])),
     "i0": (NotImplementedError, "\"i0_vml_cpu\" not implemented for '{t}'"),
     "i0e": (NotImplementedError, "\"i0e_cpu\" not implemented for '{t}'"),
     "i1": (NotImplementedError, "\"i1_cpu\" not implemented for '{t}'"),
@@ -67,17 +74,25 @@ _REFUSALS: dict[str, tuple[type[Exception], str]] = {
     "lcm": (NotImplementedError, "\"lcm_cpu\" not implemented for '{t}'"),
     "max_dim": (RuntimeError, "max(): does not support complex input"),
     "min_dim": (RuntimeError, "min(): does not support complex input"),
+    "max": (NotImplementedError, "\"max_all\" not implemented for '{t}'"),
+    "min": (NotImplementedError, "\"min_all\" not implemented for '{t}'"),
+    "mode": (NotImplementedError, "\"mode_cpu\" not implemented for '{t}'"),
 }
 
 _TORCH_NAME = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
-def _refusing(forward: Callable[..., Any], exc: type[Exception], msg: str) -> Callable[..., Any]:
+def _refusing(
+    forward: Callable[..., Any],
+    exc: type[Exception],
+    msg: str | Callable[[dict[str, Any]], str],
+) -> Callable[..., Any]:
     def checked(xp: Any, *arrays: Any, **params: Any) -> Any:
         for a in arrays:
             dt = getattr(a, "dtype", None)
             if dt is not None and dt.kind == "c":
-                raise exc(msg.format(t=_TORCH_NAME.get(dt.name, dt.name)))
+                text = msg if isinstance(msg, str) else msg(params)
+                raise exc(text.format(t=_TORCH_NAME.get(dt.name, dt.name)))
         return forward(xp, *arrays, **params)
 
     checked.__name__ = getattr(forward, "__name__", "forward")

@@ -56,7 +56,7 @@ def _softmax_dim(input: Any, dim: int) -> Any:
 def _cast(input: Any, dtype: Any, dim: Any = -1, name: str = "softmax") -> Any:
     if dtype is not None:
         input = input.to(dtype)
-    if not _kinds.is_inexact(input._data):
+    if not _kinds.is_inexact(input._data) or _kinds.is_complex(input._data):
         # torch's type and kernel name (the last-dim kernel or the general one).
         last = input.ndim == 0 or wrap_dim(int(dim), input.ndim) == input.ndim - 1
         kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"

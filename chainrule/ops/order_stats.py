@@ -23,7 +23,8 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile_qs(input: Any, q: Any, interpolation: str, who: str) -> np.ndarray:
     """PyTorch's checks of quantile's arguments; the q values as a float64 vector."""
     if not _kinds.is_floating(input._data) or input._data.dtype.itemsize < 4:
-        raise RuntimeError(f"{who} input tensor must be either float or double dtype")
+        # PyTorch names quantile() here for nanquantile too
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(
             f"{who} interpolation must be one of linear, lower, higher, midpoint or nearest, "

@@ -49,6 +49,8 @@ _NAMES = {
     "int64": "Long",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from chainrule import _kinds, return_types
 from chainrule.backends import backend_of
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops._registry import OpDef, apply_op, ns
 
 __all__ = [
@@ -276,12 +277,14 @@ def _median(name: str, input: Any, dim: Any, keepdim: bool, ignore_nan: bool) ->
     return getattr(return_types, name)._make_of(v, i)
 
 
+@refuses_complex("median", 1)
 def median(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
     """``median(input)``: the lower median of all elements (NaN if any is NaN).
     ``median(input, dim)``: ``(values, indices)`` along ``dim``. VJP: g to the picked element."""
     return _median("median", input, dim, keepdim, False)
 
 
+@refuses_complex("nanmedian", 1)
 def nanmedian(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
     return _median("nanmedian", input, dim, keepdim, True)
@@ -380,6 +383,7 @@ def _unique_call(
     return out if n == 1 else tuple(out)
 
 
+@refuses_complex("unique", 1)
 def unique(
     input: Any,
     sorted: bool = True,
@@ -392,6 +396,7 @@ def unique(
     return _unique_call(_UNIQUE, input, return_inverse, return_counts, dim)
 
 
+@refuses_complex("unique_consecutive", 1)
 def unique_consecutive(
     input: Any, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
 ) -> Any:
@@ -420,6 +425,7 @@ _searchsorted = OpDef(
 )
 
 
+@refuses_complex("searchsorted", 2)
 def searchsorted(
     sorted_sequence: Any,
     input: Any,
@@ -463,6 +469,7 @@ def searchsorted(
     )
 
 
+@refuses_complex("bucketize", 2)
 def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False) -> Any:
     """Index of the bucket of each element of ``input`` given 1-D sorted ``boundaries``."""
     if boundaries.ndim != 1:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops._registry import apply_op, binary, defop, ns, unary
 
 __all__ = [
@@ -105,6 +106,7 @@ def polygamma(n: int, input: Any) -> Any:
     return apply_op(_polygamma, (input,), {"n": int(n)})
 
 
+@refuses_complex("mvlgamma", 1)
 def mvlgamma(input: Any, p: int) -> Any:
     """Multivariate log-gamma: p(p-1)/4 log(pi) + sum_{i<p} lgamma(x - i/2)."""
     if p < 1:
@@ -339,6 +341,7 @@ def _float(input: Any) -> Any:
     return input.to(_dtype.get_default_dtype())
 
 
+@refuses_complex("logit", 1)
 def logit(input: Any, eps: float | None = None) -> Any:
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given (the gradient
     is then 0 outside that interval, as PyTorch's)."""

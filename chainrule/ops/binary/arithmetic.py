@@ -29,6 +29,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule._dispatch import upper
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
 from chainrule.ops.complex_numbers import cj
@@ -471,6 +472,7 @@ def fmod(input: Any, other: Any) -> Any:
     return apply_op(_fmod_scalar.op, (input, other))
 
 
+@refuses_complex("floor_divide", 2)
 def floor_divide(input: Any, other: Any) -> Any:
     """floor(input / other); integers stay integers (division by zero raises).
 

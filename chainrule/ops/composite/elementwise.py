@@ -10,6 +10,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops.composite._common import _is_t, _ops, _t, _xp
 from chainrule.ops.composite.statistics import _bool_dtype
 
@@ -36,6 +37,7 @@ __all__ = [
 # Elementwise forms ------------------------------------------------------------------------------
 
 
+@refuses_complex("hypot", 2)
 def hypot(input: Any, other: Any) -> Any:
     """``sqrt(input**2 + other**2)``, scaled by the larger magnitude so that it cannot overflow.
     VJP: (g * a / h, g * b / h)."""
@@ -57,6 +59,7 @@ def sinc(input: Any) -> Any:
     return ops.where(zero, 1.0, safe.sin() / safe)
 
 
+@refuses_complex("heaviside", 2)
 def heaviside(input: Any, values: Any) -> Any:
     """Step function: 0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
     ops = _ops()
@@ -66,6 +69,7 @@ def heaviside(input: Any, values: Any) -> Any:
     return ops.where(input == 0, values, step)
 
 
+@refuses_complex("copysign", 2)
 def copysign(input: Any, other: Any) -> Any:
     """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative)."""
     ops = _ops()
@@ -85,8 +89,11 @@ def copysign(input: Any, other: Any) -> Any:
 
 
 def logaddexp(input: Any, other: Any) -> Any:
-    """``log(exp(a) + exp(b))`` computed as ``max + log1p(exp(-|a - b|))``."""
+    """``log(exp(a) + exp(b))`` computed as ``max + log1p(exp(-|a - b|))``; for complex
+    input (PyTorch's), ``m + log1p(exp(n - m))`` with ``m`` the operand of larger real part."""
     ops = _ops()
+    if (_is_t(input) and input.is_complex()) or (_is_t(other) and other.is_complex()):
+        return _logaddexp_complex(input, other)
     m = ops.maximum(input, other)
     d = (input - other).abs()
     # Equal infinities: a - b is NaN; the answer is that infinity.
@@ -95,6 +102,20 @@ def logaddexp(input: Any, other: Any) -> Any:
     return ops.where(same_inf, input, m + (-safe_d).exp().log1p())
 
 
+def _logaddexp_complex(input: Any, other: Any) -> Any:
+    ops = _ops()
+    x, y = (v if _is_t(v) else _t(np.asarray(v)) for v in (input, other))
+    x_max = x.real >= y.real if x.is_complex() else x >= y.real
+    m, n = ops.where(x_max, x, y), ops.where(x_max, y, x)
+    mr = m.real
+    # Equal infinite real parts: n - m is NaN; -inf gives the smaller operand, +inf the sum
+    same_inf = (mr == n.real) & mr.isinf()
+    d = ops.where(same_inf, 0.0, n - m)
+    out = d.exp().log1p() + m
+    return ops.where(same_inf, ops.where(mr < 0, n, (n.exp() + m.exp()).log()), out)
+
+
+@refuses_complex("logaddexp2", 2)
 def logaddexp2(input: Any, other: Any) -> Any:
     """``log2(2**a + 2**b)``."""
     ln2 = math.log(2.0)
@@ -151,16 +172,19 @@ def sgn(input: Any) -> Any:
     return (input / (a + zero)) * ~zero
 
 
+@refuses_complex("signbit", 1)
 def signbit(input: Any) -> Any:
     """True where the sign bit is set (negative numbers and ``-0.0``)."""
     return _t(_xp(input).signbit(input._data))
 
 
+@refuses_complex("isposinf", 1)
 def isposinf(input: Any) -> Any:
     """True where the element is ``+inf``."""
     return input.isinf() & (input > 0)
 
 
+@refuses_complex("isneginf", 1)
 def isneginf(input: Any) -> Any:
     """True where the element is ``-inf``."""
     return input.isinf() & (input < 0)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops.composite._common import _is_t, _t, _xp
 
 __all__ = [
@@ -52,6 +53,7 @@ def take(input: Any, index: Any) -> Any:
     return input.reshape(-1)[_t(idx.astype(np.int64))]
 
 
+@refuses_complex("isin", 2)
 def isin(
     elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False
 ) -> Any:
@@ -63,6 +65,7 @@ def isin(
     return _t(xp.isin(e, t, invert=invert))
 
 
+@refuses_complex("bincount", 1)
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     """Count of each value in the 1-d non-negative integer ``input`` (or the sum of
     ``weights`` at them), of length ``max(input) + 1`` or ``minlength``."""
@@ -82,6 +85,7 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Any:
     )
 
 
+@refuses_complex("histc", 1)
 def histc(input: Any, bins: int = 100, min: Any = 0, max: Any = 0) -> Any:
     """Histogram of ``bins`` equal-width bins over [min, max] (the data's range when both are
     0); values outside are ignored; the last bin includes ``max``."""

@@ -10,6 +10,7 @@ from typing import Any
 from chainrule._autocast_state import state as _ac
 from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops.composite._common import _is_t, _ops
 
 __all__ = [
@@ -50,6 +51,11 @@ def cdist(
         )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.is_floating_point():
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {_dtype_name(x)}"
+            )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return _pnorm(diff, p, -1)
 
@@ -211,6 +217,7 @@ def _bool_dtype() -> Any:
     return _dtype.bool
 
 
+@refuses_complex("nansum", 1)
 def nansum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     """Sum treating NaN as zero. VJP: g where the input is not NaN."""
     x = input if dtype is None else input.to(dtype)
@@ -219,6 +226,7 @@ def nansum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     return x.sum() if dim is None else x.sum(dim, keepdim)
 
 
+@refuses_complex("nanmean", 1)
 def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
     """Mean over the non-NaN elements (NaN where all are NaN)."""
     if not input.is_floating_point():
@@ -236,6 +244,7 @@ def _dtype_name(t: Any) -> str:
     return _type_name(t._data.dtype).replace("Tensor", "")
 
 
+@refuses_complex("aminmax", 1)
 def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any:
     """``(min, max)`` over ``dim`` (or all elements), as a named pair."""
     from chainrule import return_types

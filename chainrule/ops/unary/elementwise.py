@@ -388,7 +388,7 @@ absolute = abs
 
 def _sign_fwd(xp: Any, x: Any) -> Any:
     if _kinds.is_complex(x):
-        raise RuntimeError(
+        raise NotImplementedError(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
             "torch.sgn instead."
         )

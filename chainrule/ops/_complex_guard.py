@@ -1,0 +1,94 @@
+"""Public functions that PyTorch refuses on complex input and that are not one registered op
+(so ``_complex_refusals``' table of op forwards cannot reach them): each is decorated at its
+definition with ``@refuses_complex(name, nargs)``, which raises PyTorch 2.13's error when one
+of its first ``nargs`` positional arguments is a complex tensor. A real call pays one dtype
+check per checked argument. The messages come from running PyTorch (``{t}``: its name of the
+dtype, ``ComplexFloat`` or ``ComplexDouble``); a callable gives the message from the call's
+arguments where PyTorch's kernel name depends on them.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, TypeVar
+
+__all__ = ["PUBLIC_REFUSALS", "refuses_complex"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _nie(kernel: str) -> tuple[type[Exception], str]:
+    return (NotImplementedError, f"\"{kernel}\" not implemented for '{{t}}'")
+
+
+def _median_msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    return _nie("median_cpu" if dim is None else "median_out")[1]
+
+
+def _histc_msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    lo = args[2] if len(args) > 2 else kwargs.get("min", 0)
+    hi = args[3] if len(args) > 3 else kwargs.get("max", 0)
+    return _nie("aminmax_cpu" if float(lo) == float(hi) else "histogram_cpu")[1]
+
+
+def _unique_msg(dim_pos: int, one_d_plain: bool) -> Callable[..., str]:
+    # unique_consecutive of a 1-D input takes PyTorch's plain kernel even with a dim
+    def msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        dim = args[dim_pos] if len(args) > dim_pos else kwargs.get("dim")
+        plain = dim is None or (one_d_plain and args[0].ndim == 1)
+        return _nie("unique" if plain else "unique_dim")[1]
+
+    return msg
+
+
+_ISIN = (RuntimeError, "Unsupported input type encountered for isin(): {t}")
+_NANSUM = (RuntimeError, "nansum on CPU does not support complex inputs")
+
+PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str]]] = {
+    "logit": _nie("logit_cpu"),
+    "ndtr": _nie("erf_vml_cpu"),
+    "mvlgamma": _nie("arange_cpu"),
+    "copysign": _nie("copysign_cpu"),
+    "hypot": _nie("hypot_cpu"),
+    "logaddexp2": _nie("logaddexp2_cpu"),
+    "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+    "floor_divide": _nie("div_floor_cpu"),
+    "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    "isposinf": (RuntimeError, "isposinf does not support complex inputs."),
+    "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
+    "median": (NotImplementedError, _median_msg),
+    "nanmedian": (NotImplementedError, _median_msg),
+    "histc": (NotImplementedError, _histc_msg),
+    "bincount": _nie("bincount_cpu"),
+    "searchsorted": _nie("searchsorted_out_cpu"),
+    "bucketize": _nie("searchsorted_out_cpu"),
+    "isin": _ISIN,
+    "unique": (NotImplementedError, _unique_msg(4, False)),
+    "unique_consecutive": (NotImplementedError, _unique_msg(3, True)),
+    "aminmax": _nie("aminmax_cpu"),
+    "nansum": _NANSUM,
+    "nanmean": _NANSUM,
+}
+
+_TORCH_NAME = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def refuses_complex(name: str, nargs: int = 1) -> Callable[[_F], _F]:
+    """Wrap a public function so that a complex tensor among its first ``nargs`` positional
+    arguments raises ``PUBLIC_REFUSALS[name]`` (PyTorch's exception type and message)."""
+    exc, msg = PUBLIC_REFUSALS[name]
+
+    def deco(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            for a in args[:nargs]:
+                d = getattr(a, "_data", None)
+                if d is not None and d.dtype.kind == "c":
+                    text = msg if isinstance(msg, str) else msg(args, kwargs)
+                    raise exc(text.format(t=_TORCH_NAME.get(d.dtype.name, d.dtype.name)))
+            return fn(*args, **kwargs)
+
+        return checked  # pyright: ignore[reportReturnType]
+
+    return deco
