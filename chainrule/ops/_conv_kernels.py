@@ -178,9 +178,14 @@ def _shifted_input(xp: Any, x: Any, kw: int, padding: Any, dilation: Any) -> tup
     return xpad.reshape(x.shape[0], x.shape[1], -1), wp
 
 
-# A part of a batch-split conv does at least this many flops: handing a part to a pool worker
-# costs a few tens of microseconds (a 4 MFLOP product takes about 80 here).
-PARALLEL_MIN_FLOPS = 4_000_000
+# A part of a batch-split conv does at least this many flops. Handing a part to a pool worker
+# costs a few tens of microseconds, but the parts also contend for the GIL between their BLAS
+# calls and run on cold caches: measured at two threads on a quiet 2-core VM (2026-12-02),
+# every split of the SRGAN and CNN steps' convs (each below 4e8 flops per part) made the step
+# slower than not splitting (SRGAN 155-168 ms split at 4e6 flops per part, 136 at 2e7, 126 at
+# 1e8, 121-124 unsplit, 122 at one thread; CNN 13.6-15.1 ms split, 9.3-9.7 unsplit), so only
+# convs big enough for parts of ~4 ms each split.
+PARALLEL_MIN_FLOPS = 400_000_000
 # A split conv has up to this many parts per thread, taken by the threads as they come free
 # (``parallel_map``): a thread that starts late, or whose core another process holds, then
 # does fewer parts instead of leaving the others waiting for its half.
