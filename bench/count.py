@@ -100,6 +100,8 @@ def instructions(name: str, steps: int) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) < 3 or sys.argv[1] not in ("bytecodes", "instructions", "_child"):
+        sys.exit(__doc__)
     mode, name = sys.argv[1], sys.argv[2]
     steps = int(sys.argv[3]) if len(sys.argv) > 3 else 20
     {"bytecodes": bytecodes, "instructions": instructions, "_child": _child}[mode](name, steps)
