@@ -382,6 +382,7 @@ _dispatch.register_lazy(
         "hardshrink": "chainrule.nn.functional",
         "prelu": "chainrule.nn.functional",
         "compile_module": "chainrule._compile.api",
+        "register_tensor_reducers": "chainrule.multiprocessing",
         **{
             n: "chainrule.storage"
             for n in (

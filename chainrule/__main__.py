@@ -4,6 +4,12 @@
 (``chainrule._torch_namespace``). ``sys.argv``, ``sys.path[0]``, ``__name__ == "__main__"`` and
 ``__file__`` are set as ``python SCRIPT ARGS`` would set them. ``-m MODULE`` and ``-c CODE`` work
 as they do for ``python``. The console script ``chainrule-run`` is the same command.
+
+Processes the program starts with the *spawn* or *forkserver* method (``mp.set_start_method(
+"spawn")``, ``DataLoader(multiprocessing_context="spawn")``) run under ``chainrule-run`` too
+(``multiprocessing.set_executable``), so their ``import torch`` is chainrule's as well; the
+command line multiprocessing gives such a child (interpreter flags, ``-c CODE``) is read as
+``python`` reads it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,16 @@ Runs a PyTorch program with `torch` resolved to chainrule (no edit to the progra
 """
 
 
+def _children_run_here() -> None:
+    """Start spawned children under this command (when it is installed beside the interpreter)
+    so that ``torch`` resolves to chainrule in them too."""
+    import multiprocessing
+
+    exe = os.path.join(os.path.dirname(sys.executable), "chainrule-run")
+    if os.access(exe, os.X_OK):
+        multiprocessing.set_executable(exe)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the program named in ``argv`` (default ``sys.argv[1:]``) with torch -> chainrule."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -30,9 +46,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(_USAGE)
         return 0 if args else 2
 
+    if args[0].startswith("-") and args[0] not in ("-m", "-c") and "-c" in args:
+        # A child of multiprocessing (see the module's docstring): its interpreter flags
+        # (``-X dev``, ``-W...``, ``-O``) precede ``-c``; this process already runs with the
+        # interpreter the parent chose, so they are dropped.
+        args = args[args.index("-c") :]
+
     from chainrule import _torch_namespace
 
     _torch_namespace.install()
+    _children_run_here()
     if args[0] == "-m":
         if len(args) < 2:
             sys.stderr.write("chainrule: -m needs a module name\n" + _USAGE)

@@ -2,8 +2,13 @@
 ``spawn``/``start_processes``.
 
 Every name of the standard ``multiprocessing`` module is reachable here (``Process``, ``Queue``,
-``get_context`` ...), as in PyTorch. Tensors travel between processes by pickling (their array
-is copied), so the sharing strategies are accepted names only. ``spawn(fn, args, nprocs)``
+``get_context`` ...), as in PyTorch. Tensors travel between processes through
+``multiprocessing``'s own pickler (a ``Process``'s arguments, ``Queue`` items), for which this
+module registers reducers (Note [tensors across processes]): a tensor in shared memory
+(``share_memory_()``, ``Module.share_memory()``) travels as the file descriptor of its memory,
+so the receiver updates the same values (Hogwild training); any other tensor travels by value.
+The sharing strategies are accepted names only (the descriptor route is always taken).
+``spawn(fn, args, nprocs)``
 starts ``nprocs`` processes running ``fn(i, *args)`` for ``i`` in ``range(nprocs)`` and waits
 for all of them; the first one to fail ends the others and raises ``ProcessRaisedException``
 (with the child's traceback) or ``ProcessExitedException``, with PyTorch's messages.
@@ -14,12 +19,21 @@ for all of them; the first one to fail ends the others and raises ``ProcessRaise
 
 from __future__ import annotations
 
+import mmap as _mmap
 import multiprocessing as _mp
 import multiprocessing.connection as _mp_connection
+import multiprocessing.reduction as _mp_reduction
 import signal as _signal
 import sys as _sys
 import traceback as _traceback
 from typing import Any, Callable
+
+import numpy as _np
+
+from chainrule import _shm
+from chainrule._tensor import Tensor as _Tensor
+from chainrule._tensor import _new
+from chainrule.nn.parameter import Parameter as _Parameter
 
 __all__ = [
     "spawn",
@@ -31,6 +45,7 @@ __all__ = [
     "get_sharing_strategy",
     "set_sharing_strategy",
     "get_all_sharing_strategies",
+    "register_tensor_reducers",
 ]
 
 _STRATEGIES = {"file_descriptor", "file_system"} if _sys.platform != "darwin" else {"file_system"}
@@ -233,3 +248,82 @@ def spawn(
             stacklevel=2,
         )
     return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")
+
+
+# Note [tensors across processes]
+#     ``Tensor.__reduce_ex__`` refuses ordinary pickling (chainrule.save is the file format), but
+#     multiprocessing's ``ForkingPickler`` consults its own dispatch table first, so tensors
+#     sent to other processes take these reducers instead (PyTorch registers its own the same
+#     way). The table is keyed by exact type: Tensor and Parameter are registered (a Buffer is a
+#     Tensor); a
+#     user's Tensor subclass still meets the refusal. A shared tensor's memory is a block of
+#     chainrule/_shm.py; ``DupFd`` hands its descriptor to a spawned child at start-up or, for a
+#     queue, through multiprocessing's resource sharer. As in PyTorch, ``.grad`` and hooks do
+#     not travel, and a non-leaf that requires grad is refused.
+#     Only the class, the data and ``requires_grad`` travel (PyTorch's metadata), not the
+#     tensor's other attributes: a view's link to its base stays behind.
+
+
+def _rebuild(cls: type, data: Any, requires_grad: bool) -> Any:
+    t = _new(cls)
+    t._data = data
+    t._requires_grad = requires_grad
+    t.grad_fn = None
+    t._vc = None
+    return t
+
+
+def _rebuild_shared(
+    cls: type,
+    dupfd: Any,
+    nbytes: int,
+    dtype: Any,
+    shape: tuple[int, ...],
+    strides: tuple[int, ...],
+    offset: int,
+    requires_grad: bool,
+) -> Any:
+    buf = _shm.attach(dupfd.detach(), nbytes)
+    data = _np.ndarray(shape, dtype, buffer=buf, offset=offset, strides=strides)
+    return _rebuild(cls, data, requires_grad)
+
+
+def _shared_block(d: Any) -> Any:
+    """The block of chainrule/_shm.py that array ``d`` views, or None."""
+    while isinstance(d, _np.ndarray):
+        d = d.base
+    if isinstance(d, memoryview):
+        d = d.obj
+    return d if isinstance(d, _mmap.mmap) and _shm.fd_of(d) is not None else None
+
+
+def _reduce_tensor(t: Any) -> Any:
+    if t._requires_grad and t.grad_fn is not None:
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, "
+            "since autograd does not support crossing process boundaries.  "
+            "If you just want to transfer the data, call detach() on the tensor "
+            "before serializing (e.g., putting it on the queue)."
+        )
+    d = t._data
+    block = _shared_block(d) if isinstance(d, _np.ndarray) else None
+    if block is None:  # by value (a GPU array pickles through the host, as CuPy does)
+        return (_rebuild, (type(t), d, t._requires_grad))
+    offset = d.__array_interface__["data"][0] - _shm.address_of(block)
+    args = (len(block), d.dtype, d.shape, d.strides, offset, t._requires_grad)
+    return (_rebuild_shared, (type(t), _mp_reduction.DupFd(_shm.fd_of(block)), *args))
+
+
+_registered = [False]
+
+
+def register_tensor_reducers() -> None:
+    """Let multiprocessing's pickler send tensors (Note [tensors across processes]); done when
+    this module is imported and by ``Tensor.share_memory_``; repeating it costs nothing."""
+    if not _registered[0]:
+        for cls in (_Tensor, _Parameter):
+            _mp_reduction.ForkingPickler.register(cls, _reduce_tensor)
+        _registered[0] = True
+
+
+register_tensor_reducers()

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from chainrule import _shm
 from chainrule._dispatch import creation as _creation_table
+from chainrule._dispatch import upper as _upper
 from chainrule._methods._base import TensorAttrs, TensorBase, type_name
 
 if TYPE_CHECKING:
@@ -304,16 +306,21 @@ class SurfaceMethods(TensorAttrs):
         return False
 
     def share_memory_(self) -> Tensor:
-        """Move the data to shared memory (an anonymous shared mapping, which forked worker
-        processes see), in place; a no-op when already shared. Views made before the call keep
-        the old memory."""
+        """Move the data to shared memory, in place; a no-op when already shared.
+
+        The memory is an anonymous file mapped shared (``chainrule/_shm.py``): forked children
+        see it, and a tensor sent to a *spawned* child (a ``Process`` argument, a ``Queue``
+        item) travels as its file descriptor, so both processes then update the same values,
+        as PyTorch's ``file_descriptor`` strategy does. Views made before the call keep the old
+        memory (PyTorch moves the storage under them)."""
         if self.is_shared() or not isinstance(self._data, np.ndarray) or self._data.size == 0:
             return self
         d = self._data
-        buf = mmap.mmap(-1, d.nbytes)
-        a = np.frombuffer(buf, dtype=d.dtype, count=d.size).reshape(d.shape)
+        a = np.frombuffer(_shm.new_block(d.nbytes), dtype=d.dtype, count=d.size).reshape(d.shape)
         a[...] = d
         self._data = a
+        # Processes get tensors through multiprocessing's pickler once its reducers are in.
+        _upper.register_tensor_reducers()
         return self
 
     def is_shared(self) -> bool:

@@ -579,6 +579,12 @@ class Module(_StateDictMixin):
     def float(self) -> Module:
         return self.to(_dtype.float32)
 
+    def share_memory(self) -> Module:
+        """Move every parameter and buffer to shared memory (``Tensor.share_memory_``), in
+        place, so processes given this module update the same values (Hogwild). Gradients are
+        not moved (as in PyTorch, they are made later, per process)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def double(self) -> Module:
         return self.to(_dtype.float64)
 
