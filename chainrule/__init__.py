@@ -383,6 +383,7 @@ _dispatch.register_lazy(
         "prelu": "chainrule.nn.functional",
         "compile_module": "chainrule._compile.api",
         "register_tensor_reducers": "chainrule.multiprocessing",
+        "complex32": "chainrule._shell_dtypes",
         **{
             n: "chainrule.storage"
             for n in (

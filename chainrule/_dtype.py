@@ -82,6 +82,32 @@ class dtype:
     def is_complex(self) -> builtins.bool:
         return self._category == 3
 
+    @builtins.property
+    def abbr(self) -> str:
+        """PyTorch's short name of the dtype (``f32``, ``i64``, ``bf16``, ``c64``, ``b8``)."""
+        return _ABBR.get(self.name, self.name)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype with parts of this precision (float32 -> complex64, float16 ->
+        complex32, bfloat16 -> complex64); a complex dtype is its own.
+
+        Raises:
+            RuntimeError: for dtypes that are neither floating nor complex, as PyTorch.
+        """
+        if self._category == 3:
+            return self
+        if self.name == "float16":
+            from chainrule._dispatch import upper
+
+            return upper.complex32
+        if self.name in ("float32", "float64", "bfloat16"):
+            return complex128 if self.name == "float64" else complex64
+        raise RuntimeError(f"Unknown Complex ScalarType for {c_name(self)}")
+
+    def to_real(self) -> dtype:
+        """The dtype of a complex dtype's parts (complex64 -> float32); others are their own."""
+        return real_of(self)
+
     def __repr__(self) -> str:
         return "chainrule." + self.name
 
@@ -177,6 +203,47 @@ _TORCH_C_NAMES = {
     "float8_e5m2fnuz": "Float8_e5m2fnuz",
     "float8_e8m0fnu": "Float8_e8m0fnu",
 }
+
+
+_ABBR = {
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "bfloat16": "bf16",
+    "complex64": "c64",
+    "complex128": "c128",
+    "complex32": "c32",
+    "bool": "b8",
+    **{f"int{n}": f"i{n}" for n in (8, 16, 32, 64)},
+    **{f"uint{n}": f"u{n}" for n in (8, 16, 32, 64)},
+    **{
+        n: n.replace("float8_", "f8").replace("float4_", "f4").replace("_x2", "x2")
+        for n in (
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "float8_e4m3fnuz",
+            "float8_e5m2fnuz",
+            "float8_e8m0fnu",
+            "float4_e2m1fn_x2",
+        )
+    },
+    "bits16": "b16x1",
+    "bits8": "b8x1",
+    "bits1x8": "b1x8",
+    "bits2x4": "b2x4",
+    "bits4x2": "b4x2",
+}
+
+
+def c_name(d: dtype) -> str:
+    """PyTorch's C++ name of a dtype's scalar type (``Float``, ``Long``, ``UInt1``), as its
+    messages print it."""
+    n = d.name
+    if n in _TORCH_C_NAMES:
+        return _TORCH_C_NAMES[n]
+    if n.startswith("uint"):
+        return "UInt" + n[4:]
+    return n[0].upper() + n[1:]
 
 
 _LOADED: list[builtins.bool] = []

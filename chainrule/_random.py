@@ -47,6 +47,40 @@ class Generator:
     def set_state(self, state: Mapping[str, Any]) -> None:
         self._rng.bit_generator.state = state
 
+    def clone_state(self) -> Generator:
+        """A new generator of the same device, seed and position in its stream: the two then
+        draw the same numbers, independently."""
+        g = Generator.__new__(Generator)
+        g._device_type, g._index, g._seed = self._device_type, self._index, self._seed
+        bits = type(self._rng.bit_generator)()
+        bits.state = self._rng.bit_generator.state
+        g._rng = np.random.Generator(bits)
+        return g
+
+    def get_offset(self) -> int:
+        """PyTorch's Philox offset, which only its CUDA generators keep."""
+        raise RuntimeError(self._no_offset())
+
+    def set_offset(self, offset: int) -> Generator:
+        """PyTorch's Philox offset, which only its CUDA generators keep."""
+        raise RuntimeError(self._no_offset())
+
+    def _no_offset(self) -> str:
+        if self._device_type == "cpu":
+            return "CPU Generator does not use offset"
+        return (
+            "chainrule's CUDA generators draw on the host (docs/gpu.md, random numbers) and "
+            "keep no Philox offset"
+        )
+
+    def graphsafe_get_state(self) -> Generator:
+        """CUDA-graph state capture, which PyTorch's CPU generators refuse too."""
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state: Generator) -> None:
+        """CUDA-graph state capture, which PyTorch's CPU generators refuse too."""
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     @property
     def rng(self) -> np.random.Generator:
         return self._rng
