@@ -36,6 +36,27 @@ def rowphase_plan(stride: Any, groups: int) -> bool:
     return groups == 1 and stride[0] > 1
 
 
+# A stride-1 forward runs on the columns (one phase, exact Wo-wide rows: no junk columns to
+# crop, unlike the row-folded kernel) when a sample's columns are at most this many bytes and
+# O >= 16 (measured, thread CPU, one thread, float32, batch 8 unless said, row-folded ->
+# columns: x (32, 16, 14, 14) batch 32, 3x3 -> 32: 0.91 -> 0.64 ms; (3, 32, 32) 5x5 -> 32:
+# 0.69 -> 0.59; (32, 16, 16) 3x3 -> 64: 0.80 -> 0.71, -> 128: 1.46 -> 1.29, -> 32: 0.41 ->
+# 0.40; slower from 221 KB: (64, 16, 16) -> 32: 0.98 -> 0.95-1.0, (128, 16, 16): 1.74 ->
+# 1.82, (32, 32, 32): 1.66 -> 1.69, and for O = 3); and K = C*kw at least STRIDE1_MIN_K
+# (x (8, 3, 32, 32), 3x3 -> 32: per-sample columns 0.29 ms, row-phase columns 0.35).
+STRIDE1_MAX_SAMPLE_BYTES = 1 << 17
+STRIDE1_MIN_K = 12
+
+
+def stride1_plan(x: Any, w: Any, ho: int, wo: int, padding: Any, dilation: Any) -> bool:
+    """Whether a stride-1 conv of one group runs as ``conv_rowphase`` (see above)."""
+    o, c, kh, kw = w.shape
+    hp = x.shape[2] + padding[0][0] + padding[0][1]
+    if kw < 2 or o < 16 or c * kw < STRIDE1_MIN_K:
+        return False
+    return c * kw * hp * wo * x.itemsize <= STRIDE1_MAX_SAMPLE_BYTES
+
+
 def _rows(kh: int, ho: int, stride: Any, dilation: Any) -> int:
     """R, the rows per phase: kernel row kh - 1 reads rows r0 .. r0 + Ho - 1 of its phase."""
     return (dilation[0] * (kh - 1)) // stride[0] + ho
@@ -82,25 +103,39 @@ def conv_rowphase(
     dilation: Any,
     b: Any = None,
 ) -> Any:
-    """conv2d (one group, row stride > 1) as sum_i w[:, :, i, :] @ block_i per sample; plus
-    the bias."""
+    """conv2d (one group) as sum_i w[:, :, i, :] @ block_i per sample, in chunks of samples
+    (``CHUNK_BYTES``); plus the bias."""
     n = x.shape[0]
     o, c, kh, kw = w.shape
     rows = _rows(kh, ho, stride, dilation)
-    cols = _row_phase_cols(xp, x, kw, rows, wo, stride, padding, dilation)
     wrows = xp.ascontiguousarray(xp.moveaxis(w, 2, 0)).reshape(kh, o, c * kw)
     length = ho * wo
     offs = _blocks(kh, ho, wo, stride, dilation, rows)
-    out = xp.matmul(wrows[0], cols[:, :, offs[0] : offs[0] + length])
-    if kh > 1:
-        tmp = _scratch_array(xp, out.shape, out.dtype, "tmp")
+    m = _chunk(c * kw * stride[0] * rows * wo * x.itemsize, n)
+    out = xp.empty((n, o, length), dtype=x.dtype)
+    tmp = _scratch_array(xp, (m, o, length), x.dtype, "tmp") if kh > 1 else None
+    for s0 in range(0, n, m):
+        cols = _row_phase_cols(xp, x[s0 : s0 + m], kw, rows, wo, stride, padding, dilation)
+        dest = out[s0 : s0 + m]
+        xp.matmul(wrows[0], cols[:, :, offs[0] : offs[0] + length], out=dest)
         for i in range(1, kh):
-            xp.matmul(wrows[i], cols[:, :, offs[i] : offs[i] + length], out=tmp)
-            out += tmp
+            t = tmp[: dest.shape[0]]
+            xp.matmul(wrows[i], cols[:, :, offs[i] : offs[i] + length], out=t)
+            dest += t
     out = out.reshape(n, o, ho, wo)
     if b is not None:
         out += b.reshape(1, -1, 1, 1)
     return out
+
+
+# Samples per chunk of the row-phase kernels: as many as keep a chunk's columns within this
+# many bytes (the columns, the padded canvas and the partial sums then stay in cache between
+# the kh products).
+CHUNK_BYTES = 1 << 19
+
+
+def _chunk(sample_bytes: int, n: int) -> int:
+    return max(1, min(n, CHUNK_BYTES // max(sample_bytes, 1)))
 
 
 def weight_rowphase(

@@ -181,6 +181,10 @@ def _conv2d(
             return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         return _windows.conv_sample_windows(xp, x, w, ho, wo, stride, padding, dilation, b)
     if stride == (1, 1) and groups == 1:
+        if _rowphase.stride1_plan(x, w, ho, wo, padding, dilation) and not _kernels.splits(
+            xp, n, _kernels._conv_flops(x, w, ho, wo)
+        ):
+            return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         if _kernels._rowfold_plan(x, kw) or _kernels._rowfold_few_channels(x, w):
             return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
         if _shift_plan(x, kh, kw, ho, stride, padding, dilation, groups, o):

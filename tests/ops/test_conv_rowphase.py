@@ -82,6 +82,37 @@ def test_rowphase_gradcheck(xs: Any, ws: Any, kw: Any, monkeypatch: Any) -> None
     assert fwd and wgt
 
 
+# Stride-1 convs whose forward runs on the row-phase columns (O >= 16, C*kw >= 12, a
+# sample's columns at most STRIDE1_MAX_SAMPLE_BYTES); their input gradient is a stride-1
+# conv too (the flipped kernel, O and C swapped: the row-folded or other plans).
+STRIDE1 = [
+    ((3, 4, 9, 8), (16, 4, 3, 3), dict(padding=1)),
+    ((2, 5, 10, 9), (17, 5, 3, 4), dict(padding=(2, 1), dilation=(1, 2))),
+    ((2, 6, 8, 11), (16, 6, 2, 2), dict(padding="same")),
+    ((2, 3, 12, 12), (16, 3, 5, 5), dict(padding=2, dilation=(2, 1))),
+]
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("xs,ws,kw", STRIDE1, ids=str)
+def test_rowphase_stride1_matches_torch(xs: Any, ws: Any, kw: Any, monkeypatch: Any) -> None:
+    fwd = _used(monkeypatch, _conv_rowphase, "conv_rowphase")
+    x, w, b = RNG.uniform(-1, 1, xs), RNG.uniform(-1, 1, ws), RNG.uniform(-1, 1, ws[0])
+    compare(lambda m, x, w, b: F(m).conv2d(x, w, b, **kw), [x, w, b])
+    _float32_matches(lambda m, x, w, b: F(m).conv2d(x, w, b, **kw), [x, w, b])
+    _gradcheck(lambda x, w, b: cr.nn.functional.conv2d(x, w, b, **kw), x[:1], w, b)
+    _double_backward_matches(lambda m, xs_, ws_: F(m).conv2d(xs_, ws_, **kw), x[:1], w)
+    assert fwd
+
+
+def test_rowphase_stride1_chunks(monkeypatch: Any) -> None:
+    # Chunks of one and of several samples, the last chunk shorter.
+    x, w = RNG.uniform(-1, 1, (5, 4, 7, 6)), RNG.uniform(-1, 1, (16, 4, 3, 3))
+    for chunk in (1, 3 * 4 * 3 * 9 * 6 * 8):
+        monkeypatch.setattr(_conv_rowphase, "CHUNK_BYTES", chunk)
+        compare(lambda m, x, w: F(m).conv2d(x, w, padding=1), [x, w])
+
+
 # conv_transpose2d inputs y with small outputs (Ho*Wo < 128: the row-phase input gradient),
 # and dilated strided convs (any size).
 TRANSPOSED = [
