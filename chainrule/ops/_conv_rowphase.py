@@ -45,6 +45,11 @@ def rowphase_plan(stride: Any, groups: int) -> bool:
 # 1.82, (32, 32, 32): 1.66 -> 1.69, and for O = 3); and K = C*kw at least STRIDE1_MIN_K
 # (x (8, 3, 32, 32), 3x3 -> 32: per-sample columns 0.29 ms, row-phase columns 0.35).
 STRIDE1_MAX_SAMPLE_BYTES = 1 << 17
+# ... and the whole batch's columns at most this many bytes: in the CNN step (batch 32 of
+# 16 -> 32 channels on 14x14, 1.4 MB of columns; its input gradient 2.8 MB) the plan was
+# faster alone (0.91 -> 0.64 ms) but made the step slower (process CPU 6.8 -> 7.5 ms per step);
+# in the SRGAN step (batch 8 of 32 channels on 16x16, 0.9 MB) it saved 2-4 ms per step.
+STRIDE1_MAX_BATCH_BYTES = 1 << 20
 STRIDE1_MIN_K = 12
 
 
@@ -54,7 +59,8 @@ def stride1_plan(x: Any, w: Any, ho: int, wo: int, padding: Any, dilation: Any) 
     hp = x.shape[2] + padding[0][0] + padding[0][1]
     if kw < 2 or o < 16 or c * kw < STRIDE1_MIN_K:
         return False
-    return c * kw * hp * wo * x.itemsize <= STRIDE1_MAX_SAMPLE_BYTES
+    sample = c * kw * hp * wo * x.itemsize
+    return sample <= STRIDE1_MAX_SAMPLE_BYTES and x.shape[0] * sample <= STRIDE1_MAX_BATCH_BYTES
 
 
 def _rows(kh: int, ho: int, stride: Any, dilation: Any) -> int:
