@@ -18,6 +18,10 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   * other stride-1 convs of one group: per-sample im2col (N, C*kh*kw, Ho*Wp) of those runs
     and one GEMM per sample, written straight in NCHW order (up to 1.5x faster than
     batch-major columns, whose product needs a transposing copy; even at O = 4C).
+  * stride 1, one group, O >= 16, C*kw >= 12, small columns (a sample's at most 128 KB, the
+    batch's 1 MB): row-phase columns with exact Wo-wide rows (``_conv_rowphase.py``).
+  * row stride > 1, one group, Ho*Wo >= PHASE_MIN_PIXELS, not split over the pool: row-phase
+    columns, kh products with K = C*kw (``_conv_rowphase.py``).
   * stride > 1, one group: per-sample im2col of the strided windows (N, C*kh*kw, Ho*Wo)
     and one GEMM per sample, split over the pool (``_conv_windows.py``; measured 1.3-2.4x
     faster than the sum over the stride phases of stride-1 convs, which the adjoint and
@@ -37,6 +41,10 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
   ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; 1x1 kernels (stride 1,
   no padding), a plain product per sample; strided, per phase; otherwise im2col and one GEMM.
+  With O >= 16 the stride-1 kernels (and the phases' ones) multiply by the transposed g
+  (``_conv_wgrad.py``: both operands in BLAS's plain layout); a row stride > 1 with O >= 16,
+  not split, on the row-phase columns. The strided adjoint (conv_transpose2d) runs on the
+  row-phase columns for Ho*Wo < PHASE_MIN_PIXELS or dilation > 1.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
 sum g); conv_transpose2d -> (conv2d(g, w), conv2d_weight(g, y), sum g); conv2d_weight ->
