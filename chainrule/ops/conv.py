@@ -18,6 +18,10 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   * other stride-1 convs of one group: per-sample im2col (N, C*kh*kw, Ho*Wp) of those runs
     and one GEMM per sample, written straight in NCHW order (up to 1.5x faster than
     batch-major columns, whose product needs a transposing copy; even at O = 4C).
+  * stride 1, one group, O >= 16, C*kw >= 12, small columns (a sample's at most 128 KB, the
+    batch's 1 MB): row-phase columns with exact Wo-wide rows (``_conv_rowphase.py``).
+  * row stride > 1, one group, Ho*Wo >= PHASE_MIN_PIXELS, not split over the pool: row-phase
+    columns, kh products with K = C*kw (``_conv_rowphase.py``).
   * stride > 1, one group: per-sample im2col of the strided windows (N, C*kh*kw, Ho*Wo)
     and one GEMM per sample, split over the pool (``_conv_windows.py``; measured 1.3-2.4x
     faster than the sum over the stride phases of stride-1 convs, which the adjoint and
@@ -37,6 +41,10 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
   ROWFOLD_WEIGHT_MIN_COLS output columns, the row-folded products; 1x1 kernels (stride 1,
   no padding), a plain product per sample; strided, per phase; otherwise im2col and one GEMM.
+  With O >= 16 the stride-1 kernels (and the phases' ones) multiply by the transposed g
+  (``_conv_wgrad.py``: both operands in BLAS's plain layout); a row stride > 1 with O >= 16,
+  not split, on the row-phase columns. The strided adjoint (conv_transpose2d) runs on the
+  row-phase columns for Ho*Wo < PHASE_MIN_PIXELS or dilation > 1.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
 sum g); conv_transpose2d -> (conv2d(g, w), conv2d_weight(g, y), sum g); conv2d_weight ->
@@ -70,6 +78,8 @@ from chainrule._autocast_state import state as _ac
 from chainrule.backends import backend_of
 from chainrule.ops import _autocast
 from chainrule.ops import _conv_kernels as _kernels
+from chainrule.ops import _conv_rowphase as _rowphase
+from chainrule.ops import _conv_wgrad as _wgrad
 from chainrule.ops import _conv_windows as _windows
 from chainrule.ops import shape as _shape
 from chainrule.ops._conv_args import (
@@ -149,7 +159,10 @@ def _weight_phased(xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any, paddi
     for a, b in _phases(kh, kw, stride):
         xph = xp.ascontiguousarray(xpad[:, :, a::sh, b::sw])
         ki, kj = len(range(a, kh, sh)), len(range(b, kw, sw))
-        gw[:, :, a::sh, b::sw] = _weight_shifted(xp, xph, g, ki, kj, ((0, 0), (0, 0)), (1, 1))
+        kernel = _weight_shifted
+        if _wgrad.plan(xph, g.shape[1], 1, 0, 0) is not None:  # O large enough: g transposed
+            kernel = _wgrad.weight_shifted_t
+        gw[:, :, a::sh, b::sw] = kernel(xp, xph, g, ki, kj, ((0, 0), (0, 0)), (1, 1))
     return gw
 
 
@@ -172,8 +185,14 @@ def _conv2d(
     if _windows.taps_plan(x, w, groups):
         return _windows.conv_taps(xp, x, w, ho, wo, stride, padding, dilation, b)
     if groups == 1 and stride != (1, 1):
+        if _rowphase_forward(xp, x, w, ho, wo, stride, groups):
+            return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         return _windows.conv_sample_windows(xp, x, w, ho, wo, stride, padding, dilation, b)
     if stride == (1, 1) and groups == 1:
+        if _rowphase.stride1_plan(x, w, ho, wo, padding, dilation) and not _kernels.splits(
+            xp, n, _kernels._conv_flops(x, w, ho, wo)
+        ):
+            return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         if _kernels._rowfold_plan(x, kw) or _kernels._rowfold_few_channels(x, w):
             return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
         if _shift_plan(x, kh, kw, ho, stride, padding, dilation, groups, o):
@@ -184,6 +203,16 @@ def _conv2d(
     if b is not None:
         out += b.reshape(1, o, 1, 1)
     return out
+
+
+def _rowphase_forward(xp: Any, x: Any, w: Any, ho: int, wo: int, stride: Any, groups: int) -> bool:
+    """Whether a strided conv's forward runs on row-phase columns (``_conv_rowphase.py``):
+    row stride > 1, one group, at least PHASE_MIN_PIXELS output pixels (below, the per-sample
+    windows are as fast or faster: measured 0.49 / 0.50 ms at x (8, 64, 16, 16), 3x3, stride
+    2), and not split over the pool (the windows plan splits)."""
+    if not _rowphase.rowphase_plan(stride, groups) or ho * wo < PHASE_MIN_PIXELS:
+        return False
+    return not _kernels.splits(xp, x.shape[0], _kernels._conv_flops(x, w, ho, wo))
 
 
 def _empty_batch(xp: Any, shape: tuple[int, ...], dtype: Any, b: Any) -> Any:
@@ -234,6 +263,15 @@ def _conv_transpose2d(
         return _empty_batch(xp, (0, c) + tuple(out_hw), y.dtype, b)
     if stride == (1, 1):
         out = _transpose_stride1(xp, y, w, padding, dilation, groups, out_hw)
+        if b is not None:
+            out += b.reshape(1, c, 1, 1)
+        return out
+    if _rowphase.rowphase_plan(stride, groups) and (
+        ho * wo < PHASE_MIN_PIXELS or dilation != (1, 1)
+    ):
+        # Small outputs (the phases' products too short) and dilated strided convs (else
+        # kh*kw strided scatter-adds): row-phase columns, kw scatter-adds.
+        out = _rowphase.transpose_rowphase(xp, y, w, stride, padding, dilation, out_hw)
         if b is not None:
             out += b.reshape(1, c, 1, 1)
         return out
@@ -329,12 +367,24 @@ def _conv2d_weight(
         if x.shape[1] * kh * kw <= SAMPLE_COLS_MAX_K:
             return _weight_sample_cols(xp, x, g, kh, kw, padding, dilation)
         wp = x.shape[3] + padding[1][0] + padding[1][1]
+        tplan = _wgrad.plan(x, o, kw, ho, wp)
+        if tplan == "rowfold":
+            return _wgrad.weight_rowfold_t(xp, x, g, kh, kw, padding, dilation)
+        if tplan == "shifted":
+            return _wgrad.weight_shifted_t(xp, x, g, kh, kw, padding, dilation)
         if _kernels._rowfold_plan(x, kw) and ho * wp >= _kernels.ROWFOLD_WEIGHT_MIN_COLS:
             return _kernels._weight_rowfold(xp, x, g, kh, kw, padding, dilation)
         return _weight_shifted(xp, x, g, kh, kw, padding, dilation)
+    flops = 2.0 * n * o * x.shape[1] * kh * kw * ho * wo
+    if (
+        _rowphase.rowphase_plan(stride, groups)
+        and o >= _wgrad.WGRAD_T_MIN_O
+        and not _kernels.splits(xp, n, flops)
+    ):
+        return _rowphase.weight_rowphase(xp, x, g, kh, kw, stride, padding, dilation)
     if _phase_plan(stride, dilation, groups, ho * wo):
         return _weight_phased(xp, x, g, kh, kw, stride, padding)
-    if groups == 1 and _kernels.splits(xp, n, 2.0 * n * o * x.shape[1] * kh * kw * ho * wo):
+    if groups == 1 and _kernels.splits(xp, n, flops):
         return _windows.weight_sample_windows(xp, x, g, kh, kw, stride, padding, dilation)
     cols, wr = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
     # g as (O, N, Ho, Wr), zeros against the junk columns of cols.
