@@ -79,16 +79,21 @@ def embedding_bag(
     rest = (include_last_offset, padding_idx)
     if sparse or max_norm is not None or not isinstance(weight, Tensor):
         return _embedding_bag(input, weight, offsets, *args, per_sample_weights, *rest)
+    # Sums and means are linear in the table (PyTorch saves neither it nor, for the table's
+    # gradient, anything but the per-sample weights); a maximum keeps the table here, where
+    # PyTorch keeps the indices of the maxima.
     if per_sample_weights is None:
         return composite(
             "EmbeddingBagBackward0",
             lambda w: _embedding_bag(input, w, offsets, *args, None, *rest),
             (weight,),
+            linear=mode != "max",
         )
     return composite(
         "EmbeddingBagBackward0",
         lambda w, p: _embedding_bag(input, w, offsets, *args, p, *rest),
         (weight, per_sample_weights),
+        reads="bilinear",
     )
 
 

@@ -182,6 +182,8 @@ def group_norm(
         "NativeGroupNormBackward0",
         lambda *ts: _group_norm(**_with_affine(ts, weight, bias), eps=eps, num_groups=num_groups),
         inputs,
+        # The bias enters additively: PyTorch's kernel does not save it.
+        reads="affine" if bias is not None and len(inputs) > 1 else None,
     )
 
 
