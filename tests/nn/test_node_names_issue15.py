@@ -1,0 +1,133 @@
+"""Issue 15: grid_sample, affine_grid and channel_shuffle record PyTorch's one node
+(GridSampler2D/3DBackward0, AffineGridGeneratorBackward0, ChannelShuffleBackward0), with
+torch's values and gradients (Note [composite nodes])."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(15)
+
+
+def _arr(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape)
+
+
+def _np(t: Any) -> np.ndarray | None:
+    if t is None:
+        return None
+    return np.asarray(t._data) if isinstance(t, cr.Tensor) else t.detach().numpy()
+
+
+def _compare(
+    build: Callable[..., Any], arrays: list[np.ndarray], grads: list[bool], node: str
+) -> None:
+    outs = {}
+    for m in (cr, torch):
+        ts = [m.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+        y = build(m, *ts)
+        assert type(y.grad_fn).__name__ == node, (m.__name__, type(y.grad_fn).__name__)
+        assert y.grad_fn.name() == node
+        (y * m.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+        outs[m.__name__] = (_np(y), [_np(t.grad) for t, g in zip(ts, grads) if g])
+    (yc, gc), (yt, gt) = outs["chainrule"], outs["torch"]
+    np.testing.assert_allclose(yc, yt, rtol=1e-10, atol=1e-12)
+    for a, b in zip(gc, gt):
+        if a is None:  # nearest sampling: torch returns zeros for the grid
+            assert b is not None and not b.any()
+            continue
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+def _grid(*shape: int) -> np.ndarray:
+    return np.tanh(_arr(*shape)) * 1.1  # some points outside [-1, 1]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_grid_sample_2d(
+    mode: str, padding_mode: str, align_corners: bool, grads: tuple[bool, bool]
+) -> None:
+    if mode == "nearest" and grads == (False, True):
+        pytest.skip("no gradient reaches the grid")
+    _compare(
+        lambda m, x, g: m.nn.functional.grid_sample(
+            x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners
+        ),
+        [_arr(2, 3, 5, 6), _grid(2, 4, 3, 2)],
+        list(grads),
+        "GridSampler2DBackward0",
+    )
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_3d(mode: str, padding_mode: str) -> None:
+    _compare(
+        lambda m, x, g: m.nn.functional.grid_sample(
+            x, g, mode=mode, padding_mode=padding_mode, align_corners=False
+        ),
+        [_arr(2, 3, 4, 5, 6), _grid(2, 2, 3, 4, 3)],
+        [True, True],
+        "GridSampler3DBackward0",
+    )
+
+
+def test_grid_sample_gradcheck() -> None:
+    x = cr.tensor(_arr(1, 2, 4, 5), requires_grad=True)
+    g = cr.tensor(_grid(1, 3, 2, 2) * 0.9, requires_grad=True)
+    for mode in ("bilinear", "bicubic"):
+        assert cr.autograd.gradcheck(
+            lambda x, g: cr.nn.functional.grid_sample(x, g, mode=mode, align_corners=True),
+            (x, g),
+        )
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dims", [2, 3])
+def test_affine_grid(align_corners: bool, dims: int) -> None:
+    theta, size = (_arr(2, 2, 3), [2, 3, 4, 5]) if dims == 2 else (_arr(2, 3, 4), [2, 3, 4, 5, 6])
+    _compare(
+        lambda m, t: m.nn.functional.affine_grid(t, size, align_corners=align_corners),
+        [theta],
+        [True],
+        "AffineGridGeneratorBackward0",
+    )
+    t = cr.tensor(theta, requires_grad=True)
+    fn = lambda t: cr.nn.functional.affine_grid(t, size, align_corners=align_corners)  # noqa: E731
+    assert cr.autograd.gradcheck(fn, (t,)) and cr.autograd.gradgradcheck(fn, (t,))
+
+
+@pytest.mark.parametrize("layer", [False, True])
+def test_channel_shuffle(layer: bool) -> None:
+    def build(m: Any, x: Any) -> Any:
+        return m.nn.ChannelShuffle(3)(x) if layer else m.nn.functional.channel_shuffle(x, 3)
+
+    _compare(build, [_arr(2, 6, 3, 3)], [True], "ChannelShuffleBackward0")
+    x = cr.tensor(_arr(2, 6, 2), requires_grad=True)
+    fn = lambda x: cr.nn.functional.channel_shuffle(x, 2)  # noqa: E731
+    assert cr.autograd.gradcheck(fn, (x,)) and cr.autograd.gradgradcheck(fn, (x,))
+
+
+def test_double_backward_through_grid_sample_input() -> None:
+    # Linear in the input: the second derivative through the input path is torch's (zero).
+    xa = _arr(1, 2, 3, 3)
+
+    def run(m: Any) -> np.ndarray:
+        x = m.tensor(xa, requires_grad=True)
+        g = m.tensor(np.zeros((1, 2, 2, 2)) + 0.3)
+        y = m.nn.functional.grid_sample(x, g, align_corners=False)
+        (gx,) = m.autograd.grad((y * y).sum(), (x,), create_graph=True)
+        (gx * gx).sum().backward()
+        return _np(x.grad)
+
+    np.testing.assert_allclose(run(cr), run(torch), rtol=1e-10)
