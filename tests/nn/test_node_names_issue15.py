@@ -131,3 +131,28 @@ def test_double_backward_through_grid_sample_input() -> None:
         return _np(x.grad)
 
     np.testing.assert_allclose(run(cr), run(torch), rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("psw", [False, True])
+def test_embedding_bag_max_norm(mode: str, psw: bool) -> None:
+    if psw and mode != "sum":
+        pytest.skip("per_sample_weights is for mode='sum' only")
+    table, idx, off, p = (
+        _arr(10, 3) * 2,
+        np.array([1, 2, 4, 5, 4, 3, 2, 9]),
+        np.array([0, 4]),
+        _arr(8),
+    )
+    got = {}
+    for m in (cr, torch):
+        w = m.tensor(table, requires_grad=True)
+        pt = m.tensor(p, requires_grad=True) if psw else None
+        y = m.nn.functional.embedding_bag(
+            m.tensor(idx), w, m.tensor(off), max_norm=1.0, mode=mode, per_sample_weights=pt
+        )
+        assert type(y.grad_fn).__name__ == "EmbeddingBagBackward0"
+        (y * y.detach()).sum().backward()
+        got[m.__name__] = [_np(y), _np(w), _np(w.grad)] + ([_np(pt.grad)] if psw else [])
+    for a, b in zip(got["chainrule"], got["torch"]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
