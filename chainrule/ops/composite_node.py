@@ -22,7 +22,8 @@ Note [composite nodes]
     of it), so it is never saved, and the others are saved as by ``composite``
     (``NativeGroupNormBackward0`` keeps the input and weight, not the bias); ``"bilinear"``,
     ``fn`` is linear in each of its two inputs, so each is saved only for the other's gradient
-    (the per-sample weights of an embedding bag). The VJP recomputes ``fn`` with zeros of its
+    (the per-sample weights of an embedding bag); ``"trilinear"``, the same for three inputs
+    (``bilinear``'s ``TrilinearBackward0``). The VJP recomputes ``fn`` with zeros of its
     shape in place of an input not saved: the gradients that are needed do not read it.
 """
 
@@ -165,11 +166,26 @@ def _composite_bilinear2(
     return _forward(fn, (x0, x1), keep)
 
 
+@defop(
+    name="composite_trilinear3",
+    saves={"x0": ("x1", "x2"), "x1": ("x0", "x2"), "x2": ("x0", "x1")},
+    promote=None,
+    name_fn=_name,
+)
+def _composite_trilinear3(
+    xp: Any, x0: Any, x1: Any, x2: Any, *, node: str, fn: Callable[..., Any], keep: Any, shapes: Any
+) -> Any:
+    """fn(x0, x1, x2), linear in each, as one node saving each input only for the others'
+    gradients (``TrilinearBackward0``; Note [composite nodes])."""
+    return _forward(fn, (x0, x1, x2), keep)
+
+
 _OPS: dict[int, OpDef] = {1: _composite1, 2: _composite2, 3: _composite3}
 _READS: dict[tuple[str, int], OpDef] = {
     ("affine", 2): _composite_affine2,
     ("affine", 3): _composite_affine3,
     ("bilinear", 2): _composite_bilinear2,
+    ("trilinear", 3): _composite_trilinear3,
 }
 for _n, _op in [*_OPS.items(), *((k[1], v) for k, v in _READS.items())]:
     _op.vjp(lambda ctx, g, _n=_n: _joint_vjp(ctx, g, _n))
@@ -187,8 +203,8 @@ def composite(
     ``fn`` may return a tuple: its first element is the output, the others (indices) get no
     gradient and are returned after it, as they came. ``linear``: ``fn`` is linear in its one
     input, so the node saves nothing (its VJP is taken at zeros). ``reads``: ``"affine"`` (2 or
-    3 inputs, the last one additive) or ``"bilinear"`` (2 inputs): save less (Note
-    [composite nodes])."""
+    3 inputs, the last one additive), ``"bilinear"`` (2 inputs) or ``"trilinear"`` (3): save
+    less (Note [composite nodes])."""
     if not is_grad_enabled() or not any(getattr(t, "requires_grad", False) for t in inputs):
         return fn(*inputs)
     keep: list[Any] = []

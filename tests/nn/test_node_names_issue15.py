@@ -156,3 +156,44 @@ def test_embedding_bag_max_norm(mode: str, psw: bool) -> None:
         got[m.__name__] = [_np(y), _np(w), _np(w.grad)] + ([_np(pt.grad)] if psw else [])
     for a, b in zip(got["chainrule"], got["torch"]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def _chain(fn: Any) -> list[str]:
+    out: list[str] = []
+
+    def walk(f: Any) -> None:
+        if f is None or type(f).__name__ == "AccumulateGrad":
+            return
+        out.append(type(f).__name__)
+        for n, _ in f.next_functions:
+            walk(n)
+
+    walk(fn)
+    return out
+
+
+@pytest.mark.parametrize("lead", [(4,), (2, 3)])
+@pytest.mark.parametrize("bias", [False, True])
+def test_bilinear(lead: tuple[int, ...], bias: bool) -> None:
+    arrays = [_arr(*lead, 3), _arr(*lead, 5), _arr(2, 3, 5), _arr(2)]
+    res = {}
+    for m in (cr, torch):
+        ts = [m.tensor(a, requires_grad=True) for a in arrays]
+        y = m.nn.functional.bilinear(ts[0], ts[1], ts[2], ts[3] if bias else None)
+        chain = _chain(y.grad_fn)
+        gs = m.autograd.grad((y * y).sum(), ts[:3], create_graph=True)
+        sum((g * g).sum() for g in gs).backward()
+        res[m.__name__] = (chain, _np(y), [_np(g) for g in gs], [_np(t.grad) for t in ts[:3]])
+    c, t = res["chainrule"], res["torch"]
+    assert c[0] == t[0] and "TrilinearBackward0" in c[0]
+    np.testing.assert_allclose(c[1], t[1], rtol=1e-10, atol=1e-12)
+    for a, b in zip(c[2] + c[3], t[2] + t[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+def test_bilinear_gradgradcheck() -> None:
+    ts = [
+        cr.tensor(a, requires_grad=True) for a in (_arr(3, 2), _arr(3, 4), _arr(2, 2, 4), _arr(2))
+    ]
+    assert cr.autograd.gradcheck(cr.nn.functional.bilinear, ts)
+    assert cr.autograd.gradgradcheck(cr.nn.functional.bilinear, ts)
