@@ -197,3 +197,48 @@ def test_bilinear_gradgradcheck() -> None:
     ]
     assert cr.autograd.gradcheck(cr.nn.functional.bilinear, ts)
     assert cr.autograd.gradgradcheck(cr.nn.functional.bilinear, ts)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("track", [False, True])
+@pytest.mark.parametrize("train", [True, False])
+def test_instance_norm_modules(dims: int, affine: bool, track: bool, train: bool) -> None:
+    xa = _arr(2, 3, *(4,) * dims)
+    res = {}
+    for m in (cr, torch):
+        mod = getattr(m.nn, f"InstanceNorm{dims}d")(
+            3, affine=affine, track_running_stats=track
+        ).double()
+        if affine:
+            with m.no_grad():
+                mod.weight.copy_(m.tensor([0.5, -1.0, 2.0]))
+                mod.bias.copy_(m.tensor([0.1, 0.2, -0.3]))
+        mod.train(train)
+        x = m.tensor(xa, requires_grad=True)
+        y = mod(x)
+        chain = _chain(y.grad_fn)
+        ps = [x] + ([mod.weight, mod.bias] if affine else [])
+        gs = m.autograd.grad((y * y.detach() * 0.5 + y).sum() + (y**3).sum(), ps, create_graph=True)
+        sum((g * g).sum() for g in gs).backward()
+        stats = [_np(mod.running_mean), _np(mod.running_var)] if track else []
+        res[m.__name__] = (
+            chain,
+            [_np(y)] + [_np(g) for g in gs] + [_np(p.grad) for p in ps] + stats,
+        )
+    c, t = res["chainrule"], res["torch"]
+    assert c[0] == t[0] and "NativeBatchNormBackward0" in c[0], (c[0], t[0])
+    for a, b in zip(c[1], t[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
+def test_instance_norm_gradgradcheck() -> None:
+    x = cr.tensor(_arr(2, 2, 5), requires_grad=True)
+    w, b = cr.tensor(_arr(2), requires_grad=True), cr.tensor(_arr(2), requires_grad=True)
+    fn = lambda x, w, b: cr.nn.functional.instance_norm(x, weight=w, bias=b)  # noqa: E731
+    assert cr.autograd.gradcheck(fn, (x, w, b)) and cr.autograd.gradgradcheck(fn, (x, w, b))
+    rm, rv = cr.zeros(2, dtype=cr.float64), cr.ones(2, dtype=cr.float64) * 2
+    ev = lambda x, w, b: cr.nn.functional.instance_norm(  # noqa: E731
+        x, rm, rv, w, b, use_input_stats=False
+    )
+    assert cr.autograd.gradcheck(ev, (x, w, b)) and cr.autograd.gradgradcheck(ev, (x, w, b))
