@@ -73,22 +73,33 @@ def embedding_bag(
     padding_idx: int | None = None,
 ) -> Tensor:
     """See ``_embedding_bag``. Recorded as PyTorch's one ``EmbeddingBagBackward0`` over weight
-    (and the per-sample weights) unless ``sparse`` or ``max_norm`` (Note [composite nodes] in
+    (and the per-sample weights) unless ``sparse`` (Note [composite nodes] in
     chainrule/ops/composite_node.py)."""
     args = (max_norm, norm_type, scale_grad_by_freq, mode, sparse)
     rest = (include_last_offset, padding_idx)
-    if sparse or max_norm is not None or not isinstance(weight, Tensor):
+    if sparse or not isinstance(weight, Tensor):
         return _embedding_bag(input, weight, offsets, *args, per_sample_weights, *rest)
+    if max_norm is not None:
+        # PyTorch renormalizes the rows in place before its one node: so here, by one forward
+        # without a graph, whose result is dropped; the node then reads the renormalized table.
+        with no_grad():
+            _embedding_bag(input, weight, offsets, *args, per_sample_weights, *rest)
+        args = (None, norm_type, scale_grad_by_freq, mode, sparse)
+    # Sums and means are linear in the table (PyTorch saves neither it nor, for the table's
+    # gradient, anything but the per-sample weights); a maximum keeps the table here, where
+    # PyTorch keeps the indices of the maxima.
     if per_sample_weights is None:
         return composite(
             "EmbeddingBagBackward0",
             lambda w: _embedding_bag(input, w, offsets, *args, None, *rest),
             (weight,),
+            linear=mode != "max",
         )
     return composite(
         "EmbeddingBagBackward0",
         lambda w, p: _embedding_bag(input, w, offsets, *args, p, *rest),
         (weight, per_sample_weights),
+        reads="bilinear",
     )
 
 

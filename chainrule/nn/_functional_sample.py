@@ -22,6 +22,7 @@ from chainrule.nn._functional._device import on_input_device
 from chainrule.nn._functional.adaptive_pooling import _adaptive_bounds
 from chainrule.nn._functional.pooling import _sep_apply
 from chainrule.nn._functional.vision import _interp_matrix, _interpolate_basic
+from chainrule.ops.composite_node import composite as _composite_of
 
 __all__ = [
     "interpolate",
@@ -267,8 +268,12 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     b = _new_tensor(base.astype(theta._data.dtype))
     if type(theta._data) is not np.ndarray:  # the host-made base, on theta's device
         b = b.to(theta.device)
-    grid = _ops.matmul(b, _ops.transpose(theta, 1, 2))
-    return _ops.reshape(grid, out_shape)
+
+    def generate(t: Tensor) -> Tensor:
+        return _ops.reshape(_ops.matmul(b, _ops.transpose(t, 1, 2)), out_shape)
+
+    # Linear in theta: PyTorch's one AffineGridGeneratorBackward0, which saves nothing.
+    return _composite_of("AffineGridGeneratorBackward0", generate, (theta,), linear=True)
 
 
 # The deprecated aliases of interpolate.

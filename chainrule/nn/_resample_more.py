@@ -164,7 +164,19 @@ def grid_sample(
     """Sample ``input`` at the normalized points of ``grid``: (N, C, H, W) at (N, Ho, Wo, 2)
     (x, y) points, or (N, C, D, H, W) at (N, Do, Ho, Wo, 3) (x, y, z) points. ``mode``:
     ``"bilinear"`` (trilinear on 5-d input), ``"nearest"`` or ``"bicubic"`` (4-d only);
-    ``padding_mode``: ``"zeros"``, ``"border"`` or ``"reflection"``."""
+    ``padding_mode``: ``"zeros"``, ``"border"`` or ``"reflection"``. Recorded as PyTorch's one
+    ``GridSampler2DBackward0`` / ``GridSampler3DBackward0`` (Note [composite nodes])."""
+    args = (mode, padding_mode, align_corners)
+    if isinstance(input, Tensor) and isinstance(grid, Tensor) and input.ndim in (4, 5):
+        node = f"GridSampler{input.ndim - 2}DBackward0"
+        return composite(node, lambda x, g: _grid_sample(x, g, *args), (input, grid))
+    return _grid_sample(input, grid, *args)
+
+
+def _grid_sample(
+    input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool | None
+) -> Tensor:
+    """See ``grid_sample``: the composed function."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "

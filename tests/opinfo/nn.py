@@ -247,7 +247,7 @@ OPS = [
     OpInfo(
         "bilinear",
         lambda m, a, b, w, bias=None: F(m).bilinear(a, b, w, bias),
-        covers=(),
+        covers=("composite_trilinear3",),  # one TrilinearBackward0 (ops/composite_node.py)
         samples=lambda rng: [
             Sample((_u(rng, (2, 3)), _u(rng, (2, 4)), _u(rng, (5, 3, 4)), _u(rng, (5,))))
         ],

@@ -32,17 +32,6 @@ VERSION_MSG = "modified by an inplace operation"
 # Rows where chainrule raises and PyTorch does not: PyTorch's own graph for them keeps other
 # values than chainrule's one node does.
 FALSE_ERRORS = {
-    **{
-        row: "one composite node (chainrule/ops/composite_node.py) saves all its inputs, its "
-        "VJP recomputing the function from them; PyTorch's kernel saves fewer (not the bias, "
-        "not the embedding table)"
-        for row in (
-            "group_norm",
-            "group_norm_affine",
-            "embedding_bag",
-            "embedding_bag_per_sample_weights",
-        )
-    },
     "rdiv": "PyTorch computes number / x as reciprocal(x) * number and saves the reciprocal, "
     "an intermediate no one can change; chainrule's one DivBackward0 saves x",
     "complex_rdiv": "as rdiv",

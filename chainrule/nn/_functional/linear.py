@@ -15,6 +15,7 @@ from chainrule.nn._functional._device import on_input_device
 from chainrule.ops import _autocast
 from chainrule.ops import embedding as _embedding_ops
 from chainrule.ops import fused_nn as _fused
+from chainrule.ops.composite_node import composite as _composite_of
 from chainrule.ops.linalg import check_addmm_dtype, linear_addmm
 
 __all__ = ["linear", "bilinear", "embedding"]
@@ -66,12 +67,20 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     lead = tuple(input1.shape[:-1])
     x1 = _ops.reshape(input1, (-1, i1))
     x2 = _ops.reshape(input2, (-1, i2))
-    wf = _ops.reshape(_ops.permute(weight, (1, 0, 2)), (i1, o * i2))
-    t = _ops.reshape(_ops.matmul(x1, wf), (-1, o, i2))
-    out = _ops.sum(t * _ops.unsqueeze(x2, 1), -1)
+
+    def trilinear(a: Tensor, w: Tensor, b: Tensor) -> Tensor:
+        wf = _ops.reshape(_ops.permute(w, (1, 0, 2)), (i1, o * i2))
+        t = _ops.reshape(_ops.matmul(a, wf), (-1, o, i2))
+        return _ops.sum(t * _ops.unsqueeze(b, 1), -1)
+
+    # PyTorch's graph: views of the inputs, one TrilinearBackward0, a view, the bias added.
+    out = _ops.reshape(
+        _composite_of("TrilinearBackward0", trilinear, (x1, weight, x2), reads="trilinear"),
+        lead + (o,),
+    )
     if bias is not None:
         out = out + bias
-    return _ops.reshape(out, lead + (o,))
+    return out
 
 
 @on_input_device

@@ -182,6 +182,8 @@ def group_norm(
         "NativeGroupNormBackward0",
         lambda *ts: _group_norm(**_with_affine(ts, weight, bias), eps=eps, num_groups=num_groups),
         inputs,
+        # The bias enters additively: PyTorch's kernel does not save it.
+        reads="affine" if bias is not None and len(inputs) > 1 else None,
     )
 
 
@@ -257,42 +259,31 @@ def instance_norm(
     if input.ndim < 3:
         raise ValueError(f"Expected 2D+ input for instance_norm, got {input.ndim}D")
     n, c = input.shape[:2]
-    spatial = tuple(range(2, input.ndim))
     count = int(np.prod(input.shape[2:]))
-    shape = (1, c) + (1,) * len(spatial)
+    if use_input_stats and count <= 1:
+        raise ValueError(
+            "Expected more than 1 spatial element when training, got input "
+            f"size {list(input.shape)}"
+        )
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    # PyTorch's graph: the (N, C, *) input viewed as one sample of N*C channels, the affine
+    # parameters and running stats repeated N times, one batch_norm (NativeBatchNormBackward0),
+    # the result viewed back; the running stats then take the mean of their N copies.
+    x = _ops.reshape(input, (1, n * c) + tuple(input.shape[2:]))
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    rm = running_mean.repeat(n) if running_mean is not None else None
+    rv = running_var.repeat(n) if running_var is not None else None
+    y = batch_norm(x, rm, rv, w, b, use_input_stats, momentum, eps)
     if use_input_stats:
-        if count <= 1:
-            raise ValueError(
-                "Expected more than 1 spatial element when training, got input "
-                f"size {list(input.shape)}"
-            )
-        mean = _ops.mean(input, dim=spatial, keepdim=True)
-        cen = input - mean
-        var = _ops.mean(cen * cen, dim=spatial, keepdim=True)
-        y = cen * (var + eps) ** -0.5
-        with _grad_mode.no_grad(), on_device(input):
-            m = float(momentum)
-            if running_mean is not None:
-                bm = mean._data.reshape(n, c).mean(axis=0)
-                running_mean._data[...] = (1 - m) * running_mean._data + m * bm
-                running_mean._bump_version()
-            if running_var is not None:
-                bv = var._data.reshape(n, c).mean(axis=0) * (count / (count - 1))
-                running_var._data[...] = (1 - m) * running_var._data + m * bv
-                running_var._bump_version()
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError(
-                "Expected running_mean and running_var to be defined when use_input_stats is false"
-            )
-        y = (input - _ops.reshape(running_mean, shape)) * (
-            _ops.reshape(running_var, shape) + eps
-        ) ** -0.5
-    if weight is not None:
-        y = y * _ops.reshape(weight, shape)
-    if bias is not None:
-        y = y + _ops.reshape(bias, shape)
-    return y
+        with _grad_mode.no_grad():
+            for run, rep in ((running_mean, rm), (running_var, rv)):
+                if run is not None and rep is not None:
+                    run.copy_(_ops.mean(_ops.reshape(rep, (n, c)), 0))
+    return _ops.reshape(y, tuple(input.shape))
 
 
 def local_response_norm(

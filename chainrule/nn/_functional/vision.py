@@ -203,8 +203,13 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
             f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
         )
     rest = tuple(input.shape[2:])
-    x = _ops.reshape(input, (n, groups, c // groups) + rest)
-    return _ops.reshape(_ops.transpose(x, 1, 2), (n, c) + rest)
+
+    def shuffle(t: Tensor) -> Tensor:
+        x = _ops.reshape(t, (n, groups, c // groups) + rest)
+        return _ops.reshape(_ops.transpose(x, 1, 2), (n, c) + rest)
+
+    # PyTorch's one ChannelShuffleBackward0 (a permutation: linear, saves nothing).
+    return _composite_of("ChannelShuffleBackward0", shuffle, (input,), linear=True)
 
 
 native_channel_shuffle = channel_shuffle
