@@ -15,6 +15,7 @@ attribute access, traversal, modes, conversion, repr); the state dicts are in _s
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping
 
@@ -23,6 +24,7 @@ from chainrule._device import device as _device
 from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
+from chainrule.nn.modules._backward_hooks import backward_hook_of
 from chainrule.nn.modules._state_dict import _IncompatibleKeys as _IncompatibleKeys
 from chainrule.nn.modules._state_dict import _StateDictMixin
 from chainrule.nn.parameter import Parameter
@@ -130,7 +132,7 @@ class Module(_StateDictMixin):
     Calling a module runs its forward pre-hooks, ``forward`` and its forward hooks. See
     Note [module registries] for how attributes are stored.
 
-    Differs from torch: no backward hooks on modules and no ``_metadata`` (versions) in
+    Differs from torch: no ``_metadata`` (versions) in
     ``state_dict``; ``load_state_dict`` checks every key and shape
     before copying anything, so a failed load leaves the module untouched (torch may have copied
     part of it before it raises).
@@ -163,6 +165,8 @@ class Module(_StateDictMixin):
         d["_forward_pre_hooks_with_kwargs"] = {}
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = {}
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
 
     def _forward_unimplemented(self, *input: Any) -> None:
         raise NotImplementedError(
@@ -173,7 +177,12 @@ class Module(_StateDictMixin):
 
     # Calling ----------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not self._forward_pre_hooks and not self._forward_hooks:
+        if (
+            not self._forward_pre_hooks
+            and not self._forward_hooks
+            and not self._backward_hooks
+            and not self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
@@ -189,6 +198,9 @@ class Module(_StateDictMixin):
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        bw_hook = backward_hook_of(self)
+        if bw_hook is not None:
+            args = bw_hook.setup_input_hook(args)
         result = self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_hooks.items()):
             if hid in self._forward_hooks_with_kwargs:
@@ -197,7 +209,34 @@ class Module(_StateDictMixin):
                 res = hook(self, args, result)
             if res is not None:
                 result = res
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn(
+                    "For backward hooks to be called, module output should be a Tensor or a "
+                    f"tuple of Tensors but received {type(result)}",
+                    stacklevel=2,
+                )
+            else:
+                result = bw_hook.setup_output_hook(result)
         return result
+
+    _call_impl = __call__
+    _wrapped_call_impl = __call__
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, grad_output)`` when the gradients w.r.t. the module's outputs are
+        known; a non-None result (a tuple as long) replaces ``grad_output``."""
+        return _add_hook(self._backward_pre_hooks, {}, hook, prepend, False)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, grad_input, grad_output)`` once per backward through the module:
+        ``grad_input`` holds the gradients w.r.t. its positional inputs (None for those that are
+        not Tensors or need no gradient); a non-None result replaces ``grad_input``."""
+        return _add_hook(self._backward_hooks, {}, hook, prepend, False)
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
@@ -365,6 +404,8 @@ class Module(_StateDictMixin):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
 
     # Traversal --------------------------------------------------------------------------------
     def _named_members(
