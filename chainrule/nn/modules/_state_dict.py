@@ -67,12 +67,26 @@ class _StateDictMixin:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
+        hooks = self.__dict__.get("_state_dict_hooks")
+        pre = self.__dict__.get("_state_dict_pre_hooks")
+        if pre:
+            for hook in list(pre.values()):
+                hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(
                     destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
                 )
+        if hooks:
+            meta = {"version": getattr(self, "_version", 1)}
+            for hook in list(hooks.values()):
+                res = hook(self, destination, prefix, meta)
+                if getattr(hook, "_from_public_api", False):
+                    if res is not None:
+                        raise RuntimeError("state_dict post-hook must return None")
+                elif res is not None:
+                    destination = res
         return destination
 
     def _check_state(
@@ -156,13 +170,19 @@ class _StateDictMixin:
 
         # Walk _modules without de-duplication, as state_dict() does: a module shared under two
         # names is loaded under both.
+        state_dict = OrderedDict(state_dict)  # the load pre-hooks may change it
+        meta = {"version": getattr(self, "_version", 1)}
+
         def walk(m: Any, prefix: str) -> None:
+            for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                hook(m, state_dict, prefix, meta, strict, missing, unexpected, errors)
             m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
             for name, child in m._modules.items():
                 if child is not None:
                     walk(child, prefix + name + ".")
 
         walk(self, "")
+        _run_load_post_hooks(self, _IncompatibleKeys(missing, unexpected))
         if strict:
             if unexpected:
                 errors.insert(
@@ -195,3 +215,11 @@ class _StateDictMixin:
                 else:
                     dest.copy_(src)
         return _IncompatibleKeys(missing, unexpected)
+
+
+def _run_load_post_hooks(module: Any, result: _IncompatibleKeys) -> None:
+    """Each module's ``register_load_state_dict_post_hook`` hooks, with the (mutable) key lists."""
+    for m in module.modules():
+        for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+            if hook(m, result) is not None:
+                raise RuntimeError("load_state_dict post-hook must return None")

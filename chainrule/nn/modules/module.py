@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from chainrule import _dispatch, _dtype
 from chainrule._device import device as _device
@@ -140,6 +140,8 @@ class Module(_StateDictMixin):
 
     training: bool
     _version: int = 1
+    dump_patches: bool = False
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
     call_super_init: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -260,6 +262,46 @@ class Module(_StateDictMixin):
         return _add_hook(
             self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
         )
+
+    # State-dict hooks (run by _state_dict.py) ---------------------------------------------------
+    def _hook_dict(self, name: str) -> Any:
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        return RemovableHandle(self._hook_dict("_state_dict_pre_hooks"), hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata)`` (it must return None) after
+        ``state_dict`` saved this module and its children."""
+        hook._from_public_api = True  # type: ignore[attr-defined]
+        return RemovableHandle(self._hook_dict("_state_dict_hooks"), hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The older form: ``hook(module, state_dict, prefix, local_metadata)`` may return a
+        state dict that replaces it."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was "
+                "previously registered via register_state_dict_post_hook"
+            )
+        return RemovableHandle(self._hook_dict("_state_dict_hooks"), hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module's entries are checked and loaded."""
+        return RemovableHandle(self._hook_dict("_load_state_dict_pre_hooks"), hook)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], with_module: bool = False
+    ) -> RemovableHandle:
+        fn = hook if with_module else (lambda module, *args: hook(*args))
+        return RemovableHandle(self._hook_dict("_load_state_dict_pre_hooks"), fn)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, incompatible_keys)`` (it must return None and may empty the key
+        lists, which ``strict`` then reads) after ``load_state_dict`` went through the keys."""
+        return RemovableHandle(self._hook_dict("_load_state_dict_post_hooks"), hook)
 
     # Registration -----------------------------------------------------------------------------
     def _check_slot_name(self, kind: str, name: Any, store: Mapping[str, Any]) -> None:
@@ -513,6 +555,21 @@ class Module(_StateDictMixin):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
         return mod, name
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted ``target`` (its parent must exist); with ``strict`` the
+        last part must already be an attribute. What it replaces must be a Module."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         mod, name = self._owner_and_name(target)
         p = getattr(mod, name)
@@ -572,10 +629,11 @@ class Module(_StateDictMixin):
         return self
 
     # Conversion -------------------------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
         # Parameters keep their identity (optimizers hold them): swap the array behind them.
-        for m in self.children():
-            m._apply(fn)
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
         with no_grad():
             for p in self._parameters.values():
                 if p is None:
@@ -638,6 +696,35 @@ class Module(_StateDictMixin):
         if isinstance(device, int) and not isinstance(device, bool):
             device = _device(device)  # 'cuda:N' (RuntimeError without a GPU backend)
         return self.to("cuda" if device is None else device)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Replace every parameter and buffer by an uninitialized tensor of its shape and dtype
+        on ``device`` (children too when ``recurse``)."""
+        from chainrule._creation import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def xpu(self, device: Any = None) -> Module:
+        def fail(t: Tensor) -> Tensor:
+            raise AssertionError("Torch not compiled with XPU enabled")
+
+        return self._apply(fail)
+
+    def ipu(self, device: Any = None) -> Module:
+        def fail(t: Tensor) -> Tensor:
+            raise RuntimeError("PyTorch is not linked with support for ipu devices")
+
+        return self._apply(fail)
+
+    def mtia(self, device: Any = None) -> Module:
+        def fail(t: Tensor) -> Tensor:
+            raise AssertionError(
+                "Torch not compiled with MTIA enabled. Ensure you have `import "
+                "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and "
+                "include `//mtia/host_runtime/torch_mtia:torch_mtia` as your target dependency!"
+            )
+
+        return self._apply(fail)
 
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
