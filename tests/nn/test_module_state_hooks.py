@@ -114,3 +114,34 @@ def test_to_empty_and_missing_devices() -> None:
         return out
 
     _both(scenario)
+
+
+def test_extra_state() -> None:
+    def scenario(lib: Any) -> Any:
+        log: list[Any] = []
+
+        class E(lib.nn.Linear):
+            def get_extra_state(self) -> Any:
+                return {"a": 1}
+
+            def set_extra_state(self, state: Any) -> None:
+                log.append(("set", state))
+
+        for f, a in (("get_extra_state", ()), ("set_extra_state", (1,))):
+            try:
+                getattr(lib.nn.Linear(1, 1), f)(*a)
+            except RuntimeError as e:
+                log.append(str(e))
+        e = E(1, 1)
+        sd = e.state_dict()
+        log.append((list(sd), sd["_extra_state"]))
+        e.load_state_dict(sd)
+        del sd["_extra_state"]
+        try:
+            e.load_state_dict(sd)
+        except RuntimeError as err:
+            log.append(str(err))
+        log.append(list(lib.nn.Sequential(E(1, 1)).state_dict()))
+        return log
+
+    _both(scenario)

@@ -16,6 +16,12 @@ from chainrule.nn.parameter import Parameter
 
 __all__: list[str] = []
 
+_EXTRA = "_extra_state"
+_NEVER = (
+    "Reached a code path in Module.{}() that should never be called. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+)
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it did not find and those it did not use."""
@@ -43,6 +49,14 @@ class _StateDictMixin:
         """The class name, as ``repr`` and the load errors show it."""
         return type(self).__name__
 
+    def get_extra_state(self) -> Any:
+        """What ``state_dict`` saves under ``_extra_state``, for a subclass that overrides it."""
+        raise RuntimeError(_NEVER.format("get_extra_state"))
+
+    def set_extra_state(self, state: Any) -> None:
+        """Takes back what ``get_extra_state`` returned, from ``load_state_dict``."""
+        raise RuntimeError(_NEVER.format("set_extra_state"))
+
     def _save_to_state_dict(
         self, destination: dict[str, Any], prefix: str, keep_vars: bool
     ) -> None:
@@ -52,6 +66,8 @@ class _StateDictMixin:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not _StateDictMixin.get_extra_state:
+            destination[prefix + _EXTRA] = self.get_extra_state()
 
     def state_dict(
         self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False
@@ -142,6 +158,12 @@ class _StateDictMixin:
                 )
                 continue
             plan.append((self, name, param, src))
+        if type(self).set_extra_state is not _StateDictMixin.set_extra_state:
+            local[_EXTRA] = None
+            if prefix + _EXTRA in state_dict:
+                plan.append((self, _EXTRA, None, state_dict[prefix + _EXTRA]))
+            else:
+                missing.append(prefix + _EXTRA)
         for key in state_dict:
             if key.startswith(prefix):
                 head = key[len(prefix) :].split(".", 1)
@@ -206,7 +228,9 @@ class _StateDictMixin:
             )
         with no_grad():
             for mod, name, dest, src in plan:
-                if assign:
+                if dest is None:
+                    mod.set_extra_state(src)
+                elif assign:
                     if isinstance(dest, Parameter) and not isinstance(src, Parameter):
                         src = Parameter(src, requires_grad=dest.requires_grad)
                     elif isinstance(src, Parameter):
