@@ -5,9 +5,10 @@ Run with the test environment (PyTorch is a test-only dependency):
 
 For each namespace (torch, torch.Tensor, torch.nn, torch.nn.Module, torch.nn.functional,
 torch.optim, torch.optim.lr_scheduler) it lists the public names of PyTorch 2.13, those
-chainrule has, and for the rest either a reason (``REASONS``: left out on purpose) or "not yet". Names that are
-submodules, typing helpers or re-exported standard-library objects are not counted. The test
-tests/test_coverage_doc.py fails when a name the document lists as present goes missing.
+chainrule has, and for the rest either a reason (``REASONS``: left out on purpose) or "not
+yet". Names that are submodules, typing helpers or re-exported standard-library objects are
+not counted. The test tests/test_coverage_doc.py fails when a name the document lists as
+present goes missing.
 """
 
 from __future__ import annotations
