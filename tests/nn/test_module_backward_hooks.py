@@ -156,3 +156,37 @@ def test_non_tensor_output_warns() -> None:
     m.register_full_backward_hook(lambda *a: None)
     with pytest.warns(UserWarning, match="module output should be a Tensor or a tuple"):
         m(chainrule.ones(1, requires_grad=True))
+
+
+def test_deprecated_backward_hook_and_mixing() -> None:
+    def scenario(lib: Any) -> Any:
+        log: list[Any] = []
+        m = lib.nn.Linear(2, 1)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor([[2.0, 3.0]]))
+        m.register_backward_hook(
+            lambda mod, gi, go: log.append(
+                (
+                    mod is m,
+                    len(gi),
+                    [None if g is None else g.shape[-1] for g in gi],
+                    [_val(g) for g in go],
+                )
+            )
+        )
+        x = lib.tensor([[1.0, 1.0]], requires_grad=True)
+        (m(x) * 4).sum().backward()
+        log.append(_val(x.grad))
+        try:
+            m.register_full_backward_hook(lambda *a: None)
+        except RuntimeError as e:
+            log.append(str(e))
+        f = lib.nn.ReLU()
+        f.register_full_backward_hook(lambda *a: None)
+        try:
+            f.register_backward_hook(lambda *a: None)
+        except RuntimeError as e:
+            log.append(str(e))
+        return log
+
+    _both(scenario)

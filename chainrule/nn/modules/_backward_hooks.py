@@ -9,6 +9,7 @@ when the module has backward hooks, so unhooked calls pay nothing.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any, Callable
 
@@ -163,3 +164,23 @@ def backward_hook_of(module: Any) -> _BackwardHook | None:
     return _BackwardHook(
         module, list(module._backward_hooks.values()), list(module._backward_pre_hooks.values())
     )
+
+
+def attach_old_backward_hooks(module: Any, result: Any) -> None:
+    """``register_backward_hook``'s hooks, as post-hooks of the node that made the first Tensor
+    of ``result`` (its first element, recursively; a dict's first value)."""
+    var = result
+    while not isinstance(var, Tensor):
+        if isinstance(var, dict):
+            var = next(v for v in var.values() if isinstance(v, Tensor))
+        else:
+            var = var[0]
+    node = var.grad_fn
+    if node is None:
+        return
+    for hook in module._backward_hooks.values():
+        node.register_hook(functools.partial(_call_old_hook, hook, module))
+
+
+def _call_old_hook(hook: Any, module: Any, grad_inputs: Any, grad_outputs: Any) -> Any:
+    return hook(module, grad_inputs, grad_outputs)

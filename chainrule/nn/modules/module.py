@@ -24,7 +24,7 @@ from chainrule._device import device as _device
 from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
-from chainrule.nn.modules._backward_hooks import backward_hook_of
+from chainrule.nn.modules._backward_hooks import attach_old_backward_hooks, backward_hook_of
 from chainrule.nn.modules._state_dict import _IncompatibleKeys as _IncompatibleKeys
 from chainrule.nn.modules._state_dict import _StateDictMixin
 from chainrule.nn.parameter import Parameter
@@ -200,7 +200,8 @@ class Module(_StateDictMixin):
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
-        bw_hook = backward_hook_of(self)
+        full = self.__dict__.get("_is_full_backward_hook") is not False
+        bw_hook = backward_hook_of(self) if full else None
         if bw_hook is not None:
             args = bw_hook.setup_input_hook(args)
         result = self.forward(*args, **kwargs)
@@ -211,6 +212,8 @@ class Module(_StateDictMixin):
                 res = hook(self, args, result)
             if res is not None:
                 result = res
+        if not full and self._backward_hooks:
+            attach_old_backward_hooks(self, result)
         if bw_hook is not None:
             if not isinstance(result, (Tensor, tuple)):
                 warnings.warn(
@@ -235,10 +238,27 @@ class Module(_StateDictMixin):
     def register_full_backward_hook(
         self, hook: Callable[..., Any], prepend: bool = False
     ) -> RemovableHandle:
+        self._backward_hook_kind(True)
         """Run ``hook(module, grad_input, grad_output)`` once per backward through the module:
         ``grad_input`` holds the gradients w.r.t. its positional inputs (None for those that are
         not Tensors or need no gradient); a non-None result replaces ``grad_input``."""
         return _add_hook(self._backward_hooks, {}, hook, prepend, False)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The deprecated form: ``hook(module, grad_input, grad_output)`` on the backward node
+        that made the module's (first) output, with that node's gradients (PyTorch's
+        behaviour, which differs from the module's inputs when forward has several ops)."""
+        self._backward_hook_kind(False)
+        return _add_hook(self._backward_hooks, {}, hook, False, False)
+
+    def _backward_hook_kind(self, full: bool) -> None:
+        """A module's backward hooks are all full or all of the deprecated kind, as in torch."""
+        if self.__dict__.get("_is_full_backward_hook", full) is not full:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them."
+            )
+        self.__dict__["_is_full_backward_hook"] = full
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
