@@ -145,3 +145,28 @@ def test_extra_state() -> None:
         return log
 
     _both(scenario)
+
+
+def test_load_from_state_dict_override() -> None:
+    def scenario(lib: Any) -> Any:
+        log: list[Any] = []
+
+        class Old(lib.nn.Linear):
+            def _load_from_state_dict(self, sd: Any, prefix: str, meta: Any, *rest: Any) -> None:
+                log.append((prefix, sorted(k for k in sd if k.startswith(prefix)), rest[0]))
+                if prefix + "w" in sd:
+                    sd[prefix + "weight"] = sd.pop(prefix + "w")
+                super()._load_from_state_dict(sd, prefix, meta, *rest)
+
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(Old(2, 1))
+        sd = {"0.w": lib.tensor([[5.0, 6.0]]), "0.bias": lib.tensor([7.0])}
+        r = net.load_state_dict(sd)
+        log.append((net[0].weight.tolist(), net[0].bias.tolist(), list(r.missing_keys)))
+        try:
+            net.load_state_dict({"0.w": lib.ones(3, 3), "0.bias": lib.ones(1)})
+        except RuntimeError as e:
+            log.append(str(e).replace("torch.Size", "Size").replace("chainrule.Size", "Size"))
+        return log
+
+    _both(scenario)

@@ -173,6 +173,29 @@ class _StateDictMixin:
                 elif head[0] not in local:
                     unexpected.append(key)
 
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """Load this module's own entries (not its children's) from ``state_dict``, noting the
+        problems in the lists. ``load_state_dict`` calls it for a subclass that overrides it
+        (to rename or convert old entries, then call this); otherwise it checks every module
+        before it copies anything."""
+        plan: list[tuple[Any, str, Tensor, Tensor]] = []
+        n = len(error_msgs)
+        assign = bool(local_metadata.get("assign_to_params_buffers", False))
+        self._check_state(
+            state_dict, prefix, missing_keys, unexpected_keys, error_msgs, plan, assign
+        )
+        if len(error_msgs) == n:
+            _apply_plan(plan, assign)
+
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> _IncompatibleKeys:
@@ -198,7 +221,18 @@ class _StateDictMixin:
         def walk(m: Any, prefix: str) -> None:
             for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
                 hook(m, state_dict, prefix, meta, strict, missing, unexpected, errors)
-            m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
+            if type(m)._load_from_state_dict is _StateDictMixin._load_from_state_dict:
+                m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
+            else:  # an override loads its module at once, as in PyTorch
+                m._load_from_state_dict(
+                    state_dict,
+                    prefix,
+                    {**meta, "assign_to_params_buffers": assign},
+                    strict,
+                    missing,
+                    unexpected,
+                    errors,
+                )
             for name, child in m._modules.items():
                 if child is not None:
                     walk(child, prefix + name + ".")
@@ -226,18 +260,7 @@ class _StateDictMixin:
                     self._get_name(), "\n\t".join(errors)
                 )
             )
-        with no_grad():
-            for mod, name, dest, src in plan:
-                if dest is None:
-                    mod.set_extra_state(src)
-                elif assign:
-                    if isinstance(dest, Parameter) and not isinstance(src, Parameter):
-                        src = Parameter(src, requires_grad=dest.requires_grad)
-                    elif isinstance(src, Parameter):
-                        src.requires_grad_(dest.requires_grad)
-                    setattr(mod, name, src)
-                else:
-                    dest.copy_(src)
+        _apply_plan(plan, assign)
         return _IncompatibleKeys(missing, unexpected)
 
 
@@ -247,3 +270,19 @@ def _run_load_post_hooks(module: Any, result: _IncompatibleKeys) -> None:
         for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
             if hook(m, result) is not None:
                 raise RuntimeError("load_state_dict post-hook must return None")
+
+
+def _apply_plan(plan: list[tuple[Any, str, Any, Any]], assign: bool) -> None:
+    """Copy (or with ``assign`` put) each checked entry into its module."""
+    with no_grad():
+        for mod, name, dest, src in plan:
+            if dest is None:
+                mod.set_extra_state(src)
+            elif assign:
+                if isinstance(dest, Parameter) and not isinstance(src, Parameter):
+                    src = Parameter(src, requires_grad=dest.requires_grad)
+                elif isinstance(src, Parameter):
+                    src.requires_grad_(dest.requires_grad)
+                setattr(mod, name, src)
+            else:
+                dest.copy_(src)

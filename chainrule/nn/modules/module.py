@@ -253,7 +253,7 @@ class Module(_StateDictMixin):
 
     def _backward_hook_kind(self, full: bool) -> None:
         """A module's backward hooks are all full or all of the deprecated kind, as in torch."""
-        if self.__dict__.get("_is_full_backward_hook", full) is not full:
+        if self.__dict__.get("_is_full_backward_hook") is (not full):
             raise RuntimeError(
                 "Cannot use both regular backward hooks and full backward hooks on a single "
                 "Module. Please use only one of them."
