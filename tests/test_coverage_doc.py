@@ -17,6 +17,7 @@ OBJECTS = {
     "torch": lambda: cr,
     "torch.Tensor": lambda: cr.Tensor,
     "torch.nn": lambda: cr.nn,
+    "torch.nn.Module": lambda: cr.nn.Module,
     "torch.nn.functional": lambda: cr.nn.functional,
     "torch.optim": lambda: cr.optim,
     "torch.optim.lr_scheduler": lambda: cr.optim.lr_scheduler,

@@ -3,11 +3,12 @@
 Run with the test environment (PyTorch is a test-only dependency):
     .venv/bin/python tools/coverage.py
 
-For each namespace (torch, torch.Tensor, torch.nn, torch.nn.functional, torch.optim,
-torch.optim.lr_scheduler) it lists the public names of PyTorch 2.13, those chainrule has, and
-for the rest either a reason (``REASONS``: left out on purpose) or "not yet". Names that are
-submodules, typing helpers or re-exported standard-library objects are not counted. The test
-tests/test_coverage_doc.py fails when a name the document lists as present goes missing.
+For each namespace (torch, torch.Tensor, torch.nn, torch.nn.Module, torch.nn.functional,
+torch.optim, torch.optim.lr_scheduler) it lists the public names of PyTorch 2.13, those
+chainrule has, and for the rest either a reason (``REASONS``: left out on purpose) or "not
+yet". Names that are submodules, typing helpers or re-exported standard-library objects are
+not counted. The test tests/test_coverage_doc.py fails when a name the document lists as
+present goes missing.
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ NAMESPACES = [
     ("torch", torch, chainrule),
     ("torch.Tensor", torch.Tensor, chainrule.Tensor),
     ("torch.nn", torch.nn, chainrule.nn),
+    ("torch.nn.Module", torch.nn.Module, chainrule.nn.Module),
     ("torch.nn.functional", torch.nn.functional, chainrule.nn.functional),
     ("torch.optim", torch.optim, chainrule.optim),
     ("torch.optim.lr_scheduler", torch.optim.lr_scheduler, chainrule.optim.lr_scheduler),

@@ -16,6 +16,12 @@ from chainrule.nn.parameter import Parameter
 
 __all__: list[str] = []
 
+_EXTRA = "_extra_state"
+_NEVER = (
+    "Reached a code path in Module.{}() that should never be called. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+)
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it did not find and those it did not use."""
@@ -43,6 +49,14 @@ class _StateDictMixin:
         """The class name, as ``repr`` and the load errors show it."""
         return type(self).__name__
 
+    def get_extra_state(self) -> Any:
+        """What ``state_dict`` saves under ``_extra_state``, for a subclass that overrides it."""
+        raise RuntimeError(_NEVER.format("get_extra_state"))
+
+    def set_extra_state(self, state: Any) -> None:
+        """Takes back what ``get_extra_state`` returned, from ``load_state_dict``."""
+        raise RuntimeError(_NEVER.format("set_extra_state"))
+
     def _save_to_state_dict(
         self, destination: dict[str, Any], prefix: str, keep_vars: bool
     ) -> None:
@@ -52,6 +66,8 @@ class _StateDictMixin:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not _StateDictMixin.get_extra_state:
+            destination[prefix + _EXTRA] = self.get_extra_state()
 
     def state_dict(
         self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False
@@ -67,12 +83,26 @@ class _StateDictMixin:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
+        hooks = self.__dict__.get("_state_dict_hooks")
+        pre = self.__dict__.get("_state_dict_pre_hooks")
+        if pre:
+            for hook in list(pre.values()):
+                hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(
                     destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
                 )
+        if hooks:
+            meta = {"version": getattr(self, "_version", 1)}
+            for hook in list(hooks.values()):
+                res = hook(self, destination, prefix, meta)
+                if getattr(hook, "_from_public_api", False):
+                    if res is not None:
+                        raise RuntimeError("state_dict post-hook must return None")
+                elif res is not None:
+                    destination = res
         return destination
 
     def _check_state(
@@ -128,6 +158,12 @@ class _StateDictMixin:
                 )
                 continue
             plan.append((self, name, param, src))
+        if type(self).set_extra_state is not _StateDictMixin.set_extra_state:
+            local[_EXTRA] = None
+            if prefix + _EXTRA in state_dict:
+                plan.append((self, _EXTRA, None, state_dict[prefix + _EXTRA]))
+            else:
+                missing.append(prefix + _EXTRA)
         for key in state_dict:
             if key.startswith(prefix):
                 head = key[len(prefix) :].split(".", 1)
@@ -136,6 +172,29 @@ class _StateDictMixin:
                         unexpected.append(key)
                 elif head[0] not in local:
                     unexpected.append(key)
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """Load this module's own entries (not its children's) from ``state_dict``, noting the
+        problems in the lists. ``load_state_dict`` calls it for a subclass that overrides it
+        (to rename or convert old entries, then call this); otherwise it checks every module
+        before it copies anything."""
+        plan: list[tuple[Any, str, Tensor, Tensor]] = []
+        n = len(error_msgs)
+        assign = bool(local_metadata.get("assign_to_params_buffers", False))
+        self._check_state(
+            state_dict, prefix, missing_keys, unexpected_keys, error_msgs, plan, assign
+        )
+        if len(error_msgs) == n:
+            _apply_plan(plan, assign)
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -156,13 +215,30 @@ class _StateDictMixin:
 
         # Walk _modules without de-duplication, as state_dict() does: a module shared under two
         # names is loaded under both.
+        state_dict = OrderedDict(state_dict)  # the load pre-hooks may change it
+        meta = {"version": getattr(self, "_version", 1)}
+
         def walk(m: Any, prefix: str) -> None:
-            m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
+            for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                hook(m, state_dict, prefix, meta, strict, missing, unexpected, errors)
+            if type(m)._load_from_state_dict is _StateDictMixin._load_from_state_dict:
+                m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
+            else:  # an override loads its module at once, as in PyTorch
+                m._load_from_state_dict(
+                    state_dict,
+                    prefix,
+                    {**meta, "assign_to_params_buffers": assign},
+                    strict,
+                    missing,
+                    unexpected,
+                    errors,
+                )
             for name, child in m._modules.items():
                 if child is not None:
                     walk(child, prefix + name + ".")
 
         walk(self, "")
+        _run_load_post_hooks(self, _IncompatibleKeys(missing, unexpected))
         if strict:
             if unexpected:
                 errors.insert(
@@ -184,14 +260,29 @@ class _StateDictMixin:
                     self._get_name(), "\n\t".join(errors)
                 )
             )
-        with no_grad():
-            for mod, name, dest, src in plan:
-                if assign:
-                    if isinstance(dest, Parameter) and not isinstance(src, Parameter):
-                        src = Parameter(src, requires_grad=dest.requires_grad)
-                    elif isinstance(src, Parameter):
-                        src.requires_grad_(dest.requires_grad)
-                    setattr(mod, name, src)
-                else:
-                    dest.copy_(src)
+        _apply_plan(plan, assign)
         return _IncompatibleKeys(missing, unexpected)
+
+
+def _run_load_post_hooks(module: Any, result: _IncompatibleKeys) -> None:
+    """Each module's ``register_load_state_dict_post_hook`` hooks, with the (mutable) key lists."""
+    for m in module.modules():
+        for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+            if hook(m, result) is not None:
+                raise RuntimeError("load_state_dict post-hook must return None")
+
+
+def _apply_plan(plan: list[tuple[Any, str, Any, Any]], assign: bool) -> None:
+    """Copy (or with ``assign`` put) each checked entry into its module."""
+    with no_grad():
+        for mod, name, dest, src in plan:
+            if dest is None:
+                mod.set_extra_state(src)
+            elif assign:
+                if isinstance(dest, Parameter) and not isinstance(src, Parameter):
+                    src = Parameter(src, requires_grad=dest.requires_grad)
+                elif isinstance(src, Parameter):
+                    src.requires_grad_(dest.requires_grad)
+                setattr(mod, name, src)
+            else:
+                dest.copy_(src)

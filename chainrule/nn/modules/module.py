@@ -15,14 +15,16 @@ attribute access, traversal, modes, conversion, repr); the state dicts are in _s
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from chainrule import _dispatch, _dtype
 from chainrule._device import device as _device
 from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
+from chainrule.nn.modules._backward_hooks import attach_old_backward_hooks, backward_hook_of
 from chainrule.nn.modules._state_dict import _IncompatibleKeys as _IncompatibleKeys
 from chainrule.nn.modules._state_dict import _StateDictMixin
 from chainrule.nn.parameter import Parameter
@@ -130,7 +132,7 @@ class Module(_StateDictMixin):
     Calling a module runs its forward pre-hooks, ``forward`` and its forward hooks. See
     Note [module registries] for how attributes are stored.
 
-    Differs from torch: no backward hooks on modules and no ``_metadata`` (versions) in
+    Differs from torch: no ``_metadata`` (versions) in
     ``state_dict``; ``load_state_dict`` checks every key and shape
     before copying anything, so a failed load leaves the module untouched (torch may have copied
     part of it before it raises).
@@ -138,6 +140,8 @@ class Module(_StateDictMixin):
 
     training: bool
     _version: int = 1
+    dump_patches: bool = False
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
     call_super_init: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -163,6 +167,8 @@ class Module(_StateDictMixin):
         d["_forward_pre_hooks_with_kwargs"] = {}
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = {}
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
 
     def _forward_unimplemented(self, *input: Any) -> None:
         raise NotImplementedError(
@@ -173,7 +179,12 @@ class Module(_StateDictMixin):
 
     # Calling ----------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not self._forward_pre_hooks and not self._forward_hooks:
+        if (
+            not self._forward_pre_hooks
+            and not self._forward_hooks
+            and not self._backward_hooks
+            and not self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
@@ -189,6 +200,10 @@ class Module(_StateDictMixin):
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        full = self.__dict__.get("_is_full_backward_hook") is not False
+        bw_hook = backward_hook_of(self) if full else None
+        if bw_hook is not None:
+            args = bw_hook.setup_input_hook(args)
         result = self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_hooks.items()):
             if hid in self._forward_hooks_with_kwargs:
@@ -197,7 +212,53 @@ class Module(_StateDictMixin):
                 res = hook(self, args, result)
             if res is not None:
                 result = res
+        if not full and self._backward_hooks:
+            attach_old_backward_hooks(self, result)
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn(
+                    "For backward hooks to be called, module output should be a Tensor or a "
+                    f"tuple of Tensors but received {type(result)}",
+                    stacklevel=2,
+                )
+            else:
+                result = bw_hook.setup_output_hook(result)
         return result
+
+    _call_impl = __call__
+    _wrapped_call_impl = __call__
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, grad_output)`` when the gradients w.r.t. the module's outputs are
+        known; a non-None result (a tuple as long) replaces ``grad_output``."""
+        return _add_hook(self._backward_pre_hooks, {}, hook, prepend, False)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        self._backward_hook_kind(True)
+        """Run ``hook(module, grad_input, grad_output)`` once per backward through the module:
+        ``grad_input`` holds the gradients w.r.t. its positional inputs (None for those that are
+        not Tensors or need no gradient); a non-None result replaces ``grad_input``."""
+        return _add_hook(self._backward_hooks, {}, hook, prepend, False)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The deprecated form: ``hook(module, grad_input, grad_output)`` on the backward node
+        that made the module's (first) output, with that node's gradients (PyTorch's
+        behaviour, which differs from the module's inputs when forward has several ops)."""
+        self._backward_hook_kind(False)
+        return _add_hook(self._backward_hooks, {}, hook, False, False)
+
+    def _backward_hook_kind(self, full: bool) -> None:
+        """A module's backward hooks are all full or all of the deprecated kind, as in torch."""
+        if self.__dict__.get("_is_full_backward_hook") is (not full):
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them."
+            )
+        self.__dict__["_is_full_backward_hook"] = full
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
@@ -221,6 +282,46 @@ class Module(_StateDictMixin):
         return _add_hook(
             self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
         )
+
+    # State-dict hooks (run by _state_dict.py) ---------------------------------------------------
+    def _hook_dict(self, name: str) -> Any:
+        return self.__dict__.setdefault(name, OrderedDict())
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        return RemovableHandle(self._hook_dict("_state_dict_pre_hooks"), hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata)`` (it must return None) after
+        ``state_dict`` saved this module and its children."""
+        hook._from_public_api = True  # type: ignore[attr-defined]
+        return RemovableHandle(self._hook_dict("_state_dict_hooks"), hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The older form: ``hook(module, state_dict, prefix, local_metadata)`` may return a
+        state dict that replaces it."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was "
+                "previously registered via register_state_dict_post_hook"
+            )
+        return RemovableHandle(self._hook_dict("_state_dict_hooks"), hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module's entries are checked and loaded."""
+        return RemovableHandle(self._hook_dict("_load_state_dict_pre_hooks"), hook)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], with_module: bool = False
+    ) -> RemovableHandle:
+        fn = hook if with_module else (lambda module, *args: hook(*args))
+        return RemovableHandle(self._hook_dict("_load_state_dict_pre_hooks"), fn)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(module, incompatible_keys)`` (it must return None and may empty the key
+        lists, which ``strict`` then reads) after ``load_state_dict`` went through the keys."""
+        return RemovableHandle(self._hook_dict("_load_state_dict_post_hooks"), hook)
 
     # Registration -----------------------------------------------------------------------------
     def _check_slot_name(self, kind: str, name: Any, store: Mapping[str, Any]) -> None:
@@ -365,6 +466,8 @@ class Module(_StateDictMixin):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
 
     # Traversal --------------------------------------------------------------------------------
     def _named_members(
@@ -472,6 +575,21 @@ class Module(_StateDictMixin):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
         return mod, name
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted ``target`` (its parent must exist); with ``strict`` the
+        last part must already be an attribute. What it replaces must be a Module."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         mod, name = self._owner_and_name(target)
         p = getattr(mod, name)
@@ -531,10 +649,11 @@ class Module(_StateDictMixin):
         return self
 
     # Conversion -------------------------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
         # Parameters keep their identity (optimizers hold them): swap the array behind them.
-        for m in self.children():
-            m._apply(fn)
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
         with no_grad():
             for p in self._parameters.values():
                 if p is None:
@@ -603,6 +722,35 @@ class Module(_StateDictMixin):
         if isinstance(device, int) and not isinstance(device, bool):
             device = _device(device)  # 'cuda:N' (RuntimeError without a GPU backend)
         return self.to("cuda" if device is None else device)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Replace every parameter and buffer by an uninitialized tensor of its shape and dtype
+        on ``device`` (children too when ``recurse``)."""
+        from chainrule._creation import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def xpu(self, device: Any = None) -> Module:
+        def fail(t: Tensor) -> Tensor:
+            raise AssertionError("Torch not compiled with XPU enabled")
+
+        return self._apply(fail)
+
+    def ipu(self, device: Any = None) -> Module:
+        def fail(t: Tensor) -> Tensor:
+            raise RuntimeError("PyTorch is not linked with support for ipu devices")
+
+        return self._apply(fail)
+
+    def mtia(self, device: Any = None) -> Module:
+        def fail(t: Tensor) -> Tensor:
+            raise AssertionError(
+                "Torch not compiled with MTIA enabled. Ensure you have `import "
+                "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and "
+                "include `//mtia/host_runtime/torch_mtia:torch_mtia` as your target dependency!"
+            )
+
+        return self._apply(fail)
 
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
