@@ -69,6 +69,16 @@ PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str]]] = {
     "aminmax": _nie("aminmax_cpu"),
     "nansum": _NANSUM,
     "nanmean": _NANSUM,
+    "glu": _nie("glu_cpu"),
+    "hardshrink": _nie("hardshrink_cpu"),
+    "softshrink": _nie("softshrink_check"),
+    "threshold": _nie("threshold_cpu"),
+    "prelu": _nie("prelu_cpu"),
+    "gumbel_softmax": (
+        RuntimeError,
+        "Exponential distribution is a continuous probability distribution. dtype must be a "
+        "floating point but you specified {t}",
+    ),
 }
 
 _TORCH_NAME = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}

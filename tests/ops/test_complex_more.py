@@ -1,0 +1,126 @@
+"""Complex input against PyTorch 2.13 (issue #15): the activations PyTorch refuses are refused
+with its exception type and message, silu computes (and refuses to record a graph out of
+place, as PyTorch); see docs/complex.md."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule as cr
+
+
+def _z(L: Any, dtype: str) -> Any:
+    return L.tensor([1 + 2j, -0.5 - 1j, 0.3 + 0.1j, 2 - 3j], dtype=getattr(L, dtype))
+
+
+def _F(L: Any) -> Any:
+    return L.nn.functional
+
+
+_REFUSED: dict[str, Callable[[Any, Any], Any]] = {
+    "hardtanh": lambda L, z: _F(L).hardtanh(z),
+    "hardtanh_": lambda L, z: _F(L).hardtanh_(z),
+    "relu6": lambda L, z: _F(L).relu6(z),
+    "ReLU6": lambda L, z: L.nn.ReLU6()(z),
+    "leaky_relu": lambda L, z: _F(L).leaky_relu(z),
+    "leaky_relu_": lambda L, z: _F(L).leaky_relu_(z),
+    "rrelu_eval": lambda L, z: _F(L).rrelu(z),
+    "rrelu_": lambda L, z: _F(L).rrelu_(z),
+    "logsigmoid": lambda L, z: _F(L).logsigmoid(z),
+    "LogSigmoid": lambda L, z: L.nn.LogSigmoid()(z),
+    "glu": lambda L, z: _F(L).glu(z),
+    "GLU": lambda L, z: L.nn.GLU()(z),
+    "hardshrink": lambda L, z: _F(L).hardshrink(z),
+    "torch.hardshrink": lambda L, z: L.hardshrink(z),
+    "Tensor.hardshrink": lambda L, z: z.hardshrink(),
+    "softshrink": lambda L, z: _F(L).softshrink(z),
+    "Softshrink": lambda L, z: L.nn.Softshrink()(z),
+    "threshold": lambda L, z: _F(L).threshold(z, 0.1, 0.0),
+    "threshold_": lambda L, z: _F(L).threshold_(z, 0.1, 0.0),
+    "threshold_inplace": lambda L, z: _F(L).threshold(z, 0.1, 0.0, inplace=True),
+    "torch.threshold": lambda L, z: L.threshold(z, 0.1, 0.0),
+    "Threshold": lambda L, z: L.nn.Threshold(0.1, 0.0)(z),
+    "prelu_same_dtype": lambda L, z: _F(L).prelu(z, L.tensor([0.25 + 0j], dtype=z.dtype)),
+    "prelu_real_weight": lambda L, z: _F(L).prelu(z, L.tensor([0.25])),
+    "prelu_real_input": lambda L, z: _F(L).prelu(z.real.contiguous(), L.tensor([0.25 + 0j])),
+    "PReLU": lambda L, z: L.nn.PReLU()(z),
+    "Tensor.prelu": lambda L, z: z.prelu(L.tensor([0.25 + 0j], dtype=z.dtype)),
+    "gumbel_softmax": lambda L, z: _F(L).gumbel_softmax(z),
+    # already refused before; kept here so that the whole list of activations is checked
+    "relu": lambda L, z: _F(L).relu(z),
+    "elu": lambda L, z: _F(L).elu(z),
+    "selu": lambda L, z: _F(L).selu(z),
+    "celu": lambda L, z: _F(L).celu(z),
+    "gelu": lambda L, z: _F(L).gelu(z),
+    "mish": lambda L, z: _F(L).mish(z),
+    "softplus": lambda L, z: _F(L).softplus(z),
+    "hardswish": lambda L, z: _F(L).hardswish(z),
+    "hardsigmoid": lambda L, z: _F(L).hardsigmoid(z),
+    "softmax": lambda L, z: _F(L).softmax(z, 0),
+    "log_softmax": lambda L, z: _F(L).log_softmax(z, 0),
+    "softmin": lambda L, z: _F(L).softmin(z, 0),
+}
+
+
+def _error(fn: Callable[[], Any]) -> tuple[type[BaseException], str]:
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e), str(e)
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", sorted(_REFUSED))
+def test_activation_refuses_complex_as_torch(name: str, dtype: str) -> None:
+    fn = _REFUSED[name]
+    want_t, want = _error(lambda: fn(torch, _z(torch, dtype)))
+    got_t, got = _error(lambda: fn(cr, _z(cr, dtype)))
+    assert got_t is want_t and got == want
+
+
+_COMPUTED: dict[str, Callable[[Any, Any], Any]] = {
+    "silu": lambda L, z: _F(L).silu(z),
+    "silu_inplace": lambda L, z: _F(L).silu(z, inplace=True),
+    "SiLU": lambda L, z: L.nn.SiLU()(z),
+    "tanhshrink": lambda L, z: _F(L).tanhshrink(z),
+    "softsign": lambda L, z: _F(L).softsign(z),
+    "sigmoid": lambda L, z: _F(L).sigmoid(z),
+    "tanh": lambda L, z: _F(L).tanh(z),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", sorted(_COMPUTED))
+def test_activation_computes_complex_as_torch(name: str, dtype: str) -> None:
+    want = _COMPUTED[name](torch, _z(torch, dtype)).numpy()
+    got = _COMPUTED[name](cr, _z(cr, dtype)).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "complex64" else 1e-13)
+
+
+def test_silu_complex_refuses_a_graph_out_of_place() -> None:
+    msg = "silu does not support automatic differentiation for outputs with complex dtype."
+    with pytest.raises(RuntimeError) as want:
+        torch.nn.functional.silu(_z(torch, "complex64").requires_grad_())
+    assert str(want.value) == msg
+    with pytest.raises(RuntimeError, match="^silu does not support automatic differentiation"):
+        cr.nn.functional.silu(_z(cr, "complex64").requires_grad_())
+    with cr.no_grad():  # no graph: computed
+        out = cr.nn.functional.silu(_z(cr, "complex64").requires_grad_())
+    assert out.dtype == cr.complex64
+
+
+def test_silu_complex_inplace_gradient_as_torch() -> None:
+    # PyTorch records the in-place form, with its real VJP g s (1 + x (1 - s)) unconjugated
+    def grad(L: Any) -> np.ndarray:
+        w = _z(L, "complex128").requires_grad_()
+        y = _F(L).silu(w * 1, inplace=True)
+        y.abs().sum().backward()
+        return w.grad.numpy()
+
+    np.testing.assert_allclose(grad(cr), grad(torch), rtol=1e-12)
