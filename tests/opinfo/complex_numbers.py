@@ -230,6 +230,12 @@ OPS += [
         covers=(),
         samples=cplx((2, 3), low=-1, high=1),
     ),
+    OpInfo(
+        "complex_logcumsumexp",
+        lambda m, a: r(m, m.logcumsumexp(c(m, a), 1)),
+        covers=("logcumsumexp_complex",),
+        samples=cplx((2, 4), low=-2, high=2),
+    ),
 ]
 
 

@@ -124,3 +124,103 @@ def test_silu_complex_inplace_gradient_as_torch() -> None:
         return w.grad.numpy()
 
     np.testing.assert_allclose(grad(cr), grad(torch), rtol=1e-12)
+
+
+# logcumsumexp ---------------------------------------------------------------------------------
+
+_INF, _NAN = float("inf"), float("nan")
+_LCSE_CASES = [
+    [1 + 2j, -0.5 - 1j, 0.3 + 0.1j, 2 - 3j],
+    [1 + 5j, complex(-_INF, 3), 1 + 5j, 1 - 5j],  # imaginary parts past pi, as PyTorch's scan
+    [complex(-_INF, 3), 1 + 5j, 2 + 7j, complex(_INF, 1), 1j],
+    [1 + 5j, complex(_NAN, 3), 1 + 5j],
+    [1 + 5j, complex(_INF, 3), complex(_INF, -3), 1 + 5j],
+    [1 + 1j, 1 + 2j, 1 + 3j],  # ties of real parts
+    [100 + 1j, 200 - 2j, -300 + 1j, 1000 + 4j],  # exp would overflow
+]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("case", range(len(_LCSE_CASES)))
+def test_logcumsumexp_complex_values_as_torch(case: int, dtype: str) -> None:
+    want = torch.logcumsumexp(torch.tensor(_LCSE_CASES[case], dtype=getattr(torch, dtype)), 0)
+    got = cr.logcumsumexp(cr.tensor(_LCSE_CASES[case], dtype=getattr(cr, dtype)), 0)
+    assert got.dtype == getattr(cr, dtype)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_logcumsumexp_complex_gradient_as_torch(dim: int) -> None:
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((3, 5, 4)) + 1j * rng.standard_normal((3, 5, 4))) * 3
+    w = rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)
+    res = []
+    for L in (torch, cr):
+        z = L.tensor(x, requires_grad=True)
+        y = L.logcumsumexp(z, dim)
+        assert type(y.grad_fn).__name__ == "LogcumsumexpBackward0"
+        (g1,) = L.autograd.grad((y * L.tensor(w)).real.sum(), z, retain_graph=True)
+        (g2,) = L.autograd.grad(y.abs().sum(), z)
+        res.append([y.detach().numpy(), g1.resolve_conj().numpy(), g2.resolve_conj().numpy()])
+    for want, got in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+def test_logcumsumexp_complex_gradcheck() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 2)) + 1j * rng.standard_normal((2, 3, 2))
+    z = cr.tensor(x, requires_grad=True)
+    assert cr.autograd.gradcheck(lambda t: cr.logcumsumexp(t, 1), (z,))
+    assert cr.autograd.gradgradcheck(lambda t: cr.logcumsumexp(t, 1), (z,))
+
+
+def test_logcumsumexp_complex_scalar_and_empty() -> None:
+    assert cr.logcumsumexp(cr.tensor(1 + 2j), 0).item() == 1 + 2j
+    assert cr.logcumsumexp(cr.zeros(0, 3, dtype=cr.complex64), 0).shape == (0, 3)
+
+
+# median / nanmedian of an empty complex tensor -------------------------------------------------
+
+
+def _outcome(fn: Callable[[], Any]) -> tuple[str, str]:
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e).__name__, str(e)
+    return "ok", repr(r.tolist()) + str(r.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((0,), None), ((0, 3), None), ((0, 3), 0), ((0, 3), 1), ((3, 0), 0), ((3, 0), -1),
+     ((0,), 0), ((), None), ((2,), None), ((2, 2), 0)],
+)  # fmt: skip
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_complex_as_torch(
+    name: str, shape: tuple[int, ...], dim: Any, dtype: str
+) -> None:
+    def call(L: Any) -> Callable[[], Any]:
+        x = L.zeros(shape, dtype=getattr(L, dtype))
+        return lambda: getattr(L, name)(x) if dim is None else getattr(L, name)(x, dim)
+
+    want, got = _outcome(call(torch)), _outcome(call(cr))
+    assert got == want
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_empty_complex_refuses_a_graph(name: str) -> None:
+    errs = []
+    for L in (torch, cr):
+        x = L.zeros(0, dtype=L.complex64, requires_grad=True)
+        errs.append(_outcome(lambda: getattr(x, name)()))
+        with L.no_grad():
+            errs.append(_outcome(lambda: getattr(x, name)()))
+    assert errs[2:] == errs[:2]
+    assert errs[0][0] == "RuntimeError" and errs[1][0] == "ok"
+
+
+def test_nanmedian_empty_dim_message_names_median() -> None:
+    for L in (torch, cr):
+        with pytest.raises(IndexError, match=r"^median\(\): Expected reduction dim 0 to have"):
+            L.zeros(0, 3).nanmedian(0)
