@@ -224,3 +224,104 @@ def test_nanmedian_empty_dim_message_names_median() -> None:
     for L in (torch, cr):
         with pytest.raises(IndexError, match=r"^median\(\): Expected reduction dim 0 to have"):
             L.zeros(0, 3).nanmedian(0)
+
+
+# complex LU and QR: values and gradients against PyTorch ----------------------------------------
+
+
+def _cm(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+_RNG = np.random.default_rng(0)
+_A = _cm(_RNG, 2, 4, 4)
+_B = _cm(_RNG, 2, 4, 3)
+_W = _cm(_RNG, 2, 4, 4)
+_W3 = _cm(_RNG, 2, 4, 3)
+
+_LU_LOSSES: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "lu_factor": lambda L, a, b: (L.linalg.lu_factor(a).LU * L.tensor(_W)).real.sum(),
+    "lu_factor_abs": lambda L, a, b: L.linalg.lu_factor(a).LU.abs().sum(),
+    "lu_factor_ex": lambda L, a, b: L.linalg.lu_factor_ex(a).LU.imag.sum(),
+    "lu": lambda L, a, b: sum((t * L.tensor(_W)).real.sum() for t in L.linalg.lu(a)[1:]),
+    "lu_solve": lambda L, a, b: (
+        L.linalg.lu_solve(*L.linalg.lu_factor(a), b) * L.tensor(_W3)
+    ).real.sum(),
+    "lu_solve_adjoint": lambda L, a, b: (
+        L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True).abs().sum()
+    ),
+    "lu_solve_right": lambda L, a, b: (
+        L.linalg.lu_solve(*L.linalg.lu_factor(a), b.mT, left=False).abs().sum()
+    ),
+    "det_from_lu": lambda L, a, b: (
+        L.linalg.lu_factor(a).LU.diagonal(dim1=-2, dim2=-1).prod(-1).abs().sum()
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LU_LOSSES))
+def test_complex_lu_gradient_as_torch(name: str) -> None:
+    res = []
+    for L in (torch, cr):
+        a = L.tensor(_A, requires_grad=True)
+        b = L.tensor(_B, requires_grad=True)
+        y = _LU_LOSSES[name](L, a, b)
+        grads = L.autograd.grad(y, (a, b), allow_unused=True)
+        res.append([y.item()] + [None if g is None else g.resolve_conj().numpy() for g in grads])
+    assert res[1][0] == pytest.approx(res[0][0], rel=1e-12)
+    for want, got in zip(res[0][1:], res[1][1:]):
+        assert (want is None) == (got is None)
+        if want is not None:
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_complex_lu_factor_values_and_gradcheck() -> None:
+    lu_t, piv_t = torch.linalg.lu_factor(torch.tensor(_A))
+    lu_c, piv_c = cr.linalg.lu_factor(cr.tensor(_A))
+    np.testing.assert_allclose(lu_c.numpy(), lu_t.numpy(), rtol=1e-12, atol=1e-14)
+    assert piv_c.tolist() == piv_t.tolist()
+    a = cr.tensor(_A[0, :3, :3].copy(), requires_grad=True)
+    assert cr.autograd.gradcheck(lambda t: cr.linalg.lu_factor(t).LU, (a,))
+    assert cr.autograd.gradgradcheck(lambda t: cr.linalg.lu_factor(t).LU, (a,))
+
+
+_QR_SHAPES = [(4, 3), (3, 3), (3, 5), (2, 4, 3), (2, 3, 5)]
+
+
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+@pytest.mark.parametrize("shape", _QR_SHAPES)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_qr_values_as_torch(shape: tuple[int, ...], mode: str, dtype: str) -> None:
+    a = _cm(np.random.default_rng(3), *shape)
+    qt, rt = torch.linalg.qr(torch.tensor(a, dtype=getattr(torch, dtype)), mode=mode)
+    qc, rc = cr.linalg.qr(cr.tensor(a, dtype=getattr(cr, dtype)), mode=mode)
+    tol = 1e-5 if dtype == "complex64" else 1e-12
+    for got, want in ((qc, qt), (rc, rt)):
+        assert tuple(got.shape) == tuple(want.shape) and got.dtype == getattr(cr, dtype)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=tol)
+
+
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+@pytest.mark.parametrize("shape", _QR_SHAPES)
+def test_complex_qr_gradient_as_torch(shape: tuple[int, ...], mode: str) -> None:
+    if mode == "complete" and shape[-2] > shape[-1]:
+        pytest.skip("not differentiable (PyTorch raises, tested with real input)")
+    a0 = _cm(np.random.default_rng(4), *shape)
+    res = []
+    for L in (torch, cr):
+        a = L.tensor(a0, requires_grad=True)
+        q, r = L.linalg.qr(a, mode=mode)
+        wq = _cm(np.random.default_rng(5), *q.shape)
+        wr = _cm(np.random.default_rng(6), *r.shape)
+        # LAPACK's R has a real diagonal, which makes Q and R unique: any loss is well defined
+        y = (q * L.tensor(wq)).real.sum() + (r * L.tensor(wr)).real.sum() + q.abs().sum()
+        (g,) = L.autograd.grad(y, a)
+        res.append(g.resolve_conj().numpy())
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)])
+def test_complex_qr_gradcheck(shape: tuple[int, ...]) -> None:
+    a = cr.tensor(_cm(np.random.default_rng(7), *shape), requires_grad=True)
+    assert cr.autograd.gradcheck(lambda t: cr.linalg.qr(t), (a,))
+    assert cr.autograd.gradgradcheck(lambda t: cr.linalg.qr(t), (a,))
