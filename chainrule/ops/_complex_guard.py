@@ -4,7 +4,8 @@ definition with ``@refuses_complex(name, nargs)``, which raises PyTorch 2.13's e
 of its first ``nargs`` positional arguments is a complex tensor. A real call pays one dtype
 check per checked argument. The messages come from running PyTorch (``{t}``: its name of the
 dtype, ``ComplexFloat`` or ``ComplexDouble``); a callable gives the message from the call's
-arguments where PyTorch's kernel name depends on them.
+arguments where PyTorch's kernel name depends on them, or None where PyTorch computes that
+call (the median of an empty tensor).
 """
 
 from __future__ import annotations
@@ -21,9 +22,17 @@ def _nie(kernel: str) -> tuple[type[Exception], str]:
     return (NotImplementedError, f"\"{kernel}\" not implemented for '{{t}}'")
 
 
-def _median_msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+def _median_msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    # None (computed) where PyTorch's check comes first: the median of no elements is NaN,
+    # and an empty reduced dim raises its IndexError
     dim = args[1] if len(args) > 1 else kwargs.get("dim")
-    return _nie("median_cpu" if dim is None else "median_out")[1]
+    x = args[0]
+    if dim is None:
+        return None if x.ndim and x.numel() == 0 else _nie("median_cpu")[1]
+    d = int(dim)
+    if x.ndim and -x.ndim <= d < x.ndim and x.shape[d] == 0:
+        return None
+    return _nie("median_out")[1]
 
 
 def _histc_msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -45,7 +54,7 @@ def _unique_msg(dim_pos: int, one_d_plain: bool) -> Callable[..., str]:
 _ISIN = (RuntimeError, "Unsupported input type encountered for isin(): {t}")
 _NANSUM = (RuntimeError, "nansum on CPU does not support complex inputs")
 
-PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str]]] = {
+PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str | None]]] = {
     "logit": _nie("logit_cpu"),
     "ndtr": _nie("erf_vml_cpu"),
     "mvlgamma": _nie("arange_cpu"),
@@ -69,6 +78,16 @@ PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str]]] = {
     "aminmax": _nie("aminmax_cpu"),
     "nansum": _NANSUM,
     "nanmean": _NANSUM,
+    "glu": _nie("glu_cpu"),
+    "hardshrink": _nie("hardshrink_cpu"),
+    "softshrink": _nie("softshrink_check"),
+    "threshold": _nie("threshold_cpu"),
+    "prelu": _nie("prelu_cpu"),
+    "gumbel_softmax": (
+        RuntimeError,
+        "Exponential distribution is a continuous probability distribution. dtype must be a "
+        "floating point but you specified {t}",
+    ),
 }
 
 _TORCH_NAME = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
@@ -86,6 +105,8 @@ def refuses_complex(name: str, nargs: int = 1) -> Callable[[_F], _F]:
                 d = getattr(a, "_data", None)
                 if d is not None and d.dtype.kind == "c":
                     text = msg if isinstance(msg, str) else msg(args, kwargs)
+                    if text is None:  # this call is computed (the function's own checks)
+                        break
                     raise exc(text.format(t=_TORCH_NAME.get(d.dtype.name, d.dtype.name)))
             return fn(*args, **kwargs)
 

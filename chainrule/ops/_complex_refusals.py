@@ -77,6 +77,9 @@ _REFUSALS: dict[str, tuple[type[Exception], str | Callable[[dict[str, Any]], str
     "max": (NotImplementedError, "\"max_all\" not implemented for '{t}'"),
     "min": (NotImplementedError, "\"min_all\" not implemented for '{t}'"),
     "mode": (NotImplementedError, "\"mode_cpu\" not implemented for '{t}'"),
+    "hardtanh": (NotImplementedError, "clamp is not supported for complex types"),
+    "leaky_relu": (NotImplementedError, "\"leaky_relu_cpu\" not implemented for '{t}'"),
+    "logsigmoid": (NotImplementedError, "\"log_sigmoid_cpu\" not implemented for '{t}'"),
 }
 
 _TORCH_NAME = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}

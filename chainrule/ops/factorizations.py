@@ -8,10 +8,10 @@ LU: A = P L U with P a permutation, L unit lower triangular (m x k) and U upper 
 (k x n), k = min(m, n); LU packs L below the diagonal and U on and above it, and ``pivots``
 (int32, 1-based, LAPACK's) lists the row swapped with each row i in turn.
 
-VJP of the packed LU (square A; Note [Wirtinger gradients] is not followed here: real dtypes
-only): with gL = tril(G, -1), gU = triu(G),
-    gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T,
-the formula of PyTorch's ``linalg_lu_backward``. ``lu_solve`` and ``lu_unpack`` are
+VJP of the packed LU (square A): with gL = tril(G, -1), gU = triu(G),
+    gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H,
+the formula of PyTorch's ``linalg_lu_backward`` (^H the conjugate transpose, ^T for real
+dtypes; Note [Wirtinger gradients]). ``lu_solve`` and ``lu_unpack`` are
 compositions (triangular solves reading the packed LU's triangles, a row gather, ``tril``/
 ``triu``), so their gradients to LU and B come from those ops.
 
@@ -133,20 +133,21 @@ def _lu_vjp(ctx: Any, grads: Any) -> Any:
             "linalg.lu_factor: the gradient is implemented for square matrices only "
             f"(got {m} by {n})"
         )
-    if getattr(lu, "_data", lu).dtype.kind == "c":
-        raise NotImplementedError("linalg.lu_factor: the gradient of complex LU is not implemented")
+    # (complex: the same with conjugate transposes, ^H for ^T, as PyTorch's)
+    mh = _mH if getattr(lu, "_data", lu).dtype.kind == "c" else _mT
     gl = ns.tril(g, diagonal=-1)
     gu = ns.triu(g, diagonal=0)
     lo = ns.tril(lu, diagonal=-1)
     up = ns.triu(lu, diagonal=0)
     # L^T gL with L = lo + I (unit diagonal).
-    phi = ns.tril(ns.matmul(_mT(lo), gl) + gl, diagonal=-1) + ns.triu(
-        ns.matmul(gu, _mT(up)), diagonal=0
+    phi = ns.tril(ns.matmul(mh(lo), gl) + gl, diagonal=-1) + ns.triu(
+        ns.matmul(gu, mh(up)), diagonal=0
     )
     # L^-T phi: solve L^T X = phi (L^T unit upper, read from the packed LU's lower part).
-    x = ns.linalg_solve_triangular(_mT(lu), phi, upper=True, left=True, unitriangular=True)
+    luh = mh(lu)
+    x = ns.linalg_solve_triangular(luh, phi, upper=True, left=True, unitriangular=True)
     # X U^-T: solve Y U^T = X (U^T lower).
-    y = ns.linalg_solve_triangular(_mT(lu), x, upper=False, left=False, unitriangular=False)
+    y = ns.linalg_solve_triangular(luh, x, upper=False, left=False, unitriangular=False)
     perm = _perm(piv, m)
     inv = backend_of(perm).xp.argsort(perm, axis=-1)  # rows of P Y from those of Y
     return (_gather_rows(y, inv),)
@@ -154,6 +155,10 @@ def _lu_vjp(ctx: Any, grads: Any) -> Any:
 
 def _mT(x: Any) -> Any:
     return ns.transpose(x, dim0=x.ndim - 1, dim1=x.ndim - 2)
+
+
+def _mH(x: Any) -> Any:
+    return ns.conj(_mT(x))
 
 
 def _gather_rows(x: Any, perm: Any) -> Any:
@@ -174,7 +179,7 @@ def lu_factor_ex(
 ) -> Any:
     """``(LU, pivots, info)``: the packed LU factorization with partial pivoting of each
     matrix of A (..., m, n); ``info`` is 0, or i + 1 for the first zero diagonal U[i, i].
-    VJP (square A, real dtypes): see the module docstring."""
+    VJP (square A, real and complex dtypes): see the module docstring."""
     _check_matrix(_name, A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.conv import _conv_transpose2d
 from chainrule.ops.shape.reshaping import _reshape, _reshape_vjp, _squeeze
@@ -120,6 +121,7 @@ def _glu_vjp(ctx: Any, g: Any) -> Any:
     return (ns.cat(ga, gb, dim=d, sizes=(n, n)),)
 
 
+@refuses_complex("glu")
 def glu(x: Any, dim: int) -> Any:
     """glu of ``x`` along the checked, wrapped ``dim`` (of even size)."""
     return apply_op(_glu, (x,), {"dim": dim})
@@ -152,10 +154,12 @@ def _softshrink(xp: Any, x: Any, *, lambd: float) -> Any:
 _softshrink.vjp(_shrink_vjp)
 
 
+@refuses_complex("hardshrink")
 def hardshrink(x: Any, lambd: float) -> Any:
     return apply_op(_hardshrink, (x,), {"lambd": float(lambd)})
 
 
+@refuses_complex("softshrink")
 def softshrink(x: Any, lambd: float) -> Any:
     return apply_op(_softshrink, (x,), {"lambd": float(lambd)})
 

@@ -18,6 +18,7 @@ import numpy as np
 from chainrule import return_types
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, defop
+from chainrule.ops.complex_numbers import cj
 
 __all__ = ["matrix_exp"]
 
@@ -149,17 +150,26 @@ class _Lin:
     def mT(self, x: Any) -> Any:  # noqa: N802
         return x.mT if self.t else self.xp.swapaxes(x, -1, -2)
 
+    def mH(self, x: Any) -> Any:  # noqa: N802
+        """The conjugate transpose (the transpose of a real x)."""
+        if self.t:
+            return x.mH if x.is_complex() else x.mT
+        return cj(self.xp.swapaxes(x, -1, -2))
+
+    def triu(self, x: Any, k: int = 0) -> Any:
+        return x.triu(k) if self.t else self.xp.triu(x, k)
+
     def tril(self, x: Any, k: int = 0) -> Any:
         return x.tril(k) if self.t else self.xp.tril(x, k)
 
     def solve_upper_right(self, b: Any, r: Any) -> Any:
-        """X with X R^T = B, R upper triangular: X = (R^-1 B^T)^T."""
+        """X with X R^H = B, R upper triangular: X = (R^-1 B^H)^H."""
         if self.t:
             from chainrule.ops.cholesky import solve_triangular
 
-            return solve_triangular(r, b.mT, upper=True).mT
+            return self.mH(solve_triangular(r, self.mH(b), upper=True))
         xp = self.xp
-        return xp.swapaxes(xp.linalg.solve(r, xp.swapaxes(b, -1, -2)), -1, -2)
+        return self.mH(xp.linalg.solve(r, self.mH(b)))
 
     def zeros_like(self, x: Any) -> Any:
         if self.t:
@@ -177,11 +187,14 @@ class _Lin:
 
 
 def _qr_square_vjp(L: _Lin, q: Any, r: Any, gq: Any, gr: Any) -> Any:
-    # A = QR with m >= n (Q: m x n): M = R gR^T - gQ^T Q;
-    # gA = (gQ + Q copyltu(M)) R^-T with copyltu(M) = tril(M) + tril(M, -1)^T.
-    m = r @ L.mT(gr) - L.mT(gq) @ q
-    sym = L.tril(m) + L.mT(L.tril(m, -1))
-    return L.solve_upper_right(gq + q @ sym, r)
+    # A = QR with m >= n (Q: m x n), PyTorch's linalg_qr_backward: X = gR R^H - Q^H gQ;
+    # gA = (gQ + Q S) R^-H with S = U + U^H, U = triu(X, 1) + diag(X) / 2: the Hermitian
+    # matrix with X's strict upper triangle and the real part of X's diagonal (LAPACK's R
+    # has a real diagonal, so the imaginary part of diag(X) is no direction of A). For real
+    # dtypes S = triu(X) + triu(X, 1)^T.
+    x = gr @ L.mH(r) - L.mH(q) @ gq
+    u = (L.triu(x) + L.triu(x, 1)) * 0.5
+    return L.solve_upper_right(gq + q @ (u + L.mH(u)), r)
 
 
 @_qr.vjp
@@ -199,7 +212,10 @@ def _qr_vjp(ctx: Any, grads: Any) -> Any:
         raise RuntimeError(
             "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
         )
-    L = _Lin(gq)
+    L = _Lin(gq if gq is not None else gr)
+    # (the engine fills a missing gradient with zeros for real outputs only)
+    gq = L.zeros_like(q) if gq is None else gq
+    gr = L.zeros_like(r) if gr is None else gr
     if m >= n:
         return (_qr_square_vjp(L, q, r, gq, gr),)
     # m < n: A = [X | Y] with X = Q U (U: m x m) and V = Q^T Y: gY = Q gV, and X's gradient is
@@ -207,7 +223,7 @@ def _qr_vjp(ctx: Any, grads: Any) -> Any:
     u, gu = r[..., :, :m], gr[..., :, :m]
     gv = gr[..., :, m:]
     y = q @ r[..., :, m:]
-    gx = _qr_square_vjp(L, q, u, gq + y @ L.mT(gv), gu)
+    gx = _qr_square_vjp(L, q, u, gq + y @ L.mH(gv), gu)
     return (L.cat([gx, q @ gv], -1),)
 
 
@@ -222,7 +238,7 @@ def linalg_qr(A: Any, mode: str = "reduced") -> Any:
         )
     if A.ndim < 2:
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         names = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
         raise RuntimeError(
             "linalg.qr: Expected a floating point or complex tensor as input. "
@@ -253,7 +269,7 @@ def qr(input: Any, some: bool = True) -> Any:
     )
     if input.ndim < 2:
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):
         names = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
         raise RuntimeError(
             "linalg.qr: Expected a floating point or complex tensor as input. "

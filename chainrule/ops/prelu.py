@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule.backends import backend_of
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.unary.elementwise import _slope_select
 
@@ -49,6 +50,7 @@ def _prelu_kernel_vjp(ctx: Any, g: Any) -> Any:
     return gx, g * neg
 
 
+@refuses_complex("prelu")
 def prelu_kernel(x: Any, a: Any) -> Any:
     """PReLU with the slope ``a`` already shaped to broadcast against ``x``; see
     ``_prelu_kernel``."""

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds, return_types
+from chainrule.autograd.grad_mode import is_grad_enabled
 from chainrule.backends import backend_of
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops._complex_guard import refuses_complex
@@ -262,13 +263,22 @@ _median_all.vjp(_median_all_vjp)
 
 
 def _median(name: str, input: Any, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
+    # (an empty complex input gets here past @refuses_complex: NaN, as PyTorch's, and its
+    # IndexError; nanmedian's IndexError names median, as PyTorch's does)
     if dim is None:
         if input.numel() == 0 and not _kinds.is_floating(input._data):
-            raise IndexError(f"{name}(): Expected reduction dim 0 to have non-zero size.")
+            if _kinds.is_complex(input._data):
+                if input.requires_grad and is_grad_enabled():
+                    raise RuntimeError(
+                        f"{name} does not support automatic differentiation for outputs with "
+                        "complex dtype."
+                    )
+            else:
+                raise IndexError("median(): Expected reduction dim 0 to have non-zero size.")
         return apply_op(_median_all, (input,), {"ignore_nan": ignore_nan})
     d = wrap_dim(int(dim), input.ndim)
     if input.ndim and input.shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     v, i = apply_op(
         _median_dim,
         (input,),

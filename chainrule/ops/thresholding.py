@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops._registry import apply_op, defop, ns
 
 __all__: list[str] = []
@@ -21,6 +22,7 @@ def _threshold_vjp(ctx: Any, g: Any) -> Any:
     return (ns.threshold_backward(g, ctx.x, lo=ctx.threshold, hi=None, slope=0.0, nan_passes=True),)
 
 
+@refuses_complex("threshold")
 def threshold(input: Any, threshold: float, value: float) -> Any:
     """Internal helper of ``F.threshold`` for a floating input."""
     return apply_op(_threshold, (input,), {"threshold": float(threshold), "value": float(value)})
@@ -37,6 +39,7 @@ def _threshold_inplace(xp: Any, x: Any, *, threshold: float, value: float) -> An
 _threshold_inplace.vjp(_threshold_vjp)
 
 
+@refuses_complex("threshold")
 def threshold_(input: Any, threshold: float, value: float) -> Any:
     """Internal helper of ``F.threshold_`` (and ``inplace=True``) for a floating input."""
     from chainrule.ops.views import apply_inplace

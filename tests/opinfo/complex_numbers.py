@@ -230,6 +230,12 @@ OPS += [
         covers=(),
         samples=cplx((2, 3), low=-1, high=1),
     ),
+    OpInfo(
+        "complex_logcumsumexp",
+        lambda m, a: r(m, m.logcumsumexp(c(m, a), 1)),
+        covers=("logcumsumexp_complex",),
+        samples=cplx((2, 4), low=-2, high=2),
+    ),
 ]
 
 
@@ -388,3 +394,29 @@ OPS.append(
         ],
     )
 )
+
+OPS += [
+    OpInfo(
+        "complex_qr",
+        # LAPACK's R has a real diagonal, so Q and R are unique: both outputs are compared
+        lambda m, a: tuple(r(m, t) for t in m.linalg.qr(c(m, a))),
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (4, 3, 2)),), name="tall"),
+            Sample((rng.uniform(-1, 1, (3, 3, 2)),), name="square"),
+            Sample((rng.uniform(-1, 1, (2, 3, 4, 2)),), name="wide_batch"),
+        ],
+    ),
+    OpInfo(
+        "complex_lu_factor",
+        lambda m, a, b: (
+            r(m, m.linalg.lu_factor(c(m, a)).LU),
+            r(m, m.linalg.lu_solve(*m.linalg.lu_factor(c(m, a)), c(m, b))),
+        ),
+        covers=(),
+        samples=lambda rng: [
+            Sample((_sq(rng, 3), rng.uniform(-1, 1, (3, 2, 2))), name="3x3"),
+            Sample((_sq(rng, 2, (2,)), rng.uniform(-1, 1, (2, 2, 1, 2))), name="batch"),
+        ],
+    ),
+]

@@ -26,6 +26,7 @@ from chainrule.ops import nn as _nnops
 from chainrule.ops import prelu as _prelu_ops
 from chainrule.ops import thresholding as _threshold_ops
 from chainrule.ops._broadcast import wrap_dim
+from chainrule.ops._complex_guard import refuses_complex
 from chainrule.ops.composite_node import composite
 
 __all__ = [
@@ -194,6 +195,15 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         a = _ops.reshape(weight, ())
     else:
         a = _ops.reshape(weight, (c,) + (1,) * (input.ndim - 2))
+    if input.dtype.is_complex or weight.dtype.is_complex:  # PyTorch's kernel refuses (the op)
+        if input.dtype != weight.dtype:
+            from chainrule.ops._apply import _legacy_name as names
+
+            raise RuntimeError(
+                "prelu: Type promoting not supported. Got "
+                f"{names(input._data.dtype)} and {names(weight._data.dtype)}"
+            )
+        return _prelu_ops.prelu_kernel(input, a)
     if not input.dtype.is_floating_point or input.dtype != weight.dtype:
         return _ops.where(input > 0, input, input * a)
     return _prelu_ops.prelu_kernel(input, a)
@@ -207,7 +217,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     n = input.shape[d]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
-    if input.dtype.is_floating_point:
+    if input.dtype.is_floating_point or input.dtype.is_complex:  # (complex: the op refuses)
         return _fused.glu(input, d)  # one GluBackward0 node, as torch
     a, b = _ops.chunk(input, 2, d)
     return a * _ops.sigmoid(b)
@@ -215,7 +225,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
-    if input.dtype.is_floating_point:
+    if input.dtype.is_floating_point or input.dtype.is_complex:  # (complex: the op refuses)
         return _fused.hardshrink(input, lambd)  # one HardshrinkBackward0 node, as torch
     return _ops.where(_ops.abs(input) > lambd, input, _const(0, input))
 
@@ -229,7 +239,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         raise RuntimeError(
             f"lambda must be in range [0, {top}] for input dtype {kind}, but found {lambd:g}"
         )
-    if input.dtype.is_floating_point:
+    if input.dtype.is_floating_point or input.dtype.is_complex:  # (complex: the op refuses)
         return _fused.softshrink(input, lambd)  # one SoftshrinkBackward0 node, as torch
     zero = _const(0, input)
     return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, zero))
@@ -247,7 +257,8 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else ``value``."""
-    if isinstance(input, Tensor) and _kinds.is_floating(input._data):
+    d = input._data if isinstance(input, Tensor) else None
+    if d is not None and (_kinds.is_floating(d) or _kinds.is_complex(d)):  # (complex: refused)
         if inplace:  # ThresholdBackward1, as torch
             return _threshold_ops.threshold_(input, threshold, value)
         out = _threshold_ops.threshold(input, threshold, value)  # ThresholdBackward0, as torch
@@ -328,6 +339,7 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     return _ops.hardtanh(input, min_val, max_val, inplace=True)
 
 
+@refuses_complex("gumbel_softmax")
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:

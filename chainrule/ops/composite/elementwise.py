@@ -123,9 +123,14 @@ def logaddexp2(input: Any, other: Any) -> Any:
 
 
 def logcumsumexp(input: Any, dim: int) -> Any:
-    """``log(cumsum(exp(x)))`` along ``dim``, shifted by the slice maximum for stability."""
+    """``log(cumsum(exp(x)))`` along ``dim``, shifted by the slice maximum for stability; a
+    complex input takes PyTorch's scan of log-add-exp steps (``logcumsumexp_complex``)."""
     ops = _ops()
     d = wrap_dim(int(dim), input.ndim)
+    if input.is_complex():
+        from chainrule.ops.reduction.scans import logcumsumexp_complex
+
+        return logcumsumexp_complex(input, d)
     if input.numel() == 0:
         return input.clone()
     m = input.amax(d, keepdim=True).detach()

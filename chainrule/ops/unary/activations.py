@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from chainrule.autograd.grad_mode import is_grad_enabled
 from chainrule.ops._registry import OpDef, apply_op, ns
 from chainrule.ops.unary._common import _INV_SQRT_2PI, _SQRT1_2, _cast, _float_only
 from chainrule.ops.unary.elementwise import _sigmoid
@@ -290,8 +291,17 @@ _silu = OpDef("silu", _silu_fwd, ("x",), saves=("x",), promote="float", vjps=(_s
 
 
 def silu(input: Any, inplace: bool = False) -> Any:
-    """x sigmoid(x). VJP: g s (1 + x (1 - s)), s = sigmoid(x)."""
-    _float_only(input, "silu_cpu")
+    """x sigmoid(x). VJP: g s (1 + x (1 - s)), s = sigmoid(x). PyTorch computes it on complex
+    input but refuses to record it out of place; its in-place form records the same VJP,
+    unconjugated (docs/complex.md)."""
+    d = getattr(input, "_data", None)
+    if d is not None and d.dtype.kind == "c":
+        if not inplace and input.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                "silu does not support automatic differentiation for outputs with complex dtype."
+            )
+    else:
+        _float_only(input, "silu_cpu")
     return _act(_silu, input, None, inplace)
 
 

