@@ -419,3 +419,9 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What ``dir(torch)`` and tab completion show: the loaded names and those loaded on first
+    use (``nn``, ``fft``, the lazily homed functions), as PyTorch lists them all."""
+    return sorted(set(globals()) | _LAZY | set(_LAZY_ATTRS))
