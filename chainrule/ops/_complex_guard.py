@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, TypeVar
 
-__all__ = ["PUBLIC_REFUSALS", "refuses_complex"]
+__all__ = ["PUBLIC_REFUSALS", "refuse_complex_scalar", "refuses_complex"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -83,6 +83,12 @@ PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str | None
     "softshrink": _nie("softshrink_check"),
     "threshold": _nie("threshold_cpu"),
     "prelu": _nie("prelu_cpu"),
+    "fmod": _nie("fmod_cpu"),
+    "remainder": _nie("remainder_cpu"),
+    "xlogy": _nie("xlogy_cpu"),
+    "xlog1py": _nie("xlog1py_cpu"),
+    "div_floor": _nie("div_floor_cpu"),
+    "div_trunc": _nie("div_trunc_cpu"),
     "gumbel_softmax": (
         RuntimeError,
         "Exponential distribution is a continuous probability distribution. dtype must be a "
@@ -93,9 +99,23 @@ PUBLIC_REFUSALS: dict[str, tuple[type[Exception], str | Callable[..., str | None
 _TORCH_NAME = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
-def refuses_complex(name: str, nargs: int = 1) -> Callable[[_F], _F]:
+def _promoted_name(operands: tuple[Any, ...]) -> str:
+    """PyTorch's name of the complex dtype that real tensors and a Python complex promote to
+    (complex128 with a float64 tensor, else the default complex dtype)."""
+    from chainrule._dtype import result_type
+
+    try:
+        name = result_type(*operands).np.name
+    except Exception:  # noqa: BLE001 - an operand type promotion does not know
+        name = "complex64"
+    return _TORCH_NAME.get(name, "ComplexFloat")
+
+
+def refuses_complex(name: str, nargs: int = 1, *, scalars: bool = False) -> Callable[[_F], _F]:
     """Wrap a public function so that a complex tensor among its first ``nargs`` positional
-    arguments raises ``PUBLIC_REFUSALS[name]`` (PyTorch's exception type and message)."""
+    arguments raises ``PUBLIC_REFUSALS[name]`` (PyTorch's exception type and message); with
+    ``scalars``, so does a Python complex among them (PyTorch promotes the call to complex
+    and its kernel refuses)."""
     exc, msg = PUBLIC_REFUSALS[name]
 
     def deco(fn: _F) -> _F:
@@ -108,8 +128,21 @@ def refuses_complex(name: str, nargs: int = 1) -> Callable[[_F], _F]:
                     if text is None:  # this call is computed (the function's own checks)
                         break
                     raise exc(text.format(t=_TORCH_NAME.get(d.dtype.name, d.dtype.name)))
+            else:
+                if scalars and any(type(a) is complex for a in args[:nargs]):
+                    refuse_complex_scalar(name, *args[:nargs])
             return fn(*args, **kwargs)
 
         return checked  # pyright: ignore[reportReturnType]
 
     return deco
+
+
+def refuse_complex_scalar(name: str, *operands: Any) -> None:
+    """Raise ``PUBLIC_REFUSALS[name]`` for a call whose operands (real tensors and numbers)
+    include a Python complex: for the checks inside a hot function, which a decorator would
+    slow (``div``'s rounding modes)."""
+    exc, msg = PUBLIC_REFUSALS[name]
+    text = msg if isinstance(msg, str) else msg(operands, {})
+    if text is not None:
+        raise exc(text.format(t=_promoted_name(operands)))

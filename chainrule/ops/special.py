@@ -309,11 +309,13 @@ def _as_tensors(input: Any, other: Any) -> tuple[Any, Any]:
     return input, other
 
 
+@refuses_complex("xlogy", 2, scalars=True)
 def xlogy(input: Any, other: Any) -> Any:
     """``input * log(other)``, 0 where ``input == 0`` (a Python number allowed for either)."""
     return _xlogy(*_as_tensors(input, other))
 
 
+@refuses_complex("xlog1py", 2, scalars=True)
 def xlog1py(input: Any, other: Any) -> Any:
     """``input * log1p(other)``, 0 where ``input == 0`` (a Python number allowed for either)."""
     return _xlog1py(*_as_tensors(input, other))

@@ -325,3 +325,25 @@ def test_complex_qr_gradcheck(shape: tuple[int, ...]) -> None:
     a = cr.tensor(_cm(np.random.default_rng(7), *shape), requires_grad=True)
     assert cr.autograd.gradcheck(lambda t: cr.linalg.qr(t), (a,))
     assert cr.autograd.gradgradcheck(lambda t: cr.linalg.qr(t), (a,))
+
+
+# a Python complex as the only complex operand -------------------------------------------------
+
+_SCALAR_CALLS: dict[str, Callable[[Any], Any]] = {
+    "div_floor": lambda L: L.div(L.tensor([1.0, 2.0], dtype=L.float64), 1j, rounding_mode="floor"),
+    "div_trunc": lambda L: L.div(L.tensor([1.0, 2.0]), 1j, rounding_mode="trunc"),
+    "div_floor_complex": lambda L: L.div(L.tensor([1 + 1j]), 2, rounding_mode="floor"),
+    "fmod": lambda L: L.fmod(L.tensor([1.0, 2.0], dtype=L.float64), 1j),
+    "mod": lambda L: L.tensor([1.0, 2.0]) % 1j,
+    "floordiv": lambda L: L.tensor([1.0, 2.0]) // 1j,
+    "xlogy": lambda L: L.xlogy(1j, L.tensor([1.0, 2.0])),
+    "xlog1py": lambda L: L.special.xlog1py(L.tensor([1.0, 2.0]), 1j),
+    "copysign": lambda L: L.tensor([1.0, 2.0]).copysign(1j),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SCALAR_CALLS))
+def test_complex_scalar_refused_as_torch(name: str) -> None:
+    want = _error(lambda: _SCALAR_CALLS[name](torch))
+    got = _error(lambda: _SCALAR_CALLS[name](cr))
+    assert got == want

@@ -102,6 +102,12 @@ _PUBLIC_CALLS = {
     "threshold": lambda L, x: L.nn.functional.threshold(x, 0.1, 0.0),
     "prelu": lambda L, x: L.nn.functional.prelu(x, L.tensor([0.25 + 0j], dtype=x.dtype)),
     "gumbel_softmax": lambda L, x: L.nn.functional.gumbel_softmax(x),
+    "fmod": lambda L, x: L.fmod(x, 2.0),
+    "remainder": lambda L, x: L.remainder(x, 2.0),
+    "xlogy": lambda L, x: L.xlogy(x, 2.0),
+    "xlog1py": lambda L, x: L.special.xlog1py(x, 2.0),
+    "div_floor": lambda L, x: L.div(x, 2.0, rounding_mode="floor"),
+    "div_trunc": lambda L, x: L.div(x, 2.0, rounding_mode="trunc"),
 }
 
 # Other spellings: aliases, Tensor methods, a complex second argument, params that change

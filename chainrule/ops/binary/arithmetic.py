@@ -29,7 +29,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule._dispatch import upper
-from chainrule.ops._complex_guard import refuses_complex
+from chainrule.ops._complex_guard import refuse_complex_scalar, refuses_complex
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
 from chainrule.ops.complex_numbers import cj
@@ -279,6 +279,10 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
                 "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                 f"'{rounding_mode}'"
             )
+        for v in (input, other):  # PyTorch's kernels of both modes refuse complex
+            d = getattr(v, "_data", v)
+            if type(v) is complex or getattr(d, "dtype", None) is not None and d.dtype.kind == "c":
+                refuse_complex_scalar(f"div_{rounding_mode}", input, other)
         if not hasattr(input, "_data"):
             input = _scalar_as_tensor(input, other)
         return apply_op(_div_rounded, (input, other), {"rounding_mode": rounding_mode})
@@ -451,6 +455,7 @@ _fmod_scalar = binary(
 )
 
 
+@refuses_complex("remainder", 2, scalars=True)
 def remainder(input: Any, other: Any) -> Any:
     """Python-style modulus: the result has the sign of ``other``. Integer division by zero
     raises. VJP: g to input; -g floor(input / other) to a tensor ``other``.
@@ -464,6 +469,7 @@ def remainder(input: Any, other: Any) -> Any:
     return apply_op(_remainder_scalar.op, (input, other))
 
 
+@refuses_complex("fmod", 2, scalars=True)
 def fmod(input: Any, other: Any) -> Any:
     """C-style remainder: the result has the sign of ``input``. VJP: g to input;
     -g trunc(input / other) to a tensor ``other``."""
@@ -472,7 +478,7 @@ def fmod(input: Any, other: Any) -> Any:
     return apply_op(_fmod_scalar.op, (input, other))
 
 
-@refuses_complex("floor_divide", 2)
+@refuses_complex("floor_divide", 2, scalars=True)
 def floor_divide(input: Any, other: Any) -> Any:
     """floor(input / other); integers stay integers (division by zero raises).
 

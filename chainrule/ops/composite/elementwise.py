@@ -69,7 +69,7 @@ def heaviside(input: Any, values: Any) -> Any:
     return ops.where(input == 0, values, step)
 
 
-@refuses_complex("copysign", 2)
+@refuses_complex("copysign", 2, scalars=True)
 def copysign(input: Any, other: Any) -> Any:
     """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative)."""
     ops = _ops()
