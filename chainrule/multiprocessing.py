@@ -311,7 +311,9 @@ def _reduce_tensor(t: Any) -> Any:
         return (_rebuild, (type(t), d, t._requires_grad))
     offset = d.__array_interface__["data"][0] - _shm.address_of(block)
     args = (len(block), d.dtype, d.shape, d.strides, offset, t._requires_grad)
-    return (_rebuild_shared, (type(t), _mp_reduction.DupFd(_shm.fd_of(block)), *args))
+    fd = _shm.fd_of(block)
+    assert fd is not None  # _shared_block only returns blocks of chainrule/_shm.py
+    return (_rebuild_shared, (type(t), _mp_reduction.DupFd(fd), *args))
 
 
 _registered = [False]

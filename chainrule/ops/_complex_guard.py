@@ -25,8 +25,8 @@ def _nie(kernel: str) -> tuple[type[Exception], str]:
 def _median_msg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     # None (computed) where PyTorch's check comes first: the median of no elements is NaN,
     # and an empty reduced dim raises its IndexError
-    dim = args[1] if len(args) > 1 else kwargs.get("dim")
     x = args[0]
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
     if dim is None:
         return None if x.ndim and x.numel() == 0 else _nie("median_cpu")[1]
     d = int(dim)

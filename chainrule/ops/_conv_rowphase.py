@@ -125,6 +125,7 @@ def conv_rowphase(
         dest = out[s0 : s0 + m]
         xp.matmul(wrows[0], cols[:, :, offs[0] : offs[0] + length], out=dest)
         for i in range(1, kh):
+            assert tmp is not None  # made when kh > 1
             t = tmp[: dest.shape[0]]
             xp.matmul(wrows[i], cols[:, :, offs[i] : offs[i] + length], out=t)
             dest += t

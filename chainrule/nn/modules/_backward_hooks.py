@@ -114,18 +114,19 @@ class _BackwardHook:
         def attach(node: Any) -> None:
             def hook(_: Any, grad_outputs: Any) -> Any:
                 assert self.output_index is not None
-                self.grad_outputs = _spread(self.output_index, grad_outputs, self.n_outputs)
+                local = _spread(self.output_index, grad_outputs, self.n_outputs)
+                self.grad_outputs = local
                 for h in self.pre_hooks:
-                    new = h(self.module, self.grad_outputs)
+                    new = h(self.module, local)
                     if new is None:
                         continue
-                    if len(new) != len(self.grad_outputs):
+                    if len(new) != len(local):
                         raise RuntimeError(
                             "Backward pre hook returned an invalid number of grad_output, "
-                            f"got {len(new)}, but expected {len(self.grad_outputs)}"
+                            f"got {len(new)}, but expected {len(local)}"
                         )
+                    local = new
                     self.grad_outputs = new
-                local = self.grad_outputs
                 if self.input_index is None:
                     # No input needs a gradient: the full hooks run here, with None inputs.
                     warnings.warn(

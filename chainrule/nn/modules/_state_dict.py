@@ -112,7 +112,7 @@ class _StateDictMixin:
         missing: list[str],
         unexpected: list[str],
         errors: list[str],
-        plan: list[tuple[Any, str, Tensor, Tensor]],
+        plan: list[tuple[Any, str, Any, Any]],
         assign: bool = False,
     ) -> None:
         """Collect this module's copy plan and problems without changing anything."""
@@ -187,7 +187,7 @@ class _StateDictMixin:
         problems in the lists. ``load_state_dict`` calls it for a subclass that overrides it
         (to rename or convert old entries, then call this); otherwise it checks every module
         before it copies anything."""
-        plan: list[tuple[Any, str, Tensor, Tensor]] = []
+        plan: list[tuple[Any, str, Any, Any]] = []
         n = len(error_msgs)
         assign = bool(local_metadata.get("assign_to_params_buffers", False))
         self._check_state(
@@ -211,7 +211,7 @@ class _StateDictMixin:
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
-        plan: list[tuple[Any, str, Tensor, Tensor]] = []
+        plan: list[tuple[Any, str, Any, Any]] = []
 
         # Walk _modules without de-duplication, as state_dict() does: a module shared under two
         # names is loaded under both.
