@@ -51,7 +51,12 @@ def _make_ns_fn(op: OpDef) -> Callable[..., Any]:
                 out = ext_forward(op, _np, list(args), params)
                 return out[0] if aux else out
             npf = op.np_forward
-            if npf is not None and not params and len(args) == 1:
+            if (
+                npf is not None
+                and not params
+                and len(args) == 1
+                and _CATEGORY[a.dtype.num] <= op.max_cat
+            ):
                 return npf(a)
             xp = _np
         else:
@@ -225,7 +230,7 @@ def apply_unary(op: OpDef, a: Any) -> Any:
         da = a._data
         if type(da) is _ndarray:
             cat = _CATEGORY[da.dtype.num]
-            if cat >= 2 or (cat >= 0 and op.promote != "float"):
+            if (cat >= 2 or (cat >= 0 and op.promote != "float")) and cat <= op.max_cat:
                 f = op.np_forward
                 out = f(da) if f is not None else op.forward(_np, da)
                 if a._requires_grad and op.differentiable and _state.enabled:
@@ -243,10 +248,13 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
             promote = op.promote
             cat = _CATEGORY[da.dtype.num]
             if tb is float or tb is int:
-                if cat >= 2 or (
-                    cat >= 0
-                    and (promote is None or (tb is int and cat >= 1 and promote != "float"))
-                ):
+                if (
+                    cat >= 2
+                    or (
+                        cat >= 0
+                        and (promote is None or (tb is int and cat >= 1 and promote != "float"))
+                    )
+                ) and cat <= op.max_cat:
                     if op.scalar_array and cat >= 2 and b == b and b != 0:
                         k = (b, da.dtype)  # Note [scalar operands]
                         b = _SCALARS.get(k)
@@ -261,7 +269,8 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
                 db = b._data
                 if (
                     type(db) is _ndarray
-                    and cat >= 0
+                    and 0 <= cat <= op.max_cat
+                    and _CATEGORY.get(db.dtype.num, -1) <= op.max_cat
                     and (
                         promote is None
                         or (

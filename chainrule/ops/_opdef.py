@@ -90,6 +90,7 @@ class OpDef:
         "node_apply",
         "record",
         "np_forward",
+        "max_cat",
         "scalar_array",
     )
 
@@ -140,6 +141,10 @@ class OpDef:
         self.record: Callable[..., Any] = _first_record
         # The NumPy function the forward is, when it is one (Note [NumPy forwards]).
         self.np_forward: Callable[..., Any] | None = None
+        # The highest dtype category (Note [element kinds]) the fast paths may give
+        # np_forward: 2 for ops that refuse complex input (ops/_complex_refusals.py), whose
+        # complex operands go the general way, to the checked forward.
+        self.max_cat = 3
         self.scalar_array = name in _SCALAR_ARRAY_OPS  # Note [scalar operands]
         self.view = view
         self.differentiable = differentiable
