@@ -7,7 +7,8 @@ internal error. Each listed op's forward is wrapped once, at import, with a chec
 array operands' kind, which every general, out=, in-place and compiled call runs; the eager
 fast paths (ops/_apply.py) call the unwrapped forward for real operands (``op.max_cat``), so
 real input costs one comparison (relu on float32[16]: 2.25 -> 1.72-1.77 us per call, the
-cost before the table was 1.94; load 2-3). Ops not listed pay nothing. The messages are PyTorch 2.13's (``{t}``:
+cost before the table was 1.94; load 2-3). Ops not listed pay nothing.
+The messages are PyTorch 2.13's (``{t}``:
 its name of the dtype, ``ComplexFloat`` or ``ComplexDouble``).
 """
 
