@@ -167,3 +167,14 @@ def test_non_leaf_requiring_grad_is_refused_as_in_torch():
     x = cr.ones(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
         red.ForkingPickler.dumps(x)
+
+
+def test_pin_memory_without_accelerator_warns_as_torch():
+    """imagenet/main.py passes pin_memory=True; without a GPU PyTorch warns at each iterator."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, cr):
+        ds = lib.utils.data.TensorDataset(lib.arange(4.0))
+        loader = lib.utils.data.DataLoader(ds, batch_size=2, pin_memory=True)
+        with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accel"):
+            batches = [b[0].tolist() for b in loader]
+        assert batches == [[0.0, 1.0], [2.0, 3.0]]

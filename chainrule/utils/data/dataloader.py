@@ -10,11 +10,13 @@ import collections.abc
 import multiprocessing
 import queue
 import time
+import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from chainrule._tensor import Tensor
+from chainrule.backends import cuda_available
 from chainrule.utils.data import _worker
 from chainrule.utils.data.dataset import IterableDataset
 from chainrule.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -168,6 +170,13 @@ class DataLoader:
         self._workers: _WorkerPool | None = None
 
     def __iter__(self) -> Iterator[Any]:
+        if self.pin_memory and not cuda_available():
+            # PyTorch's warning, from the same place (each new iterator)
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, "
+                "then device pinned memory won't be used.",
+                stacklevel=2,
+            )
         if self.num_workers > 0:
             return self._multi_process_iter()
         return self._single_process_iter()
