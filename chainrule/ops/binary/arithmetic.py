@@ -392,18 +392,20 @@ def rpow(input: Any, other: Any) -> Any:
 
 
 def float_power(input: Any, exponent: Any) -> Any:
-    """input ** exponent computed in float64 (PyTorch's float_power)."""
+    """input ** exponent computed in float64, or in complex128 when either operand (a tensor
+    or a Python number) is complex (PyTorch's float_power)."""
     from chainrule import _dtype
 
-    if hasattr(input, "_data"):
-        input = input.to(_dtype.float64)
-    else:
-        input = float(input)
-    if hasattr(exponent, "_data"):
-        exponent = exponent.to(_dtype.float64)
-    else:
-        exponent = float(exponent)
-    return pow(input, exponent)
+    def is_complex(v: Any) -> bool:
+        return v.is_complex() if hasattr(v, "_data") else isinstance(v, complex)
+
+    wide = _dtype.complex128 if is_complex(input) or is_complex(exponent) else _dtype.float64
+    scalar = complex if wide is _dtype.complex128 else float
+
+    def cast(v: Any) -> Any:
+        return v.to(wide) if hasattr(v, "_data") else scalar(v)
+
+    return pow(cast(input), cast(exponent))
 
 
 # remainder / fmod / floor_divide --------------------------------------------------------------
