@@ -42,6 +42,24 @@ def _spread(where: list[int], values: Any, size: int) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _replaced(
+    hooks: list[Callable[..., Any]], call: Callable[..., Any], grads: Any, what: str, kind: str
+) -> Any:
+    """Run each hook as ``call(hook, grads)``; a hook's non-None return replaces ``grads`` (of
+    the same length, else PyTorch's error naming ``what`` and ``kind``)."""
+    for h in hooks:
+        new = call(h, grads)
+        if new is None:
+            continue
+        if len(new) != len(grads):
+            raise RuntimeError(
+                f"{what} returned an invalid number of {kind}, "
+                f"got {len(new)}, but expected {len(grads)}"
+            )
+        grads = new
+    return grads
+
+
 class _BackwardHook:
     """The backward hooks of one call of ``module``."""
 
@@ -87,16 +105,13 @@ class _BackwardHook:
                     for g, t in zip(grad_inputs, self.inputs)
                 ]
                 res = _spread(self.input_index, grads, self.n_inputs)
-                for h in self.hooks:
-                    out = h(self.module, res, self.grad_outputs)
-                    if out is None:
-                        continue
-                    if len(out) != len(res):
-                        raise RuntimeError(
-                            "Backward hook returned an invalid number of grad_input, "
-                            f"got {len(out)}, but expected {len(res)}"
-                        )
-                    res = out
+                res = _replaced(
+                    self.hooks,
+                    lambda h, r: h(self.module, r, self.grad_outputs),
+                    res,
+                    "Backward hook",
+                    "grad_input",
+                )
                 self.grad_outputs = None
                 return tuple(
                     None if g is None else res[i] for g, i in zip(grad_inputs, self.input_index)
@@ -116,17 +131,14 @@ class _BackwardHook:
                 assert self.output_index is not None
                 local = _spread(self.output_index, grad_outputs, self.n_outputs)
                 self.grad_outputs = local
-                for h in self.pre_hooks:
-                    new = h(self.module, local)
-                    if new is None:
-                        continue
-                    if len(new) != len(local):
-                        raise RuntimeError(
-                            "Backward pre hook returned an invalid number of grad_output, "
-                            f"got {len(new)}, but expected {len(local)}"
-                        )
-                    local = new
-                    self.grad_outputs = new
+                local = _replaced(
+                    self.pre_hooks,
+                    lambda h, g: h(self.module, g),
+                    local,
+                    "Backward pre hook",
+                    "grad_output",
+                )
+                self.grad_outputs = local
                 if self.input_index is None:
                     # No input needs a gradient: the full hooks run here, with None inputs.
                     warnings.warn(
