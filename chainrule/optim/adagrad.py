@@ -86,7 +86,9 @@ class Adagrad(Optimizer):
                 state = self.state[p]
                 state["step"] = _state_tensor(np.zeros((), np.float32))
                 init = group["initial_accumulator_value"]
-                state["sum"] = _state_tensor(p._backend.xp.full_like(p._data, init))
+                # full_like allocates on the current GPU: make the parameter's current.
+                with p._backend.array_device(p._data):
+                    state["sum"] = _state_tensor(p._backend.xp.full_like(p._data, init))
 
     # Adagrad's state exists from construction: its step reads it unconditionally.
     _lazy_state = False

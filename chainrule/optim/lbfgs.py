@@ -21,6 +21,7 @@ import numpy as np
 
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import enable_grad, no_grad
+from chainrule.backends import multi_gpu_backend
 from chainrule.optim._state import cast_state_any_shape
 from chainrule.optim.optimizer import Optimizer
 
@@ -245,7 +246,7 @@ class LBFGS(Optimizer):
         parts = []
         for p in self._params:
             if p.grad is None:
-                parts.append(np.zeros(p._data.size, p._data.dtype))
+                parts.append(p._backend.xp.zeros(p._data.size, p._data.dtype))
             else:
                 parts.append(p.grad._data.reshape(-1))
         return np.concatenate(parts)
@@ -282,8 +283,14 @@ class LBFGS(Optimizer):
     def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Run the iterations; ``closure`` must zero the gradients, compute the loss, call
         ``backward()`` and return the loss."""
+        gpus = multi_gpu_backend()  # None unless CuPy is in use with several GPUs
         with no_grad():
-            return self._step(closure)
+            if gpus is None or type(self._params[0]._data) is not gpus.ndarray:
+                return self._step(closure)
+            # The flat vectors and the line search are raw-array code: run them on the
+            # parameters' GPU whatever GPU is current (Note [a step on its parameters' GPU]).
+            with gpus.array_device(self._params[0]._data):
+                return self._step(closure)
 
     def _step(self, closure: Callable[[], Any]) -> Any:
         group = self.param_groups[0]

@@ -193,3 +193,75 @@ def test_nn_functional_raw_array_sites_on_cuda1(fake_cuda: Any, name: str) -> No
         res.append((out.detach().cpu().numpy(), ins[0].grad.cpu().numpy()))
     np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-10, atol=1e-12)
+
+
+def _every_optimizer() -> list[Any]:
+    out = []
+    for name in sorted(dir(cr.optim)):
+        cls = getattr(cr.optim, name)
+        if isinstance(cls, type) and issubclass(cls, cr.optim.Optimizer):
+            if name not in ("Optimizer", "SparseAdam"):  # SparseAdam takes sparse gradients
+                out.append(pytest.param(cls, id=name))
+    out.append(pytest.param("lbfgs_wolfe", id="LBFGS-strong_wolfe"))
+    return out
+
+
+@pytest.mark.parametrize("cls", _every_optimizer())
+def test_every_optimizer_on_cuda1_while_cuda0_is_current(fake_cuda: Any, cls: Any) -> None:
+    # The optimizers' raw-array code (state, line search, closures' losses) runs on the
+    # parameters' GPU, not the current one: the stand-in refuses a kernel off the current GPU.
+    weights = []
+    for device in ("cpu", "cuda:1"):
+        cr.manual_seed(0)
+        m = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2)).double().to(device)
+        params = [p for p in m.parameters() if p.dim() == 2] if cls is cr.optim.Muon else None
+        params = params if params is not None else list(m.parameters())
+        if cls == "lbfgs_wolfe":
+            opt = cr.optim.LBFGS(params, lr=0.5, history_size=3, line_search_fn="strong_wolfe")
+        elif cls is cr.optim.LBFGS:
+            opt = cls(params, lr=0.1, history_size=3)
+        else:
+            opt = cls(params, lr=0.01)
+        x = cr.randn(5, 4, dtype=cr.float64).to(device)
+
+        def closure() -> Any:
+            opt.zero_grad()
+            loss = (m(x) ** 2).mean()
+            loss.backward()
+            return loss
+
+        for _ in range(3):
+            opt.step(closure)
+            assert cr.cuda.current_device() == 0
+        for p in m.parameters():
+            assert p.device == cr.device(device)
+        for st in opt.state.values():
+            for v in st.values():
+                if isinstance(v, cr.Tensor) and v.dim() > 0:
+                    assert v.device == cr.device(device)
+        weights.append([_host(p) for p in m.parameters()])
+    for a, b in zip(weights[0], weights[1]):
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+
+
+def test_lr_schedulers_on_cuda1_while_cuda0_is_current(fake_cuda: Any) -> None:
+    # ReduceLROnPlateau reads a loss tensor on cuda:1; the others only touch Python floats.
+    res = []
+    for device in ("cpu", "cuda:1"):
+        cr.manual_seed(0)
+        m = nn.Linear(3, 1).double().to(device)
+        opt = cr.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        plateau = cr.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, factor=0.5)
+        x = cr.randn(4, 3, dtype=cr.float64).to(device)
+        lrs = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = (m(x) ** 2).mean() + 1.0
+            loss.backward()
+            opt.step()
+            plateau.step(loss.detach() * 0 + 1.0)  # constant: a plateau every step
+            assert cr.cuda.current_device() == 0
+            lrs.append(opt.param_groups[0]["lr"])
+        res.append((lrs, _host(m.weight)))
+    assert res[0][0] == res[1][0] == [0.1, 0.05, 0.025, 0.0125]
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-10)
