@@ -18,17 +18,30 @@ class RemovableHandle:
     Usable as a context manager that removes the hook on exit.
     """
 
-    __slots__ = ("_dict_ref", "id")
+    __slots__ = ("_dict_ref", "_extra_refs", "id")
 
-    def __init__(self, hooks_dict: dict[int, Callable[..., Any]], fn: Callable[..., Any]) -> None:
+    def __init__(
+        self,
+        hooks_dict: dict[int, Callable[..., Any]],
+        fn: Callable[..., Any],
+        *,
+        extra_dict: dict[int, Any] | list[dict[int, Any]] | None = None,
+    ) -> None:
         self.id = _next_id()
         hooks_dict[self.id] = fn
         self._dict_ref = weakref.ref(hooks_dict)
+        # Dicts that hold entries under the same id (flags such as with_kwargs), emptied with it.
+        extras = [extra_dict] if isinstance(extra_dict, dict) else (extra_dict or [])
+        self._extra_refs = tuple(weakref.ref(e) for e in extras)
 
     def remove(self) -> None:
         d = self._dict_ref()
         if d is not None:
             d.pop(self.id, None)
+        for ref in self._extra_refs:
+            e = ref()
+            if e is not None:
+                e.pop(self.id, None)
 
     def __enter__(self) -> RemovableHandle:
         return self

@@ -170,16 +170,17 @@ class _BackwardHook:
         return res[0] if single else res
 
 
-def backward_hook_of(module: Any) -> _BackwardHook | None:
-    """The ``_BackwardHook`` of one call of ``module``; None when it has no backward hooks."""
-    if not module._backward_hooks and not module._backward_pre_hooks:
+def backward_hook_of(
+    module: Any, hooks: list[Callable[..., Any]], pre_hooks: list[Callable[..., Any]]
+) -> _BackwardHook | None:
+    """The ``_BackwardHook`` of one call of ``module`` with these full backward hooks and
+    pre-hooks (the global ones first); None when there are none."""
+    if not hooks and not pre_hooks:
         return None
-    return _BackwardHook(
-        module, list(module._backward_hooks.values()), list(module._backward_pre_hooks.values())
-    )
+    return _BackwardHook(module, hooks, pre_hooks)
 
 
-def attach_old_backward_hooks(module: Any, result: Any) -> None:
+def attach_old_backward_hooks(module: Any, result: Any, hooks: list[Callable[..., Any]]) -> None:
     """``register_backward_hook``'s hooks, as post-hooks of the node that made the first Tensor
     of ``result`` (its first element, recursively; a dict's first value)."""
     var = result
@@ -191,7 +192,7 @@ def attach_old_backward_hooks(module: Any, result: Any) -> None:
     node = var.grad_fn
     if node is None:
         return
-    for hook in module._backward_hooks.values():
+    for hook in hooks:
         node.register_hook(functools.partial(_call_old_hook, hook, module))
 
 

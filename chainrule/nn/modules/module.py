@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
@@ -24,13 +25,35 @@ from chainrule._device import device as _device
 from chainrule._device import parse_to
 from chainrule._tensor import Tensor, _type_name
 from chainrule.autograd.grad_mode import no_grad
+from chainrule.nn.modules import _global_hooks
 from chainrule.nn.modules._backward_hooks import attach_old_backward_hooks, backward_hook_of
+from chainrule.nn.modules._global_hooks import CALL_HOOKS as _global_call_hooks
+from chainrule.nn.modules._global_hooks import (
+    register_module_backward_hook,
+    register_module_buffer_registration_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+)
 from chainrule.nn.modules._state_dict import _IncompatibleKeys as _IncompatibleKeys
 from chainrule.nn.modules._state_dict import _StateDictMixin
 from chainrule.nn.parameter import Parameter
 from chainrule.utils.hooks import RemovableHandle
 
-__all__ = ["Module"]
+__all__ = [
+    "Module",
+    "register_module_backward_hook",
+    "register_module_buffer_registration_hook",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
+]
 
 
 def _addindent(s: str, num_spaces: int) -> str:
@@ -184,10 +207,30 @@ class Module(_StateDictMixin):
             and not self._forward_hooks
             and not self._backward_hooks
             and not self._backward_pre_hooks
+            and not _global_call_hooks
         ):
             return self.forward(*args, **kwargs)
-        for hid, hook in list(self._forward_pre_hooks.items()):
-            if hid in self._forward_pre_hooks_with_kwargs:
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call with hooks, in PyTorch's order: global then own forward pre-hooks, backward
+        hooks set up on the inputs, forward, global then own forward hooks, backward hooks set
+        up on the outputs. Forward hooks registered with ``always_call`` run even when forward
+        (or an earlier hook) raised, their own errors then turned into warnings."""
+        called: set[int] = set()
+        state: list[Any] = [args, kwargs, None]
+        try:
+            return self._hooked_inner(state, called)
+        except Exception:
+            self._run_always_called(state, called)
+            raise
+
+    def _hooked_inner(self, state: list[Any], called: set[int]) -> Any:
+        args, kwargs = state[0], state[1]
+        gl = _global_hooks
+        with_kwargs = self._forward_pre_hooks_with_kwargs
+        for hid, hook in (*gl.forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+            if hid in with_kwargs:
                 res = hook(self, args, kwargs)
                 if res is not None:
                     if not (isinstance(res, tuple) and len(res) == 2):
@@ -200,30 +243,84 @@ class Module(_StateDictMixin):
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
-        full = self.__dict__.get("_is_full_backward_hook") is not False
-        bw_hook = backward_hook_of(self) if full else None
+            state[0], state[1] = args, kwargs
+        own_full = self.__dict__.get("_is_full_backward_hook")
+        glob_full = gl.is_full_backward_hook[0]
+        full_hooks = [
+            *(gl.backward_hooks.values() if glob_full is True else ()),
+            *(self._backward_hooks.values() if own_full is not False else ()),
+        ]
+        old_hooks = [
+            *(gl.backward_hooks.values() if glob_full is False else ()),
+            *(self._backward_hooks.values() if own_full is False else ()),
+        ]
+        bw_hook = backward_hook_of(
+            self, full_hooks, [*gl.backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        )
         if bw_hook is not None:
             args = bw_hook.setup_input_hook(args)
+            state[0] = args
         result = self.forward(*args, **kwargs)
-        for hid, hook in list(self._forward_hooks.items()):
-            if hid in self._forward_hooks_with_kwargs:
+        state[2] = result
+        own_always = self.__dict__.get("_forward_hooks_always_called", {})
+        own_kwargs = self._forward_hooks_with_kwargs
+        for hid, hook in (*gl.forward_hooks.items(), *self._forward_hooks.items()):
+            if hid in own_always or hid in gl.forward_hooks_always_called:
+                called.add(hid)
+            if hid in own_kwargs or hid in gl.forward_hooks_with_kwargs:
                 res = hook(self, args, kwargs, result)
             else:
                 res = hook(self, args, result)
             if res is not None:
                 result = res
-        if not full and self._backward_hooks:
-            attach_old_backward_hooks(self, result)
+                state[2] = result
         if bw_hook is not None:
             if not isinstance(result, (Tensor, tuple)):
                 warnings.warn(
                     "For backward hooks to be called, module output should be a Tensor or a "
                     f"tuple of Tensors but received {type(result)}",
-                    stacklevel=2,
+                    stacklevel=4,
                 )
             else:
                 result = bw_hook.setup_output_hook(result)
+        if old_hooks:
+            attach_old_backward_hooks(self, result, old_hooks)
         return result
+
+    def _run_always_called(self, state: list[Any], called: set[int]) -> None:
+        """The ``always_call`` forward hooks not yet run, after forward raised (PyTorch's
+        order and warnings: global hooks get no kwargs)."""
+        args, kwargs, result = state
+        gl = _global_hooks
+        for hid, hook in list(gl.forward_hooks.items()):
+            if hid in gl.forward_hooks_always_called and hid not in called:
+                try:
+                    res = hook(self, args, result)
+                    if res is not None:
+                        result = res
+                except Exception as e:
+                    warnings.warn(
+                        "global module forward hook with ``always_call=True`` raised an "
+                        f"exception that was silenced as another error was raised in forward: "
+                        f"{e}",
+                        stacklevel=4,
+                    )
+        own_always = self.__dict__.get("_forward_hooks_always_called", {})
+        for hid, hook in list(self._forward_hooks.items()):
+            if hid in own_always and hid not in called:
+                try:
+                    if hid in self._forward_hooks_with_kwargs:
+                        res = hook(self, args, kwargs, result)
+                    else:
+                        res = hook(self, args, result)
+                    if res is not None:
+                        result = res
+                except Exception as e:
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception "
+                        f"that was silenced as another error was raised in forward: {e}",
+                        stacklevel=4,
+                    )
 
     _call_impl = __call__
     _wrapped_call_impl = __call__
@@ -275,13 +372,24 @@ class Module(_StateDictMixin):
         )
 
     def register_forward_hook(
-        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
     ) -> RemovableHandle:
         """Run ``hook(module, args, output)`` after ``forward``; a non-None result replaces the
-        output. With ``with_kwargs``: ``hook(module, args, kwargs, output)``."""
-        return _add_hook(
+        output. With ``with_kwargs``: ``hook(module, args, kwargs, output)``. With
+        ``always_call``: it runs even when forward raised (its own error then a warning)."""
+        always = self.__dict__.setdefault("_forward_hooks_always_called", OrderedDict())
+        handle = _add_hook(
             self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
         )
+        handle._extra_refs = (*handle._extra_refs, weakref.ref(always))
+        if always_call:
+            always[handle.id] = True
+        return handle
 
     # State-dict hooks (run by _state_dict.py) ---------------------------------------------------
     def _hook_dict(self, name: str) -> Any:
@@ -355,6 +463,10 @@ class Module(_StateDictMixin):
                 f"created explicitly. To express '{name}' as a function of another Tensor, "
                 "compute the value in the forward() method."
             )
+        if _global_hooks.parameter_registration_hooks:
+            param = _global_hooks.registered(
+                _global_hooks.parameter_registration_hooks, self, name, param
+            )
         if _depth(getattr(param, "_param_name", None) or "") == 0:
             param._param_name = name
         self._parameters[name] = param
@@ -369,6 +481,10 @@ class Module(_StateDictMixin):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
+            )
+        if _global_hooks.buffer_registration_hooks:
+            tensor = _global_hooks.registered(
+                _global_hooks.buffer_registration_hooks, self, name, tensor
             )
         self._buffers[name] = tensor
         if persistent:
@@ -388,6 +504,10 @@ class Module(_StateDictMixin):
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_hooks.module_registration_hooks:
+            module = _global_hooks.registered(
+                _global_hooks.module_registration_hooks, self, name, module
+            )
         self._modules[name] = module
 
     register_module = add_module
@@ -422,6 +542,10 @@ class Module(_StateDictMixin):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             _remove_from(name, d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            if _global_hooks.module_registration_hooks:
+                value = _global_hooks.registered(
+                    _global_hooks.module_registration_hooks, self, name, value
+                )
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -429,6 +553,10 @@ class Module(_StateDictMixin):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as child module '{name}' "
                     "(torch.nn.Module or None expected)"
+                )
+            if _global_hooks.module_registration_hooks:
+                value = _global_hooks.registered(
+                    _global_hooks.module_registration_hooks, self, name, value
                 )
             modules[name] = value
             return
@@ -443,6 +571,10 @@ class Module(_StateDictMixin):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' "
                     "(torch.nn.Buffer, torch.Tensor or None expected)"
+                )
+            if _global_hooks.buffer_registration_hooks:
+                value = _global_hooks.registered(
+                    _global_hooks.buffer_registration_hooks, self, name, value
                 )
             buffers[name] = value
             return
