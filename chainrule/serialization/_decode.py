@@ -167,10 +167,22 @@ class _Decoder:
         if tag == "tuple":
             return tuple(children("v"))
         if tag in ("dict", "odict", "counter"):
-            return self.mapping(tag, children("k"), children("v"), f"structure node {i}")
+            d = self.mapping(tag, children("k"), children("v"), f"structure node {i}")
+            if tag == "odict" and "md" in node:
+                d._metadata = self.metadata(node["md"], i)
+            return d
         if tag == "pickle":
             return self.pickled(node, i, children("p"))
         return self.scalar_node(tag, node, f"structure node {i}")
+
+    def metadata(self, md: Any, i: int) -> Any:
+        """A state dict's ``_metadata``: ``{module name: {field: JSON scalar}}``."""
+        if not isinstance(md, dict) or not all(isinstance(v, dict) for v in md.values()):
+            raise self.fail(
+                f"structure node {i} (odict) has 'md': {_show(md)}; expected an object of "
+                "objects (a state dict's per-module metadata)"
+            )
+        return OrderedDict((k, dict(v)) for k, v in md.items())
 
     def pickled(self, node: dict[str, Any], i: int, refs: list[Any]) -> Any:
         """A pickle node (Note [pickled nodes]): its tensors are the nodes listed in 'p'."""

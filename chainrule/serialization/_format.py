@@ -17,7 +17,8 @@ stored under the keys "0", "1", ... (a tensor object saved twice is stored once)
     is_coalesced, "rg": requires_grad}`` (a sparse COO tensor, rebuilt and checked by
     ``sparse_coo_tensor``; a file's "co" is checked against its indices),
     ``{"t": "list" | "tuple", "v": [indices]}``, ``{"t": "dict" | "odict" | "counter",
-    "k": [indices], "v": [indices]}`` (keys are nodes too, so int keys survive),
+    "k": [indices], "v": [indices]}`` (keys are nodes too, so int keys survive; an odict may
+    carry ``"md"``, a state dict's ``_metadata`` of per-module versions),
     ``{"t": "dtype", "v": name}``, ``{"t": "size", "v": [ints]}`` and ``{"t": "pickle",
     "v": base64, "p": [indices of tensor nodes]}`` (any other object). The list is flat, so
     any nesting depth loads without recursion, and a container saved twice is one node, so

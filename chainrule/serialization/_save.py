@@ -186,12 +186,7 @@ class _Encoder:
                 continue
             stack.pop()
             active.discard(id(obj))
-            if isinstance(obj, dict):
-                n = len(obj)
-                node = {"t": tag, "k": results[:n], "v": results[n:]}
-            else:
-                node = {"t": tag, "v": results}
-            done = self._add(node, id(obj))
+            done = self._add(_container_node(obj, tag, results), id(obj))
             if stack:
                 stack[-1][3].append(done)
         assert done is not None
@@ -303,6 +298,33 @@ def save(
             raise
     else:
         write(f)
+
+
+def _container_node(obj: Any, tag: str, results: list[int]) -> dict[str, Any]:
+    """The node of a container whose children were encoded as ``results``."""
+    if not isinstance(obj, dict):
+        return {"t": tag, "v": results}
+    n = len(obj)
+    node: dict[str, Any] = {"t": tag, "k": results[:n], "v": results[n:]}
+    md = _state_dict_metadata(obj) if tag == "odict" else None
+    if md is not None:
+        node["md"] = md
+    return node
+
+
+def _state_dict_metadata(obj: Any) -> dict[str, Any] | None:
+    """A state dict's ``_metadata`` (per-module ``{"version": n}``), when it is plain JSON: it
+    is saved with the dict, as PyTorch's pickle keeps it, so versioned loading still works."""
+    md = getattr(obj, "_metadata", None)
+    if not isinstance(md, dict):
+        return None
+    ok = all(
+        isinstance(k, str)
+        and isinstance(v, dict)
+        and all(isinstance(a, str) and isinstance(b, (bool, int, float, str)) for a, b in v.items())
+        for k, v in md.items()
+    )
+    return {k: dict(v) for k, v in md.items()} if ok else None
 
 
 def _container_parts(obj: Any) -> tuple[str, list[Any]]:

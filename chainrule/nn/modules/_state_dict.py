@@ -17,6 +17,9 @@ from chainrule.nn.parameter import Parameter
 __all__: list[str] = []
 
 _EXTRA = "_extra_state"
+# local_metadata key under which load_state_dict hands its copy plan to chainrule's own
+# _load_from_state_dict overrides (marked ``_defers``), so that they are checked before any copy.
+_PLAN = "_chainrule_load_plan"
 _NEVER = (
     "Reached a code path in Module.{}() that should never be called. Please file an issue at "
     "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
@@ -83,6 +86,11 @@ class _StateDictMixin:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        meta = {"version": getattr(self, "_version", 1)}
+        if hasattr(destination, "_metadata"):
+            # PyTorch's per-module versions, keyed by the module's dotted name ("" the root).
+            destination._metadata[prefix[:-1]] = meta
         hooks = self.__dict__.get("_state_dict_hooks")
         pre = self.__dict__.get("_state_dict_pre_hooks")
         if pre:
@@ -95,7 +103,6 @@ class _StateDictMixin:
                     destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
                 )
         if hooks:
-            meta = {"version": getattr(self, "_version", 1)}
             for hook in list(hooks.values()):
                 res = hook(self, destination, prefix, meta)
                 if getattr(hook, "_from_public_api", False):
@@ -187,13 +194,14 @@ class _StateDictMixin:
         problems in the lists. ``load_state_dict`` calls it for a subclass that overrides it
         (to rename or convert old entries, then call this); otherwise it checks every module
         before it copies anything."""
-        plan: list[tuple[Any, str, Any, Any]] = []
+        deferred = local_metadata.get(_PLAN)
+        plan: list[tuple[Any, str, Any, Any]] = [] if deferred is None else deferred
         n = len(error_msgs)
         assign = bool(local_metadata.get("assign_to_params_buffers", False))
         self._check_state(
             state_dict, prefix, missing_keys, unexpected_keys, error_msgs, plan, assign
         )
-        if len(error_msgs) == n:
+        if deferred is None and len(error_msgs) == n:
             _apply_plan(plan, assign)
 
     def load_state_dict(
@@ -215,45 +223,57 @@ class _StateDictMixin:
 
         # Walk _modules without de-duplication, as state_dict() does: a module shared under two
         # names is loaded under both.
+        metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)  # the load pre-hooks may change it
-        meta = {"version": getattr(self, "_version", 1)}
+        if metadata is not None:
+            state_dict._metadata = metadata  # type: ignore[attr-defined]
+        # A load post-hook sees its module loaded and may edit the key lists before the strict
+        # check (PyTorch's contract): with post-hooks in the tree, each module is copied as soon
+        # as it is checked and its post-hooks run after its children, in PyTorch's order (a
+        # failed load then leaves the modules before the failure loaded, as PyTorch's does).
+        # Without them, everything is checked before the first copy.
+        eager = any(m.__dict__.get("_load_state_dict_post_hooks") for m in self.modules())
+        result = _IncompatibleKeys(missing, unexpected)
 
         def walk(m: Any, prefix: str) -> None:
+            start, n_err = len(plan), len(errors)
+            # The checkpoint's metadata for this module (its version when saved), as torch's.
+            meta = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                meta["assign_to_params_buffers"] = assign
             for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
                 hook(m, state_dict, prefix, meta, strict, missing, unexpected, errors)
-            if type(m)._load_from_state_dict is _StateDictMixin._load_from_state_dict:
+            impl = type(m)._load_from_state_dict
+            if impl is _StateDictMixin._load_from_state_dict:
                 m._check_state(state_dict, prefix, missing, unexpected, errors, plan, assign)
-            else:  # an override loads its module at once, as in PyTorch
-                m._load_from_state_dict(
+            elif getattr(impl, "_defers", False):  # chainrule's own (BatchNorm): into the plan
+                impl(
+                    m,
                     state_dict,
                     prefix,
-                    {**meta, "assign_to_params_buffers": assign},
+                    {**meta, _PLAN: plan},
                     strict,
                     missing,
                     unexpected,
                     errors,
                 )
+            else:  # a user's override loads its module at once, as in PyTorch
+                m._load_from_state_dict(
+                    state_dict, prefix, meta, strict, missing, unexpected, errors
+                )
+            if eager:
+                if len(errors) == n_err:
+                    _apply_plan(plan[start:], assign)
+                del plan[start:]
             for name, child in m._modules.items():
                 if child is not None:
                     walk(child, prefix + name + ".")
+            if eager:
+                _run_load_post_hooks(m, result)
 
         walk(self, "")
-        _run_load_post_hooks(self, _IncompatibleKeys(missing, unexpected))
         if strict:
-            if unexpected:
-                errors.insert(
-                    0,
-                    "Unexpected key(s) in state_dict: {}. ".format(
-                        ", ".join(f'"{k}"' for k in unexpected)
-                    ),
-                )
-            if missing:
-                errors.insert(
-                    0,
-                    "Missing key(s) in state_dict: {}. ".format(
-                        ", ".join(f'"{k}"' for k in missing)
-                    ),
-                )
+            _add_strict_errors(errors, missing, unexpected)
         if errors:
             raise RuntimeError(
                 "Error(s) in loading state_dict for {}:\n\t{}".format(
@@ -264,12 +284,21 @@ class _StateDictMixin:
         return _IncompatibleKeys(missing, unexpected)
 
 
-def _run_load_post_hooks(module: Any, result: _IncompatibleKeys) -> None:
-    """Each module's ``register_load_state_dict_post_hook`` hooks, with the (mutable) key lists."""
-    for m in module.modules():
-        for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
-            if hook(m, result) is not None:
-                raise RuntimeError("load_state_dict post-hook must return None")
+def _add_strict_errors(errors: list[str], missing: list[str], unexpected: list[str]) -> None:
+    """PyTorch's strict-mode messages, first in the error list."""
+    if unexpected:
+        keys = ", ".join(f'"{k}"' for k in unexpected)
+        errors.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+    if missing:
+        keys = ", ".join(f'"{k}"' for k in missing)
+        errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+
+
+def _run_load_post_hooks(m: Any, result: _IncompatibleKeys) -> None:
+    """The module's ``register_load_state_dict_post_hook`` hooks, with the (mutable) key lists."""
+    for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+        if hook(m, result) is not None:
+            raise RuntimeError("load_state_dict post-hook must return None")
 
 
 def _apply_plan(plan: list[tuple[Any, str, Any, Any]], assign: bool) -> None:

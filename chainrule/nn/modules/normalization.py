@@ -58,6 +58,34 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
 
+    def _load_from_state_dict(
+        self,
+        state_dict: Any,
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """A checkpoint saved before version 2 (without ``num_batches_tracked``) loads with the
+        module's current count (0 when it has none), as PyTorch's."""
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats:
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                nbt = self.num_batches_tracked
+                state_dict[key] = (
+                    nbt if nbt is not None else _creation.tensor(0, dtype=_dtype.int64)
+                )
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+
+    # load_state_dict hands this override its copy plan (nothing is copied before every
+    # module is checked): it only edits the state dict before the base class's checks.
+    _load_from_state_dict._defers = True  # type: ignore[attr-defined]
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             init.zeros_(self.running_mean)

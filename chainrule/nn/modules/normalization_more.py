@@ -48,6 +48,40 @@ class _InstanceNorm(_BatchNorm):
     ) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
+    def _load_from_state_dict(
+        self,
+        state_dict: Any,
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """A checkpoint without version (before PyTorch 0.4) may hold running statistics that
+        an instance norm without ``track_running_stats`` does not have: PyTorch's error, and
+        the entries dropped."""
+        if local_metadata.get("version") is None and not self.track_running_stats:
+            keys = [prefix + n for n in ("running_mean", "running_var") if prefix + n in state_dict]
+            if keys:
+                klass = type(self).__name__
+                error_msgs.append(
+                    "Unexpected running stats buffer(s) {names} for {klass} with "
+                    "track_running_stats=False. If state_dict is a checkpoint saved before "
+                    "0.4.0, this may be expected because {klass} does not track running stats "
+                    "by default since 0.4.0. Please remove these keys from state_dict. If the "
+                    "running stats are actually needed, instead set track_running_stats=True "
+                    "in {klass} to enable them. See the documentation of {klass} for "
+                    "details.".format(names=" and ".join(f'"{k}"' for k in keys), klass=klass)
+                )
+                for k in keys:
+                    state_dict.pop(k)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+
+    _load_from_state_dict._defers = True  # type: ignore[attr-defined]
+
     def _check_input_dim(self, input: Tensor) -> None:
         n = self._n
         if input.dim() not in (n + 1, n + 2):
