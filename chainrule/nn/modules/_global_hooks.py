@@ -10,7 +10,7 @@ call-time hook is also entered in ``CALL_HOOKS`` (removed with it through the ha
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from chainrule.utils.hooks import RemovableHandle
 
@@ -36,6 +36,8 @@ is_full_backward_hook: list[bool | None] = [None]
 buffer_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 module_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 parameter_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+
+_T = TypeVar("_T")
 
 # Every call-time global hook: empty means Module.__call__ may skip all global-hook work.
 CALL_HOOKS: OrderedDict[int, Callable[..., Any]] = OrderedDict()  # weakly referenced by handles
@@ -118,7 +120,7 @@ def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> Rem
     return RemovableHandle(parameter_registration_hooks, hook)
 
 
-def registered(store: dict[int, Callable[..., Any]], module: Any, name: str, value: Any) -> Any:
+def registered(store: dict[int, Callable[..., Any]], module: Any, name: str, value: _T) -> _T:
     """``value`` after the registration hooks of ``store`` (each may replace it)."""
     for hook in list(store.values()):
         out = hook(module, name, value)

@@ -8,7 +8,7 @@ untouched.
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from chainrule._tensor import Tensor
 from chainrule.autograd.grad_mode import no_grad
@@ -47,6 +47,7 @@ class _StateDictMixin:
     _buffers: dict[str, Any]
     _non_persistent_buffers_set: set[str]
     _modules: dict[str, Any]
+    modules: Callable[[], Iterator[Any]]  # Module's
 
     def _get_name(self) -> str:
         """The class name, as ``repr`` and the load errors show it."""
