@@ -231,6 +231,14 @@ OPS += [
         samples=cplx((2, 3), low=-1, high=1),
     ),
     OpInfo(
+        # imaginary parts up to 6: the shift is the max of the real parts (PyTorch's), so the
+        # result's imaginary part is the principal log's, not off by 2 pi
+        "complex_logsumexp_wide_phase",
+        lambda m, a: r(m, m.logsumexp(c(m, a), 0)),
+        covers=(),
+        samples=cplx((4, 3), low=-6, high=6),
+    ),
+    OpInfo(
         "complex_logcumsumexp",
         lambda m, a: r(m, m.logcumsumexp(c(m, a), 1)),
         covers=("logcumsumexp_complex",),

@@ -174,11 +174,12 @@ def prod(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = Non
 
 @defop(name="logsumexp", saves=("x", "out"), promote="float")
 def _logsumexp(xp: Any, x: Any, *, dim: Any, keepdim: bool = False) -> Any:
-    """m + log(sum(exp(x - m))) with m = max over ``dim`` (0 where infinite).
-    VJP: g exp(x - out) = g softmax(x)."""
+    """m + log(sum(exp(x - m))) with m = max over ``dim`` (0 where infinite); for complex x,
+    m is the max of the real parts (PyTorch's shift), so the imaginary part is the principal
+    log's, in (-pi, pi]. VJP: g exp(x - out) = g softmax(x)."""
     if x.size == 0:
         return xp.log(xp.sum(xp.exp(x), axis=dim, keepdims=keepdim))
-    m = xp.max(x, axis=dim, keepdims=True)
+    m = xp.max(x.real if xp.iscomplexobj(x) else x, axis=dim, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
     with _errstate(xp):
         s = xp.log(xp.sum(xp.exp(x - m), axis=dim, keepdims=True)) + m
