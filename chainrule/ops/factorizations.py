@@ -10,10 +10,11 @@ LU: A = P L U with P a permutation, L unit lower triangular (m x k) and U upper 
 
 VJP of the packed LU (square A): with gL = tril(G, -1), gU = triu(G),
     gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H,
-the formula of PyTorch's ``linalg_lu_backward`` (^H the conjugate transpose, ^T for real
-dtypes; Note [Wirtinger gradients]). ``lu_solve`` and ``lu_unpack`` are
-compositions (triangular solves reading the packed LU's triangles, a row gather, ``tril``/
-``triu``), so their gradients to LU and B come from those ops.
+the formula of PyTorch's ``linalg_lu_backward``, whose wide (m < n) and tall (m > n) cases
+are here too (``_lu_vjp_wide``/``_lu_vjp_tall``, on the square block of the packed LU);
+^H is the conjugate transpose, ^T for real dtypes (Note [Wirtinger gradients]).
+``lu_solve`` and ``lu_unpack`` are compositions (triangular solves reading the packed LU's
+triangles, a row gather, ``tril``/``triu``), so their gradients to LU and B come from those ops.
 
 Everything stays on the input's device: the pivots' permutation is built by k whole-batch swap
 steps on the device (``_perm``), P and the row gathers from it; only ``lu_factor``'s error check
@@ -128,13 +129,60 @@ def _lu_vjp(ctx: Any, grads: Any) -> Any:
     g = grads[0]
     lu, piv = ctx.out0, ctx.out1
     m, n = lu.shape[-2], lu.shape[-1]
-    if m != n:
-        raise NotImplementedError(
-            "linalg.lu_factor: the gradient is implemented for square matrices only "
-            f"(got {m} by {n})"
-        )
     # (complex: the same with conjugate transposes, ^H for ^T, as PyTorch's)
     mh = _mH if getattr(lu, "_data", lu).dtype.kind == "c" else _mT
+    if m < n:
+        y = _lu_vjp_wide(g, lu, mh, m, n)
+    elif m > n:
+        y = _lu_vjp_tall(g, lu, mh, m, n)
+    else:
+        y = _lu_vjp_square(g, lu, mh)
+    perm = _perm(piv, m)
+    inv = backend_of(perm).xp.argsort(perm, axis=-1)  # rows of P Y from those of Y
+    return (_gather_rows(y, inv),)
+
+
+def _cols(x: Any, start: int, stop: int) -> Any:
+    return ns.index(x, index=(Ellipsis, slice(None), slice(start, stop)))
+
+
+def _rows(x: Any, start: int, stop: int) -> Any:
+    return ns.index(x, index=(Ellipsis, slice(start, stop), slice(None)))
+
+
+def _lu_vjp_wide(g: Any, lu: Any, mh: Any, m: int, n: int) -> Any:
+    """m < n: L (m x m) and U = [U1 U2]. gA = P L^-H [X + triu(gU1), gU2] with
+    X = tril(L^H gL - gU U^H, -1) U1^-H (PyTorch's wide case)."""
+    sq = _cols(lu, 0, m)  # packed L and U1
+    gl = ns.tril(_cols(g, 0, m), diagonal=-1)
+    gu = ns.triu(g, diagonal=0)
+    up = ns.triu(lu, diagonal=0)
+    t = ns.matmul(mh(ns.tril(sq, diagonal=-1)), gl) + gl - ns.matmul(gu, mh(up))
+    sqh = mh(sq)
+    x = ns.linalg_solve_triangular(
+        sqh, ns.tril(t, diagonal=-1), upper=False, left=False, unitriangular=False
+    )
+    x = ns.cat(x + _cols(gu, 0, m), _cols(gu, m, n), dim=x.ndim - 1, sizes=(m, n - m))
+    return ns.linalg_solve_triangular(sqh, x, upper=True, left=True, unitriangular=True)
+
+
+def _lu_vjp_tall(g: Any, lu: Any, mh: Any, m: int, n: int) -> Any:
+    """m > n: L = [L1; L2] and U (n x n). gA = P [X + tril(gL1, -1); gL2] U^-H with
+    X = L1^-H triu(gU U^H - L^H gL) (PyTorch's tall case)."""
+    sq = _rows(lu, 0, n)  # packed L1 and U
+    gl = ns.tril(g, diagonal=-1)
+    gu = ns.triu(_rows(g, 0, n), diagonal=0)
+    lo = ns.tril(lu, diagonal=-1)
+    # L^H gL with L = lo + eye(m, n): the identity part reads gL's first n rows.
+    lhgl = ns.matmul(mh(lo), gl) + _rows(gl, 0, n)
+    t = ns.triu(ns.matmul(gu, mh(ns.triu(sq, diagonal=0))) - lhgl, diagonal=0)
+    sqh = mh(sq)
+    x = ns.linalg_solve_triangular(sqh, t, upper=True, left=True, unitriangular=True)
+    x = ns.cat(x + _rows(gl, 0, n), _rows(gl, n, m), dim=x.ndim - 2, sizes=(n, m - n))
+    return ns.linalg_solve_triangular(sqh, x, upper=False, left=False, unitriangular=False)
+
+
+def _lu_vjp_square(g: Any, lu: Any, mh: Any) -> Any:
     gl = ns.tril(g, diagonal=-1)
     gu = ns.triu(g, diagonal=0)
     lo = ns.tril(lu, diagonal=-1)
@@ -147,10 +195,7 @@ def _lu_vjp(ctx: Any, grads: Any) -> Any:
     luh = mh(lu)
     x = ns.linalg_solve_triangular(luh, phi, upper=True, left=True, unitriangular=True)
     # X U^-T: solve Y U^T = X (U^T lower).
-    y = ns.linalg_solve_triangular(luh, x, upper=False, left=False, unitriangular=False)
-    perm = _perm(piv, m)
-    inv = backend_of(perm).xp.argsort(perm, axis=-1)  # rows of P Y from those of Y
-    return (_gather_rows(y, inv),)
+    return ns.linalg_solve_triangular(luh, x, upper=False, left=False, unitriangular=False)
 
 
 def _mT(x: Any) -> Any:
@@ -179,7 +224,7 @@ def lu_factor_ex(
 ) -> Any:
     """``(LU, pivots, info)``: the packed LU factorization with partial pivoting of each
     matrix of A (..., m, n); ``info`` is 0, or i + 1 for the first zero diagonal U[i, i].
-    VJP (square A, real and complex dtypes): see the module docstring."""
+    VJP (square and rectangular A, real and complex dtypes): see the module docstring."""
     _check_matrix(_name, A)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")

@@ -416,6 +416,15 @@ OPS += [
         ],
     ),
     OpInfo(
+        "complex_lu_rectangular",
+        lambda m, a: tuple(r(m, t) for t in m.linalg.lu(c(m, a))[1:]),
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 5, 2)),), name="wide"),
+            Sample((rng.uniform(-1, 1, (2, 5, 3, 2)),), name="tall_batch"),
+        ],
+    ),
+    OpInfo(
         "complex_lu_factor",
         lambda m, a, b: (
             r(m, m.linalg.lu_factor(c(m, a)).LU),

@@ -59,6 +59,18 @@ OPS = [
     OpInfo("linalg_lu_factor", lambda m, a: m.linalg.lu_factor(a)[0], covers=(), samples=_square),
     OpInfo("linalg_lu", lambda m, a: tuple(m.linalg.lu(a)), covers=(), samples=_square),
     OpInfo(
+        # PyTorch's wide and tall cases of linalg_lu_backward
+        "linalg_lu_rectangular",
+        lambda m, a: tuple(m.linalg.lu(a)) + (m.linalg.lu_factor(a)[0],),
+        covers=(),
+        samples=lambda rng: [
+            Sample((rng.uniform(-1, 1, (3, 5)),), name="wide"),
+            Sample((rng.uniform(-1, 1, (5, 3)),), name="tall"),
+            Sample((rng.uniform(-1, 1, (2, 2, 4)),), name="wide_batch"),
+            Sample((rng.uniform(-1, 1, (2, 4, 1)),), name="tall_one_column"),
+        ],
+    ),
+    OpInfo(
         "lu_unpack",
         lambda m, a: tuple(m.lu_unpack(*m.linalg.lu_factor(a))),
         covers=(),

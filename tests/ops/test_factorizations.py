@@ -153,10 +153,17 @@ def test_qr_mode_r_has_no_gradient() -> None:
             r.sum().backward()
 
 
-def test_lu_gradient_of_rectangular_is_refused() -> None:
-    a = cr.tensor(RNG.standard_normal((4, 3)), requires_grad=True)
-    with pytest.raises(NotImplementedError, match="square matrices only"):
-        cr.linalg.lu_factor(a)[0].sum().backward()
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 1, 3), (2, 3, 1)])
+def test_lu_gradient_of_rectangular_matches_torch(shape: tuple[int, ...]) -> None:
+    a = RNG.standard_normal(shape)
+    grads = []
+    for m in (cr, torch):
+        x = m.tensor(a, requires_grad=True)
+        p, low, up = m.linalg.lu(x)
+        lu = m.linalg.lu_factor(x)[0]
+        ((low * 1.5).sum() + (up**2).sum() + (lu * lu.sin()).sum()).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
 
 
 def test_gradcheck_lu_paths() -> None:
