@@ -25,6 +25,10 @@ from chainrule.utils.data import (
 
 torch = pytest.importorskip("torch")
 
+# 3 workers exceed a 2-CPU machine, where chainrule (as PyTorch) warns; that warning is tested
+# in test_dataloader_worker_check.py and is machine-dependent here
+pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create:UserWarning")
+
 
 class Squares(Dataset):
     def __len__(self):

@@ -111,6 +111,40 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
+    def merge_masks(
+        self,
+        attn_mask: Tensor | None,
+        key_padding_mask: Tensor | None,
+        query: Tensor,
+    ) -> tuple[Tensor | None, int | None]:
+        """The masks combined for a (B, L, E) ``query``, with PyTorch's mask-type code.
+
+        Only ``key_padding_mask`` (B, L): itself, type 1. ``attn_mask`` (L, L) or
+        (B * num_heads, L, L): viewed as (B, num_heads, L, L), type 2; with both, that plus
+        ``key_padding_mask`` viewed as (B, 1, 1, L) and broadcast over the heads (logical or
+        for boolean masks, a sum for additive ones). Neither: ``(None, None)``.
+        """
+        mask_type: int | None = None
+        merged: Tensor | None = None
+        if key_padding_mask is not None:
+            mask_type = 1
+            merged = key_padding_mask
+        if attn_mask is not None:
+            batch, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.ndim == 3:
+                expanded = attn_mask.view(batch, -1, seq_len, seq_len)
+            else:
+                # one (L, L) mask shared by every batch entry and head
+                expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(
+                    batch, self.num_heads, -1, -1
+                )
+            merged = expanded
+            if key_padding_mask is not None:
+                kpm = key_padding_mask.view(batch, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+                merged = expanded + kpm
+        return merged, mask_type
+
     def forward(
         self,
         query: Tensor,

@@ -184,19 +184,60 @@ class RNNBase(Module):
             ]
         return out
 
-    def _check_input(self, input: Tensor, weights: list[Tensor | None]) -> None:
-        w = weights[0]
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        """PyTorch's input checks: dtype equal to the weights', ``input.dim()`` 2 for packed
+        data (``batch_sizes`` given) else 3, and ``input.size(-1) == input_size``."""
+        w = self._flat_weights[0]
         if w is not None and input.dtype != w.dtype:
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype "
                 f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
                 f"model: model.to({input.dtype})"
             )
+        expected_dim = 2 if batch_sizes is not None else 3
+        if input.ndim != expected_dim:
+            raise RuntimeError(f"input must have {expected_dim} dimensions, got {input.ndim}")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected "
                 f"{self.input_size}, got {input.shape[-1]}"
             )
+
+    def _mini_batch(self, input: Tensor, batch_sizes: Any) -> int:
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.shape[0] if self.batch_first else input.shape[1]
+
+    def get_expected_hidden_size(
+        self, input: Tensor, batch_sizes: Tensor | None
+    ) -> tuple[int, int, int]:
+        """``(num_layers * num_directions, mini_batch, proj_size or hidden_size)``; the batch
+        is ``batch_sizes[0]`` for packed data, else read from ``input`` (``batch_first``
+        aware)."""
+        d = 2 if self.bidirectional else 1
+        out = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * d, self._mini_batch(input, batch_sizes), out)
+
+    def check_hidden_size(
+        self,
+        hx: Tensor,
+        expected_hidden_size: tuple[int, ...],
+        msg: str = "Expected hidden size {}, got {}",
+    ) -> None:
+        """RuntimeError ``msg.format(expected, list(hx.size()))`` unless the shapes agree."""
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input: Tensor, hidden: Any, batch_sizes: Tensor | None) -> None:
+        """``check_input`` then the hidden state against ``get_expected_hidden_size``."""
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Any, permutation: Tensor | None) -> Any:
+        """``hx.index_select(1, permutation)`` (the batch dim), or ``hx`` when None."""
+        if permutation is None:
+            return hx
+        return _ops.index_select(hx, 1, permutation)
 
     def _states(self, hx: Any, batch: int, batched: bool, like: Tensor) -> list[Tensor]:
         """The initial states as 3-D tensors, checked against their expected shapes."""
@@ -228,9 +269,8 @@ class RNNBase(Module):
         if not batched:
             states = [_ops.unsqueeze(s, 1) for s in states]
         for k, (s, shape) in enumerate(zip(states, shapes)):
-            if tuple(s.shape) != shape:
-                what = f"hidden[{k}]" if lstm else "hidden"
-                raise RuntimeError(f"Expected {what} size {shape}, got {list(s.shape)}")
+            what = f"hidden[{k}]" if lstm else "hidden"
+            self.check_hidden_size(s, shape, f"Expected {what} size {{}}, got {{}}")
         return states
 
     def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
@@ -248,7 +288,7 @@ class RNNBase(Module):
             batch_sizes = [int(b) for b in bs_t._data]
             batch = batch_sizes[0]
             batched = True
-            self._check_input(data, weights)
+            self.check_input(data, bs_t)
         else:
             if input.ndim not in (2, 3):
                 word = " tensor" if self.mode.startswith("RNN") else ""
@@ -261,7 +301,7 @@ class RNNBase(Module):
                 input = _ops.unsqueeze(input, 1)
             elif self.batch_first:
                 input = _ops.transpose(input, 0, 1)
-            self._check_input(input, weights)
+            self.check_input(input, None)
             steps, batch = input.shape[0], input.shape[1]
             if steps == 0:
                 raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
@@ -331,6 +371,42 @@ class LSTM(RNNBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(
+        self, input: Tensor, batch_sizes: Tensor | None
+    ) -> tuple[int, int, int]:
+        """``(num_layers * num_directions, mini_batch, hidden_size)``: the cell state is
+        never projected."""
+        d = 2 if self.bidirectional else 1
+        return (self.num_layers * d, self._mini_batch(input, batch_sizes), self.hidden_size)
+
+    def check_forward_args(  # type: ignore[override]
+        self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None
+    ) -> None:
+        """``check_input``, then h_0 against the (projected) hidden size and c_0 against the
+        cell size."""
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(
+            hidden[0],
+            self.get_expected_hidden_size(input, batch_sizes),
+            "Expected hidden[0] size {}, got {}",
+        )
+        self.check_hidden_size(
+            hidden[1],
+            self.get_expected_cell_size(input, batch_sizes),
+            "Expected hidden[1] size {}, got {}",
+        )
+
+    def permute_hidden(  # type: ignore[override]
+        self, hx: tuple[Tensor, Tensor], permutation: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """Both states reordered along the batch dim, or ``hx`` when None."""
+        if permutation is None:
+            return hx
+        return (
+            _ops.index_select(hx[0], 1, permutation),
+            _ops.index_select(hx[1], 1, permutation),
+        )
 
 
 class GRU(RNNBase):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections.abc
 import multiprocessing
+import os
 import queue
 import time
 import warnings
@@ -168,6 +169,36 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self._workers: _WorkerPool | None = None
+        self.check_worker_number_rationality()
+
+    def check_worker_number_rationality(self) -> None:
+        """Warn (PyTorch's text) when ``num_workers`` exceeds the CPUs this process may use:
+        ``len(os.sched_getaffinity(0))`` where the platform has it (so cpusets count), else
+        ``os.cpu_count()``. Called from the constructor and for each new worker pool."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggest is not None and self.num_workers <= suggest:
+            return
+        if suggest is None:
+            detail = (
+                "DataLoader is not able to compute a suggested max number of worker in "
+                "current system."
+            )
+        else:
+            note = "" if cpuset_checked else " (`cpuset` is not taken into account)"
+            detail = (
+                f"Our suggested max number of worker in current system is {suggest}{note}, "
+                "which is smaller than what this DataLoader is going to create."
+            )
+        warnings.warn(
+            f"This DataLoader will create {self.num_workers} worker processes in total. "
+            f"{detail} Please be aware that excessive worker creation might get DataLoader "
+            "running slow or even freeze, lower the worker number to avoid potential "
+            "slowness/freeze if necessary.",
+            stacklevel=2,
+        )
 
     def __iter__(self) -> Iterator[Any]:
         if self.pin_memory and not cuda_available():
@@ -178,6 +209,10 @@ class DataLoader:
                 stacklevel=2,
             )
         if self.num_workers > 0:
+            # PyTorch checks again whenever it makes a new multiprocessing iterator, which a
+            # persistent loader does only while it has no live workers
+            if not self.persistent_workers or self._workers is None or not self._workers.alive:
+                self.check_worker_number_rationality()
             return self._multi_process_iter()
         return self._single_process_iter()
 
