@@ -34,9 +34,10 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   pages (measured: the CNN step 1.7x slower).
 - ``conv_transpose2d(y, w, b)``: the adjoint of conv2d in x. Stride 1: a correlation of the
   padded y with the flipped kernel (a conv2d forward; with O >= 2C, one group, no dilation,
-  kh*kw channel-last shifted products, ``_conv_inputgrad.py``). Strided: per phase, the stride-1
-  adjoint written into that phase of the canvas (groups / dilation: w^T y scattered back by
-  kh*kw strided adds), cropped by the padding.
+  kh*kw channel-last shifted products, ``_conv_inputgrad.py``). Strided with a small output
+  (one group, no dilation): one channel-last product and kh*kw strided adds. Otherwise
+  strided: per phase, the stride-1 adjoint written into that phase of the canvas (groups /
+  dilation: w^T y scattered back by kh*kw strided adds), cropped by the padding.
 - ``conv2d_weight(x, g)``: the adjoint of conv2d in w: stride 1 (one group), per kernel offset
   the products of g with the shifted runs of x, summed over the batch, or, when C*kh*kw <=
   SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
@@ -265,6 +266,11 @@ def _conv_transpose2d(
         return _empty_batch(xp, (0, c) + tuple(out_hw), y.dtype, b)
     if stride == (1, 1):
         out = _transpose_stride1(xp, y, w, padding, dilation, groups, out_hw)
+        if b is not None:
+            out += b.reshape(1, c, 1, 1)
+        return out
+    if _inputgrad.strided_plan(y, dilation, groups):
+        out = _inputgrad.transpose_strided(xp, y, w, stride, padding, out_hw)
         if b is not None:
             out += b.reshape(1, c, 1, 1)
         return out
