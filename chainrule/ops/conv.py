@@ -33,9 +33,11 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   MB per conv between forward and backward makes the step's fresh allocations fault in new
   pages (measured: the CNN step 1.7x slower).
 - ``conv_transpose2d(y, w, b)``: the adjoint of conv2d in x. Stride 1: a correlation of the
-  padded y with the flipped kernel (a conv2d forward). Strided: per phase, the stride-1
-  adjoint written into that phase of the canvas (groups / dilation: w^T y scattered back by
-  kh*kw strided adds), cropped by the padding.
+  padded y with the flipped kernel (a conv2d forward; with O >= 2C, one group, no dilation,
+  kh*kw channel-last shifted products, ``_conv_inputgrad.py``). Strided with a small output
+  (one group, no dilation): one channel-last product and kh*kw strided adds. Otherwise
+  strided: per phase, the stride-1 adjoint written into that phase of the canvas (groups /
+  dilation: w^T y scattered back by kh*kw strided adds), cropped by the padding.
 - ``conv2d_weight(x, g)``: the adjoint of conv2d in w: stride 1 (one group), per kernel offset
   the products of g with the shifted runs of x, summed over the batch, or, when C*kh*kw <=
   SAMPLE_COLS_MAX_K, one product of g with the per-sample columns, or, from
@@ -77,6 +79,7 @@ from typing import Any
 from chainrule._autocast_state import state as _ac
 from chainrule.backends import backend_of
 from chainrule.ops import _autocast
+from chainrule.ops import _conv_inputgrad as _inputgrad
 from chainrule.ops import _conv_kernels as _kernels
 from chainrule.ops import _conv_rowphase as _rowphase
 from chainrule.ops import _conv_wgrad as _wgrad
@@ -266,6 +269,11 @@ def _conv_transpose2d(
         if b is not None:
             out += b.reshape(1, c, 1, 1)
         return out
+    if _inputgrad.strided_plan(y, dilation, groups):
+        out = _inputgrad.transpose_strided(xp, y, w, stride, padding, out_hw)
+        if b is not None:
+            out += b.reshape(1, c, 1, 1)
+        return out
     if _rowphase.rowphase_plan(stride, groups) and (
         ho * wo < PHASE_MIN_PIXELS or dilation != (1, 1)
     ):
@@ -327,6 +335,10 @@ def _transpose_stride1(
     )
     y = y[sl]
     pads = tuple((max(t, 0), max(b_, 0)) for t, b_ in pads)
+    if _inputgrad.plan(y, w, dilation, groups) and not _kernels.splits(
+        xp, n, _kernels._conv_flops(y, wt, *out_hw)
+    ):
+        return _inputgrad.transpose_shifted(xp, y, w, pads, out_hw)
     return _conv2d.forward(
         xp,
         xp.ascontiguousarray(y),
