@@ -139,3 +139,96 @@ def test_surface():
         [tuple(p.shape) for p in ws] for ws in t.all_weights
     ]
     assert m.flatten_parameters() is None
+
+
+def _recording(lib, kind):
+    """A subclass of ``lib.nn.<kind>`` whose check_forward_args and permute_hidden record
+    what forward passes them (shapes, and the permutation as a list or None)."""
+    base = getattr(lib.nn, kind)
+
+    def shapes(h):
+        return [tuple(s.shape) for s in h] if isinstance(h, tuple) else tuple(h.shape)
+
+    class Recorded(base):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self.calls = []
+
+        def check_forward_args(self, input, hidden, batch_sizes):
+            bs = None if batch_sizes is None else [int(b) for b in batch_sizes]
+            self.calls.append(("check", tuple(input.shape), shapes(hidden), bs))
+            super().check_forward_args(input, hidden, batch_sizes)
+
+        def permute_hidden(self, hx, permutation):
+            perm = None if permutation is None else [int(i) for i in permutation]
+            self.calls.append(("permute", shapes(hx), perm))
+            return super().permute_hidden(hx, permutation)
+
+    return Recorded
+
+
+def _hidden(lib, kind, shape):
+    if kind == "LSTM":
+        return (lib.zeros(shape), lib.ones(shape))
+    return lib.zeros(shape)
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("layout", ["batched", "unbatched", "packed"])
+@pytest.mark.parametrize("given", [False, True])
+def test_forward_calls_overridden_check_and_permute(kind, batch_first, layout, given):
+    """forward reaches a subclass's check_forward_args and permute_hidden with the same
+    arguments, in the same order, as PyTorch's forward."""
+    records = []
+    for lib in (cr, torch):
+        lib.manual_seed(0)
+        m = _recording(lib, kind)(4, 3, batch_first=batch_first)
+        x = lib.tensor(np.random.default_rng(1).standard_normal((2, 5, 4)).astype(np.float32))
+        if not batch_first:
+            x = x.transpose(0, 1).contiguous()
+        if layout == "unbatched":
+            x = x[0] if batch_first else x[:, 0]
+        hshape = (1, 3) if layout == "unbatched" else (1, 2, 3)
+        if layout == "packed":
+            x = lib.nn.utils.rnn.pack_padded_sequence(
+                x, lib.tensor([3, 5]), batch_first=batch_first, enforce_sorted=False
+            )
+        hx = _hidden(lib, kind, hshape) if given else None
+        m(x, hx)
+        records.append(m.calls)
+    assert records[0] == records[1]
+    assert records[0], "forward called neither method"
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_overridden_check_forward_args_governs_forward(kind):
+    """A subclass that relaxes the checks is obeyed: forward raises the override's own error."""
+    for lib in (cr, torch):
+        base = getattr(lib.nn, kind)
+
+        class Strict(base):
+            def check_forward_args(self, input, hidden, batch_sizes):
+                raise ValueError("refused by the subclass")
+
+        with pytest.raises(ValueError, match="refused by the subclass"):
+            Strict(4, 3)(lib.zeros(5, 2, 4))
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_unbatched_forward_values(kind, batch_first):
+    """The rewritten forward keeps PyTorch's values for unbatched input with batch_first."""
+    cr.manual_seed(0)
+    m, t = _pair(kind, 4, 3, batch_first=batch_first)
+    t.load_state_dict({k: torch.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
+    xc, xt = _both((5, 4))
+    hc, ht = _hidden(cr, kind, (1, 3)), _hidden(torch, kind, (1, 3))
+    oc, fc = m(xc, hc)
+    ot, ft = t(xt, ht)
+    np.testing.assert_allclose(oc.detach().numpy(), ot.detach().numpy(), rtol=1e-5, atol=1e-6)
+    fc = fc if isinstance(fc, tuple) else (fc,)
+    ft = ft if isinstance(ft, tuple) else (ft,)
+    for a, b in zip(fc, ft):
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)

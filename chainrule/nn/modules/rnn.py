@@ -239,12 +239,10 @@ class RNNBase(Module):
             return hx
         return _ops.index_select(hx, 1, permutation)
 
-    def _states(self, hx: Any, batch: int, batched: bool, like: Tensor) -> list[Tensor]:
-        """The initial states as 3-D tensors, checked against their expected shapes."""
-        shapes = self._state_shapes(batch)
+    def _given_states(self, hx: Any, batched: bool) -> Any:
+        """The user's initial states as 3-D tensors (a Tensor, or ``(h_0, c_0)`` for the LSTM),
+        with PyTorch's type and rank errors; unbatched states get their batch dim."""
         lstm = self.mode == "LSTM"
-        if hx is None:
-            return [_creation.zeros(s, dtype=like.dtype, device=like.device) for s in shapes]
         if lstm:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise RuntimeError("LSTM: expected hx to be a tuple (h_0, c_0) of two tensors")
@@ -268,10 +266,45 @@ class RNNBase(Module):
             )
         if not batched:
             states = [_ops.unsqueeze(s, 1) for s in states]
-        for k, (s, shape) in enumerate(zip(states, shapes)):
-            what = f"hidden[{k}]" if lstm else "hidden"
-            self.check_hidden_size(s, shape, f"Expected {what} size {{}}, got {{}}")
-        return states
+        return (states[0], states[1]) if lstm else states[0]
+
+    def _checked_states(
+        self,
+        laid_out: Tensor,
+        hx: Any,
+        batch: int,
+        batched: bool,
+        bs_t: Tensor | None,
+        sorted_indices: Tensor | None,
+    ) -> Any:
+        """The initial states (zeros when ``hx`` is None), reordered by ``permute_hidden`` and
+        checked by ``check_forward_args`` in PyTorch's order."""
+        lstm = self.mode == "LSTM"
+        packed = bs_t is not None
+        if hx is None:
+            zeros = [
+                _creation.zeros(s, dtype=laid_out.dtype, device=laid_out.device)
+                for s in self._state_shapes(batch)
+            ]
+            hidden: Any = (zeros[0], zeros[1]) if lstm else zeros[0]
+        else:
+            hidden = self._given_states(hx, batched)
+        # PyTorch's order: the LSTM checks unpacked states before reordering them. Its packed
+        # path calls no check_forward_args (an override is not reached there); the default
+        # checks still run, for a clearer error than PyTorch's kernel gives.
+        if lstm and packed:
+            if hx is not None:
+                hidden = self.permute_hidden(hidden, sorted_indices)
+            LSTM.check_forward_args(self, laid_out, hidden, bs_t)  # type: ignore[arg-type]
+        elif lstm:
+            self.check_forward_args(laid_out, hidden, bs_t)
+            if hx is not None:
+                hidden = self.permute_hidden(hidden, sorted_indices)
+        else:
+            if hx is not None:
+                hidden = self.permute_hidden(hidden, sorted_indices)
+            self.check_forward_args(laid_out, hidden, bs_t)
+        return hidden
 
     def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
         """Run the layers over ``input``: (T, B, input_size) (or (B, T, *) with
@@ -280,15 +313,20 @@ class RNNBase(Module):
         Returns ``(output, h_n)`` (``(output, (h_n, c_n))`` for the LSTM): output (T, B,
         num_directions * H_out) (or packed like the input) holds the last layer's states at
         every step; h_n (num_layers * num_directions, B, H_out) the final states.
+
+        As in PyTorch, the checks and the reordering of the states go through the module's
+        own ``check_forward_args`` and ``permute_hidden`` (a subclass may override them),
+        called with the input as the user laid it out (batch dim added when unbatched).
         """
         weights = self._weights()
+        lstm = self.mode == "LSTM"
         packed = isinstance(input, PackedSequence)
         if packed:
             data, bs_t, sorted_indices, unsorted_indices = input
             batch_sizes = [int(b) for b in bs_t._data]
             batch = batch_sizes[0]
             batched = True
-            self.check_input(data, bs_t)
+            laid_out: Tensor = data
         else:
             if input.ndim not in (2, 3):
                 word = " tensor" if self.mode.startswith("RNN") else ""
@@ -296,20 +334,21 @@ class RNNBase(Module):
                     f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                     f"{input.ndim}D{word} instead"
                 )
+            bs_t = sorted_indices = unsorted_indices = None
             batched = input.ndim == 3
-            if not batched:
-                input = _ops.unsqueeze(input, 1)
-            elif self.batch_first:
-                input = _ops.transpose(input, 0, 1)
-            self.check_input(input, None)
-            steps, batch = input.shape[0], input.shape[1]
+            laid_out = input if batched else _ops.unsqueeze(input, 0 if self.batch_first else 1)
+            batch = laid_out.shape[0] if self.batch_first else laid_out.shape[1]
+        hidden = self._checked_states(laid_out, hx, batch, batched, bs_t, sorted_indices)
+        states = list(hidden) if lstm else [hidden]
+        if not packed:
+            x = laid_out
+            if self.batch_first:
+                x = _ops.transpose(x, 0, 1)
+            steps = x.shape[0]
             if steps == 0:
                 raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-            data = _ops.reshape(input, (steps * batch, self.input_size))
+            data = _ops.reshape(x, (steps * batch, self.input_size))
             batch_sizes = [batch] * steps
-        states = self._states(hx, batch, batched, data)
-        if packed and sorted_indices is not None:
-            states = [_ops.index_select(s, 1, sorted_indices) for s in states]
         out, finals = RF.rnn(
             self.mode,
             data,
@@ -321,20 +360,20 @@ class RNNBase(Module):
             self.dropout,
             self.training,
         )
+        final: Any = (finals[0], finals[1]) if lstm else finals[0]
         if packed:
-            if unsorted_indices is not None:
-                finals = tuple(_ops.index_select(s, 1, unsorted_indices) for s in finals)
             output: Any = PackedSequence(out, bs_t, sorted_indices, unsorted_indices)
-        else:
-            output = _ops.reshape(out, (steps, batch, out.shape[-1]))
-            if not batched:
-                output = _ops.squeeze(output, 1)
-                finals = tuple(_ops.squeeze(s, 1) for s in finals)
-            elif self.batch_first:
-                output = _ops.transpose(output, 0, 1)
-        if self.mode == "LSTM":
-            return output, (finals[0], finals[1])
-        return output, finals[0]
+            return output, self.permute_hidden(final, unsorted_indices)
+        output = _ops.reshape(out, (steps, batch, out.shape[-1]))
+        if self.batch_first:
+            output = _ops.transpose(output, 0, 1)
+        if not batched:
+            output = _ops.squeeze(output, 0 if self.batch_first else 1)
+            if lstm:
+                final = (_ops.squeeze(final[0], 1), _ops.squeeze(final[1], 1))
+            else:
+                final = _ops.squeeze(final, 1)
+        return output, self.permute_hidden(final, unsorted_indices)
 
 
 class RNN(RNNBase):
