@@ -67,7 +67,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
         raise NotImplementedError(f"{self.name()} does not implement apply")
@@ -272,6 +272,11 @@ class AccumulateGrad(Node):
     """
 
     __slots__ = ("variable", "_lock")
+
+    def name(self) -> str:
+        """PyTorch's C++ name for this node, ``torch::autograd::AccumulateGrad`` (its class
+        name, as ``type(node).__name__`` shows, stays ``AccumulateGrad``)."""
+        return "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable: Any) -> None:
         Node.__init__(self)

@@ -86,7 +86,7 @@ def test_activations_are_not_kept(reentrant):
         # Edges for (function, preserve flag, x): only x's leads anywhere, to its
         # AccumulateGrad; the segment's layers are not in the graph.
         nexts = [f.name() if f is not None else None for f, _ in y.grad_fn.next_functions]
-        assert nexts == [None, None, "AccumulateGrad"]
+        assert nexts == [None, None, "torch::autograd::AccumulateGrad"]
     else:
         assert y.grad_fn.name() == cm(x).grad_fn.name()
 
