@@ -86,14 +86,17 @@ def embedding_bag(
             _embedding_bag(input, weight, offsets, *args, per_sample_weights, *rest)
         args = (None, norm_type, scale_grad_by_freq, mode, sparse)
     # Sums and means are linear in the table (PyTorch saves neither it nor, for the table's
-    # gradient, anything but the per-sample weights); a maximum keeps the table here, where
-    # PyTorch keeps the indices of the maxima.
+    # gradient, anything but the per-sample weights). A maximum is too, once the entries that
+    # hold each bag's maxima are fixed: the first forward finds them and keeps them in `plan`
+    # (PyTorch keeps the same indices), and every later run of the function gathers those
+    # entries, so the table is not saved and may change in place before the backward.
     if per_sample_weights is None:
+        plan: dict[str, np.ndarray] = {}
         return composite(
             "EmbeddingBagBackward0",
-            lambda w: _embedding_bag(input, w, offsets, *args, None, *rest),
+            lambda w: _embedding_bag(input, w, offsets, *args, None, *rest, plan=plan),
             (weight,),
-            linear=mode != "max",
+            linear=True,
         )
     return composite(
         "EmbeddingBagBackward0",
@@ -115,6 +118,7 @@ def _embedding_bag(
     per_sample_weights: Tensor | None = None,
     include_last_offset: bool = False,
     padding_idx: int | None = None,
+    plan: dict[str, np.ndarray] | None = None,
 ) -> Tensor:
     """Reduce bags of rows of ``weight``: out[b] = reduce_{j in bag b} psw[j] * weight[input[j]].
 
@@ -132,6 +136,8 @@ def _embedding_bag(
         per_sample_weights: one weight per entry of ``input`` (``mode="sum"`` only).
         include_last_offset: see ``offsets``.
         padding_idx: entries with this index are left out of their bag.
+        plan: for ``mode="max"``, where the entries holding the maxima are kept after the
+            first call and read by later ones (the result is then linear in ``weight``).
 
     Returns:
         (number of bags, dim) tensor; an empty bag gives zeros.
@@ -198,23 +204,42 @@ def _embedding_bag(
             count = np.maximum(np.bincount(bag_k, minlength=n_bags), 1)
             out = out / tensor(count[:, None].astype(np.float64), dtype=weight.dtype, device=dev)
         return out
-    return _bag_max(rows, bag_k, n_bags, dim, weight)
+    return _bag_max(rows, bag_k, n_bags, dim, weight, plan)
 
 
-def _bag_max(rows: Tensor, bag_k: np.ndarray, n_bags: int, dim: int, weight: Tensor) -> Tensor:
-    """Per-bag maximum over the kept rows (zeros for an empty bag): the rows are placed in a
-    padded (bags, longest bag, dim) block, filled with -inf, and reduced along axis 1."""
+def _bag_max(
+    rows: Tensor,
+    bag_k: np.ndarray,
+    n_bags: int,
+    dim: int,
+    weight: Tensor,
+    plan: dict[str, np.ndarray] | None,
+) -> Tensor:
+    """Per-bag maximum over the kept rows (zeros for an empty bag). Which entry holds each
+    (bag, column) maximum is found on the values (the rows placed in a padded (bags, longest
+    bag, dim) block filled with -inf, its argmax along axis 1), or read from ``plan``; the
+    result gathers those entries of ``rows``, so its gradient reaches them alone."""
     counts = np.bincount(bag_k, minlength=n_bags)
     longest = int(counts.max()) if counts.size else 0
-    if longest == 0:
-        return zeros(n_bags, dim, dtype=weight.dtype, device=weight.device) + rows.sum() * 0
-    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    slot = np.arange(bag_k.size) - first[bag_k]
-    flat = bag_k * longest + slot
     dev = weight.device
-    block = full((n_bags * longest, dim), float("-inf"), dtype=weight.dtype, device=dev)
-    block = block.index_put((tensor(flat, device=dev),), rows).reshape(n_bags, longest, dim)
-    out = block.max(1).values
+    if longest == 0:
+        return zeros(n_bags, dim, dtype=weight.dtype, device=dev) + rows.sum() * 0
+    if plan is not None and "entry" in plan:
+        entry = plan["entry"]
+    else:
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        slot = np.arange(bag_k.size) - first[bag_k]
+        flat = bag_k * longest + slot
+        with no_grad():
+            block = full((n_bags * longest, dim), float("-inf"), dtype=weight.dtype, device=dev)
+            block = block.index_put((tensor(flat, device=dev),), rows.detach())
+            arg = _host(block.reshape(n_bags, longest, dim).max(1).indices)
+        # An empty bag reads entry 0; its row is replaced by zeros below.
+        entry = np.where((counts == 0)[:, None], 0, first[:, None] + arg)
+        if plan is not None:
+            plan["entry"] = entry
+    cols = tensor(np.arange(dim)[None, :], device=dev)
+    out = rows[tensor(entry, device=dev), cols]
     empty = tensor((counts == 0)[:, None], device=dev)
     return _ops.where(empty, zeros((), dtype=weight.dtype, device=dev), out)
 

@@ -86,7 +86,9 @@ def _bag_table_changed(m: Any, mode: str, psw: bool, grad_psw: bool) -> list[Any
     return [w.grad] + ([p.grad] if grad_psw else [])
 
 
-@pytest.mark.parametrize("mode,psw", [("sum", False), ("mean", False), ("sum", True)])
+@pytest.mark.parametrize(
+    "mode,psw", [("sum", False), ("mean", False), ("sum", True), ("max", False)]
+)
 def test_embedding_bag_table_changed_in_place(mode: str, psw: bool) -> None:
     for a, b in zip(
         _bag_table_changed(cr, mode, psw, False), _bag_table_changed(torch, mode, psw, False)
@@ -109,3 +111,33 @@ def test_embedding_bag_psw_gradgradcheck() -> None:
     )
     assert cr.autograd.gradcheck(fn, (w, p))
     assert cr.autograd.gradgradcheck(fn, (w, p))
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("two_d", [False, True])
+def test_embedding_bag_max_keeps_no_table(padding_idx: Any, two_d: bool) -> None:
+    """max mode saves no table (PyTorch keeps the maxima's indices): nothing saved, and a
+    table changed in place still gives torch's gradient, for 2-d input and padding too."""
+
+    def run(m: Any) -> tuple[Any, Any]:
+        w = m.tensor(TABLE, requires_grad=True)
+        idx, off = (m.tensor(IDX.reshape(3, 3)), None) if two_d else (m.tensor(IDX), m.tensor(OFF))
+        y = m.nn.functional.embedding_bag(idx, w, off, mode="max", padding_idx=padding_idx)
+        if m is cr:
+            assert saved_bytes(y) == 0
+        with m.no_grad():
+            w.mul_(-3.0)  # changes which entries are maximal: the recorded ones must be used
+        (y * m.tensor(np.arange(y.numel(), dtype=np.float64).reshape(y.shape))).sum().backward()
+        return y, w.grad
+
+    (yc, gc), (yt, gt) = run(cr), run(torch)
+    np.testing.assert_array_equal(_np(yc), _np(yt))
+    np.testing.assert_array_equal(_np(gc), _np(gt))
+
+
+def test_embedding_bag_max_gradgradcheck() -> None:
+    idx, off = cr.tensor(IDX), cr.tensor(OFF)
+    w = cr.tensor(TABLE, requires_grad=True)
+    fn = lambda w: cr.nn.functional.embedding_bag(idx, w, off, mode="max")  # noqa: E731
+    assert cr.autograd.gradcheck(fn, (w,))
+    assert cr.autograd.gradgradcheck(fn, (w,))
