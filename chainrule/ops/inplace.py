@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._dispatch import upper
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.ops import binary, unary
 from chainrule.ops._registry import OpDef, _state, ns
@@ -69,6 +70,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions."
         )
+    if type(value) is complex:  # PyTorch's error for a nonzero imaginary part in a real tensor
+        value = complex_scalar_value(value, self._data.dtype)
     return apply_inplace(_fill, self, (value,))
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.indexing._common import _legacy, scatter_add_into
@@ -173,7 +174,14 @@ def _masked_fill_args(input: Tensor, mask: Tensor, value: Any) -> tuple[OpDef, A
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
+        if value._data.dtype.kind == "c" and input._data.dtype.kind not in "cb":
+            # PyTorch converts the value tensor to a Scalar first: a nonzero imaginary part
+            # raises, a zero one stores the real part (without the cast's warning)
+            complex_scalar_value(complex(value.item()), input._data.dtype)
+            value = value.real
         return _masked_fill_t, value
+    if type(value) is complex:
+        value = complex_scalar_value(value, input._data.dtype)
     return _masked_fill, value
 
 
