@@ -77,7 +77,62 @@ FILL: list[Any] = [
     ),
 ]
 
-CASES: list[Any] = FILL
+
+def _f(L: Any) -> Any:
+    return _x(L)
+
+
+def _clamp_cases() -> list[Any]:
+    T = lambda L, v: L.tensor(v)  # noqa: E731
+    calls: dict[str, Case] = {
+        "clamp_min_1j": lambda L: L.clamp(_f(L), min=1j),
+        "clamp_max_1j": lambda L: L.clamp(_f(L), max=1j),
+        "clamp_min_nanj": lambda L: L.clamp(_f(L), min=complex(0, float("nan"))),
+        "clamp_zero_imag": lambda L: L.clamp(_f(L), min=2 + 0j),
+        "clamp_1_1j": lambda L: L.clamp(_f(L), 1, 1j),
+        "clamp_0j_1j": lambda L: L.clamp(_f(L), 0j, 1j),
+        "clamp_requires_grad": lambda L: L.clamp(_f(L).requires_grad_(), 1j),
+        "clip_1j": lambda L: L.clip(_f(L), min=1j),
+        "clamp__1j": lambda L: _f(L).clamp_(min=1j),
+        "clamp__max_1j": lambda L: _f(L).clamp_(max=1j),
+        "clamp__zero_imag": lambda L: _f(L).clamp_(min=2 + 0j),
+        "clip__1j": lambda L: _f(L).clip_(1j),
+        "clamp_min_fn_1j": lambda L: L.clamp_min(_f(L), 1j),
+        "clamp_max_fn_1j": lambda L: L.clamp_max(_f(L), 1j),
+        "clamp_min_fn_0j": lambda L: L.clamp_min(_f(L), 0j),
+        "clamp_min__1j": lambda L: _f(L).clamp_min_(1j),
+        "clamp_T_complex_min": lambda L: L.clamp(_f(L), min=T(L, 1j)),
+        "clamp_T_complex_max": lambda L: L.clamp(_f(L), max=T(L, 1j)),
+        "clamp_T_complex_vec": lambda L: L.clamp(_f(L), min=T(L, [1j, 1j, 1j])),
+        "clamp_T_T_complex": lambda L: L.clamp(_f(L), T(L, 1j), T(L, 2j)),
+        "clamp_T_real_and_1j": lambda L: L.clamp(_f(L), T(L, 1.0), 1j),
+        "clamp_1j_and_T_real": lambda L: L.clamp(_f(L), 1j, T(L, 1.0)),
+        "clamp_T_complex_and_1": lambda L: L.clamp(_f(L), T(L, 1j), 1.0),
+        "clamp_min_fn_T_complex": lambda L: L.clamp_min(_f(L), T(L, 1j)),
+        "clamp_max_fn_T_complex": lambda L: L.clamp_max(_f(L), T(L, 1j)),
+        "clamp__T_complex": lambda L: _f(L).clamp_(min=T(L, 1j)),
+        "clamp__T_T_complex": lambda L: _f(L).clamp_(T(L, 1j), T(L, 1j)),
+        "clamp_min__T_complex": lambda L: _f(L).clamp_min_(T(L, 1j)),
+        "clamp_max__T_complex": lambda L: _f(L).clamp_max_(T(L, 1j)),
+        "f64_clamp_T_complex": lambda L: L.clamp(_x(L, "float64"), min=T(L, 1j)),
+        "f64_clamp_T_T_complex": lambda L: L.clamp(_x(L, "float64"), T(L, 0.0), T(L, 1j)),
+        "f64_clamp_1j": lambda L: L.clamp(_x(L, "float64"), max=1j),
+        "f16_clamp_1j": lambda L: L.clamp(_x(L, "float16"), 1j),
+        "i64_clamp_1j": lambda L: L.clamp(_x(L, "int64"), min=1j),
+        "i64_clamp_0j": lambda L: L.clamp(_x(L, "int64"), min=0j),
+        "i64_clamp__1j": lambda L: _x(L, "int64").clamp_(min=1j),
+        "i64_clamp__max_1j": lambda L: _x(L, "int64").clamp_(max=1j),
+        "i64_clamp_min__1j": lambda L: _x(L, "int64").clamp_min_(1j),
+        "i64_clamp__T_complex": lambda L: _x(L, "int64").clamp_(min=T(L, 1j)),
+        "i64_clamp_T_complex": lambda L: L.clamp(_x(L, "int64"), min=T(L, 1j)),
+        "bool_clamp_1j": lambda L: L.clamp(L.tensor([True]), 1j),
+        "complex_clamp_T": lambda L: L.clamp(_x(L, "complex64"), min=T(L, 1.0)),
+        "complex_clamp_T_T": lambda L: L.clamp(_x(L, "complex64"), T(L, 0.0), T(L, 1.0)),
+    }
+    return [pytest.param(fn, id=k) for k, fn in calls.items()]
+
+
+CASES: list[Any] = FILL + _clamp_cases()
 
 
 def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
@@ -105,3 +160,77 @@ def test_as_torch(fn: Case) -> None:
     np.testing.assert_array_equal(got[2], want[2])
     # signed zeros too
     np.testing.assert_array_equal(np.signbit(got[2].real), np.signbit(want[2].real))
+
+
+def _clamp_calls() -> dict[str, Callable[[Any, Any], Any]]:
+    z = lambda L, v: L.tensor(v)  # noqa: E731
+    F = lambda L: L.nn.functional  # noqa: E731
+    return {
+        "clamp_min_0": lambda L, x: L.clamp(x, min=0.0),
+        "clamp_min_neg0": lambda L, x: L.clamp(x, min=-0.0),
+        "clamp_max_0": lambda L, x: L.clamp(x, max=0.0),
+        "clamp_max_neg0": lambda L, x: L.clamp(x, max=-0.0),
+        "clamp_0_0": lambda L, x: L.clamp(x, 0.0, 0.0),
+        "clamp_min_fn": lambda L, x: L.clamp_min(x, 0.0),
+        "clamp_max_fn": lambda L, x: L.clamp_max(x, 0.0),
+        "clamp_min_fn_neg0": lambda L, x: L.clamp_min(x, -0.0),
+        "clamp_max_fn_neg0": lambda L, x: L.clamp_max(x, -0.0),
+        "clamp_T_min": lambda L, x: L.clamp(x, min=z(L, 0.0)),
+        "clamp_T_min_neg0": lambda L, x: L.clamp(x, min=z(L, -0.0)),
+        "clamp_T_max": lambda L, x: L.clamp(x, max=z(L, 0.0)),
+        "clamp_T_max_neg0": lambda L, x: L.clamp(x, max=z(L, -0.0)),
+        "clamp_T_T": lambda L, x: L.clamp(x, z(L, 0.0), z(L, 0.0)),
+        "clamp_min_fn_T": lambda L, x: L.clamp_min(x, z(L, 0.0)),
+        "clamp_max_fn_T": lambda L, x: L.clamp_max(x, z(L, -0.0)),
+        "clamp_T_vec": lambda L, x: L.clamp(x, min=z(L, [0.0, -0.0])),
+        "clamp__min": lambda L, x: x.clone().clamp_(min=0.0),
+        "clamp__max": lambda L, x: x.clone().clamp_(max=0.0),
+        "clamp_min__": lambda L, x: x.clone().clamp_min_(0.0),
+        "clamp__T": lambda L, x: x.clone().clamp_(min=z(L, 0.0)),
+        "relu": lambda L, x: L.relu(x),
+        "relu_method_inplace": lambda L, x: x.clone().relu_(),
+        "relu6": lambda L, x: F(L).relu6(x),
+        "hardtanh_0_0": lambda L, x: F(L).hardtanh(x, 0.0, 0.0),
+        "hardtanh_m1_0": lambda L, x: F(L).hardtanh(x, -1.0, 0.0),
+        "hardtanh_0_1": lambda L, x: F(L).hardtanh(x, 0.0, 1.0),
+        "maximum": lambda L, x: L.maximum(x, L.zeros(2)),
+        "maximum_rev": lambda L, x: L.maximum(L.zeros(2), x),
+        "minimum": lambda L, x: L.minimum(x, L.zeros(2)),
+        "minimum_rev": lambda L, x: L.minimum(L.zeros(2), x),
+    }
+
+
+def _bits(a: np.ndarray) -> list[int]:
+    return a.astype(np.float32).view(np.uint32).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(_clamp_calls()))
+def test_signed_zero_at_the_bound(name: str) -> None:
+    """x = [-0.0, 0.0] at a bound of 0.0 or -0.0: the output keeps x (with its sign), and
+    x.grad matches torch's bit for bit."""
+    fn = _clamp_calls()[name]
+    res = []
+    for L in (torch, cr):
+        x = L.tensor([-0.0, 0.0], requires_grad=True)
+        y = fn(L, x)
+        y.backward(L.ones_like(y))
+        res.append((_bits(y.detach().numpy()), _bits(x.grad.numpy())))
+    assert res[1] == res[0]
+
+
+@pytest.mark.parametrize("name", ["clamp", "clamp_min", "clamp_max", "clamp_both"])
+def test_signed_zero_tensor_bound_grad(name: str) -> None:
+    """The bound's gradient too, where x equals a tensor bound (0.0 against -0.0)."""
+    res = []
+    for L in (torch, cr):
+        x = L.tensor([-0.0, 0.0], requires_grad=True)
+        b = L.tensor([0.0, -0.0], requires_grad=True)
+        y = {
+            "clamp": lambda: L.clamp(x, min=b),
+            "clamp_min": lambda: L.clamp_min(x, b),
+            "clamp_max": lambda: L.clamp_max(x, b),
+            "clamp_both": lambda: L.clamp(x, b, b),
+        }[name]()
+        y.backward(L.ones_like(y))
+        res.append((_bits(y.detach().numpy()), _bits(x.grad.numpy()), _bits(b.grad.numpy())))
+    assert res[1] == res[0]

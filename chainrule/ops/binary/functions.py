@@ -28,7 +28,8 @@ def _max_vjp(ctx: Any, g: Any) -> Any:
 
 _maximum = binary(
     "maximum",
-    _checked(lambda xp, a, b: xp.maximum(a, b)),
+    # b first: on a tie (0.0 and -0.0) NumPy returns its second operand, PyTorch its first
+    _checked(lambda xp, a, b: xp.maximum(b, a)),
     saves=("a", "b"),
     vjp=(None, None),
     doc="Elementwise max (NaN propagates).",
@@ -51,7 +52,7 @@ def _min_vjp(ctx: Any, g: Any) -> Any:
 
 _minimum = binary(
     "minimum",
-    _checked(lambda xp, a, b: xp.minimum(a, b)),
+    _checked(lambda xp, a, b: xp.minimum(b, a)),  # b first, as maximum
     saves=("a", "b"),
     vjp=(None, None),
     doc="Elementwise min (NaN propagates).",
