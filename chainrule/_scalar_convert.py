@@ -36,11 +36,12 @@ _CTYPE = {
 
 def complex_scalar_value(value: complex, dtype: Any) -> Any:
     """The number that the Python complex ``value`` is stored as in an array of NumPy
-    ``dtype``: ``value`` itself for a complex or bool dtype, its real part where its imaginary
-    part is zero, and otherwise PyTorch's RuntimeError ("value cannot be converted to type
-    float without overflow"; a NaN imaginary part is nonzero). ``dtype`` may instead be a C++
-    type name, for ops that take their scalar as a ``double`` whatever the tensor's dtype
-    (``clamp``'s bounds)."""
+    ``dtype``: ``value`` itself for a complex or bool dtype; its real part where its imaginary
+    part is zero (truncated to an int for an integer dtype); otherwise PyTorch's RuntimeError
+    ("value cannot be converted to type float without overflow"; a NaN imaginary part is
+    nonzero, as is a NaN or infinite real part for an integer dtype). ``dtype`` may instead be
+    a C++ type name, for ops that take their scalar as a ``double`` whatever the tensor's
+    dtype (``clamp``'s bounds)."""
     if isinstance(dtype, str):
         ctype = dtype
     else:
@@ -48,5 +49,9 @@ def complex_scalar_value(value: complex, dtype: Any) -> Any:
             return value
         ctype = _CTYPE.get(dtype.name, dtype.name)
     if value.imag == 0:
-        return value.real
+        r = value.real
+        if isinstance(dtype, str) or dtype.kind not in "iu":
+            return r
+        if r == r and abs(r) != float("inf"):
+            return int(r)  # truncated, as PyTorch's conversion to an integer type
     raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")

@@ -239,6 +239,22 @@ OPS += [
         samples=cplx((4, 3), low=-6, high=6),
     ),
     OpInfo(
+        # weights on both sides of |w| = 0.5 (lerp's two formulas); VJPs conjugate each partial
+        "complex_lerp",
+        lambda m, a, b, w: r(m, m.lerp(c(m, a), c(m, b), c(m, w))),
+        covers=(),
+        samples=cplx((2, 3), (2, 3), (2, 3), low=-0.8, high=0.8),
+    ),
+    OpInfo(
+        "complex_lerp_scalar_weight",
+        lambda m, a, b: (
+            r(m, m.lerp(c(m, a), c(m, b), 0.3 - 0.2j)),
+            r(m, m.lerp(c(m, a), c(m, b), 0.6 + 0.4j)),
+        ),
+        covers=(),
+        samples=cplx((3,), (3,)),
+    ),
+    OpInfo(
         "complex_logcumsumexp",
         lambda m, a: r(m, m.logcumsumexp(c(m, a), 1)),
         covers=("logcumsumexp_complex",),

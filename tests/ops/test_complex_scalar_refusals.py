@@ -132,7 +132,52 @@ def _clamp_cases() -> list[Any]:
     return [pytest.param(fn, id=k) for k, fn in calls.items()]
 
 
-CASES: list[Any] = FILL + _clamp_cases()
+def _fma_lerp_cases() -> list[Any]:
+    T = lambda L, v: L.tensor(v)  # noqa: E731
+    cases: list[Any] = []
+    for dt in _DTYPES:
+        x = lambda L, dt=dt: _x(L, dt)  # noqa: E731
+        calls: dict[str, Case] = {
+            "addcmul_1j": lambda L, x=x: L.addcmul(x(L), x(L), x(L), value=1j),
+            "addcdiv_1j": lambda L, x=x: L.addcdiv(x(L), x(L), x(L), value=1j),
+            "addcmul__1j": lambda L, x=x: x(L).addcmul_(x(L), x(L), value=1j),
+            "addcdiv__1j": lambda L, x=x: x(L).addcdiv_(x(L), x(L), value=1j),
+            "addcmul_0j": lambda L, x=x: L.addcmul(x(L), x(L), x(L), value=0j),
+            "addcmul_2.5+0j": lambda L, x=x: L.addcmul(x(L), x(L), x(L), value=2.5 + 0j),
+            "addcmul__0j": lambda L, x=x: x(L).addcmul_(x(L), x(L), value=0j),
+            "lerp_1j": lambda L, x=x: L.lerp(x(L), x(L) * 2, 1j),
+            "lerp_0.5+0j": lambda L, x=x: L.lerp(x(L), x(L) * 2, 0.5 + 0j),
+            "lerp_nanj": lambda L, x=x: L.lerp(x(L), x(L) * 2, complex(0, float("nan"))),
+            "lerp_0d_complex": lambda L, x=x: L.lerp(x(L), x(L) * 2, T(L, 0.5j)),
+            "lerp_0d_complex128": lambda L, x=x: L.lerp(
+                x(L), x(L) * 2, L.tensor(0.5j, dtype=L.complex128)
+            ),
+            "lerp__1j": lambda L, x=x: x(L).lerp_(x(L) * 2, 1j),
+            "lerp__0.5+0j": lambda L, x=x: x(L).lerp_(x(L) * 2, 0.5 + 0j),
+            "lerp__0d_complex": lambda L, x=x: x(L).lerp_(x(L) * 2, T(L, 0.5j)),
+            "lerp_0d_float": lambda L, x=x: L.lerp(x(L), x(L) * 2, T(L, 0.5)),
+            "lerp_0d_int": lambda L, x=x: L.lerp(x(L), x(L) * 2, T(L, 1)),
+            "lerp_0.5": lambda L, x=x: L.lerp(x(L), x(L) * 2, 0.5),
+        }
+        cases += [pytest.param(fn, id=f"{k}-{dt}") for k, fn in calls.items()]
+    calls = {
+        "lerp_vec_complex_weight": lambda L: L.lerp(_f(L), _f(L), T(L, [0.5j, 0.5j, 0.5j])),
+        "lerp_complex_end": lambda L: L.lerp(_f(L), _x(L, "complex64"), 0.5),
+        "lerp_complex_input_real_end": lambda L: L.lerp(_x(L, "complex64"), _f(L), 1j),
+        "lerp_complex_1j": lambda L: L.lerp(_x(L, "complex64"), _x(L, "complex64") * 2, 1j),
+        "lerp_0d_complex_requires_grad": lambda L: L.lerp(
+            _f(L).requires_grad_(), _f(L) * 2, T(L, 0.5j)
+        ),
+        "addcmul_complex_tensor_1j": lambda L: L.addcmul(
+            _f(L), _f(L), _x(L, "complex64"), value=1j
+        ),
+        "addcmul_complex_input_1j": lambda L: L.addcmul(_x(L, "complex64"), _f(L), _f(L), value=1j),
+        "addcdiv_0j": lambda L: L.addcdiv(_f(L), _f(L), _f(L), value=0j),
+    }
+    return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
+
+
+CASES: list[Any] = FILL + _clamp_cases() + _fma_lerp_cases()
 
 
 def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
@@ -234,3 +279,28 @@ def test_signed_zero_tensor_bound_grad(name: str) -> None:
         y.backward(L.ones_like(y))
         res.append((_bits(y.detach().numpy()), _bits(x.grad.numpy()), _bits(b.grad.numpy())))
     assert res[1] == res[0]
+
+
+def test_lerp_zero_dim_complex_weight_grads() -> None:
+    """A 0-dim complex weight promotes real input and end to complex, as in PyTorch. PyTorch
+    2.13's backward of that call fails an internal check (a complex gradient for a real
+    input); chainrule's gradients are those of the explicitly promoted call (real parts for
+    the real tensors), which PyTorch computes."""
+    res = []
+    for L in (torch, cr):
+        x = L.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = L.tensor([0.5, 4.0, -1.0], requires_grad=True)
+        w = L.tensor(0.25 + 0.5j, requires_grad=True)
+        if L is torch:
+            out = L.lerp(x, y, w)
+            with pytest.raises(RuntimeError, match="input_is_complex == grad_is_complex"):
+                (out * out.conj()).real.sum().backward()
+            x.grad = y.grad = w.grad = None
+            out = L.lerp(x.to(L.complex64), y.to(L.complex64), w)
+        else:
+            out = L.lerp(x, y, w)
+        (out * out.conj()).real.sum().backward()
+        res.append([str(out.dtype).split(".")[-1]] + [t.grad.numpy() for t in (x, y, w)])
+    assert res[1][0] == res[0][0]
+    for got, want in zip(res[1][1:], res[0][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

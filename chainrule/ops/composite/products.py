@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._autocast_state import state as _ac
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
@@ -33,20 +34,30 @@ __all__ = [
 
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
     """``input + value * tensor1 * tensor2``."""
+    if type(value) is complex:  # PyTorch casts value to the result's dtype: its error
+        value = _complex_value(value, input, tensor1, tensor2)
     return input + value * tensor1 * tensor2
+
+
+def _complex_value(value: complex, *tensors: Any) -> Any:
+    from chainrule._dtype import result_type
+
+    return complex_scalar_value(value, result_type(*tensors).np)
 
 
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
     """``input + value * tensor1 / tensor2``; integer inputs raise as in PyTorch."""
     if not tensor1.is_floating_point() and not tensor2.is_floating_point():
         raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future release "
+            "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes."
         )
+    if type(value) is complex:
+        value = _complex_value(value, input, tensor1, tensor2)
     return input + value * tensor1 / tensor2
 
 
