@@ -177,7 +177,61 @@ def _fma_lerp_cases() -> list[Any]:
     return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
 
 
-CASES: list[Any] = FILL + _clamp_cases() + _fma_lerp_cases()
+def _norm_cases() -> list[Any]:
+    def z(L: Any, shape: tuple[int, ...], dt: str = "complex64") -> Any:
+        n = int(np.prod(shape))
+        v = (np.arange(n) * 0.1 + 1j * np.arange(n) * 0.05).reshape(shape).astype(dt)
+        return L.tensor(v)
+
+    F = lambda L: L.nn.functional  # noqa: E731
+    cases: list[Any] = []
+    for dt in ("complex64", "complex128"):
+        o = lambda L, dt=dt: L.ones(3, dtype=getattr(L, dt))  # noqa: E731
+        calls: dict[str, Case] = {
+            "layer_norm": lambda L, dt=dt: F(L).layer_norm(z(L, (2, 3, 4), dt), (4,)),
+            "layer_norm_affine": lambda L, dt=dt, o=o: F(L).layer_norm(
+                z(L, (2, 4, 3), dt), (3,), o(L), o(L)
+            ),
+            "group_norm": lambda L, dt=dt: F(L).group_norm(z(L, (2, 3, 4), dt), 1),
+            "group_norm_affine": lambda L, dt=dt, o=o: F(L).group_norm(
+                z(L, (2, 3, 4, 2), dt), 3, o(L), o(L)
+            ),
+            "batch_norm_eval": lambda L, dt=dt, o=o: F(L).batch_norm(
+                z(L, (2, 3, 4), dt), o(L) * 0, o(L)
+            ),
+            "batch_norm_train": lambda L, dt=dt: F(L).batch_norm(
+                z(L, (2, 3, 4), dt), None, None, training=True
+            ),
+            "batch_norm_2d": lambda L, dt=dt, o=o: F(L).batch_norm(z(L, (2, 3), dt), o(L), o(L)),
+            "instance_norm": lambda L, dt=dt: F(L).instance_norm(z(L, (2, 3, 4, 4), dt)),
+            "instance_norm_stats": lambda L, dt=dt, o=o: F(L).instance_norm(
+                z(L, (2, 3, 4), dt), o(L) * 0, o(L), use_input_stats=False
+            ),
+            "lrn_3d": lambda L, dt=dt: F(L).local_response_norm(z(L, (2, 3, 4), dt), 2),
+            "lrn_4d": lambda L, dt=dt: F(L).local_response_norm(z(L, (2, 3, 4, 4), dt), 2),
+            "lrn_5d": lambda L, dt=dt: F(L).local_response_norm(z(L, (2, 3, 2, 2, 2), dt), 3),
+            "rms_norm": lambda L, dt=dt: F(L).rms_norm(z(L, (2, 3, 4), dt), (4,)),
+        }
+        cases += [pytest.param(fn, id=f"{k}-{dt}") for k, fn in calls.items()]
+    # PyTorch's checks that come before the kernel's, and empty input (computed)
+    calls = {
+        "layer_norm_bad_shape": lambda L: F(L).layer_norm(z(L, (2, 3)), (5,)),
+        "layer_norm_real_weight": lambda L: F(L).layer_norm(z(L, (2, 3)), (3,), L.ones(3)),
+        "group_norm_bad_groups": lambda L: F(L).group_norm(z(L, (2, 3, 4)), 2),
+        "group_norm_empty": lambda L: F(L).group_norm(z(L, (2, 3, 0)), 1),
+        "batch_norm_count_1": lambda L: F(L).batch_norm(z(L, (1, 3)), None, None, training=True),
+        "batch_norm_real_stats": lambda L: F(L).batch_norm(z(L, (2, 3)), L.zeros(3), L.ones(3)),
+        "batch_norm_empty": lambda L: F(L).batch_norm(z(L, (2, 3, 0)), None, None, training=True),
+        "instance_norm_count_1": lambda L: F(L).instance_norm(z(L, (1, 3, 1))),
+        "instance_norm_empty": lambda L: F(L).instance_norm(z(L, (2, 3, 0))),
+        "lrn_empty": lambda L: F(L).local_response_norm(z(L, (2, 3, 0)), 2),
+        "lrn_2d": lambda L: F(L).local_response_norm(z(L, (2, 3)), 2),
+        "layer_norm_module": lambda L: L.nn.LayerNorm(3, dtype=L.complex64)(z(L, (2, 3))),
+    }
+    return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
+
+
+CASES: list[Any] = FILL + _clamp_cases() + _fma_lerp_cases() + _norm_cases()
 
 
 def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
@@ -202,7 +256,7 @@ def test_as_torch(fn: Case) -> None:
         return
     assert got[0] == "value", f"chainrule raised {got[1]}: {got[2]!r}; torch computed"
     assert got[1] == want[1]
-    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-6)
     # signed zeros too
     np.testing.assert_array_equal(np.signbit(got[2].real), np.signbit(want[2].real))
 
