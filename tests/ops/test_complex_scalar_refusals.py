@@ -33,8 +33,8 @@ def _iadd(L: Any, dt: str, v: Any) -> Any:
     return x
 
 
-def _setitem(L: Any, dt: str, key: Any, v: Any) -> Any:
-    x = _x(L, dt)
+def _setitem(L: Any, dt: Any, key: Any, v: Any) -> Any:
+    x = dt(L) if callable(dt) else _x(L, dt)
     x[key(L) if callable(key) else key] = v(L) if callable(v) else v
     return x
 
@@ -231,7 +231,72 @@ def _norm_cases() -> list[Any]:
     return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
 
 
-CASES: list[Any] = FILL + _clamp_cases() + _fma_lerp_cases() + _norm_cases()
+def _index_cases() -> list[Any]:
+    T = lambda L, v, dt=None: L.tensor(v) if dt is None else L.tensor(v, dtype=getattr(L, dt))  # noqa: E731
+    i0 = lambda L: L.tensor([0])  # noqa: E731
+    mask = lambda L: L.tensor([True, False, True])  # noqa: E731
+    cases: list[Any] = []
+    for dt in _DTYPES:
+        x = lambda L, dt=dt: _x(L, dt)  # noqa: E731
+        calls: dict[str, Case] = {
+            "index_fill_1j": lambda L, x=x: x(L).index_fill(0, i0(L), 1j),
+            "index_fill__1j": lambda L, x=x: x(L).index_fill_(0, i0(L), 1j),
+            "index_fill_0j": lambda L, x=x: x(L).index_fill(0, i0(L), 0j),
+            "index_fill_0d_complex": lambda L, x=x: x(L).index_fill(0, i0(L), T(L, 2 + 0j)),
+            "setitem_int_1j": lambda L, x=x: _setitem(L, x, 0, 1j),
+            "setitem_slice_1j": lambda L, x=x: _setitem(L, x, slice(None), 1j),
+            "setitem_int_2+0j": lambda L, x=x: _setitem(L, x, 0, 2 + 0j),
+            "setitem_index_1j": lambda L, x=x: _setitem(L, x, i0, 1j),
+            "setitem_mask_1j": lambda L, x=x: _setitem(L, x, mask, 1j),
+            "setitem_index_0d_complex": lambda L, x=x: _setitem(L, x, i0, lambda L: T(L, 1j)),
+            "setitem_mask_0d_complex": lambda L, x=x: _setitem(L, x, mask, lambda L: T(L, 1j)),
+            "setitem_mask_0d_zero_imag": lambda L, x=x: _setitem(
+                L, x, mask, lambda L: T(L, 2 + 0j)
+            ),
+            "index_put__0d_complex": lambda L, x=x: x(L).index_put_((i0(L),), T(L, 1j)),
+            "index_put_complex": lambda L, x=x: L.index_put(x(L), (i0(L),), T(L, [1j])),
+            "masked_scatter_complex": lambda L, x=x: x(L).masked_scatter(
+                mask(L), T(L, [1j, 2j, 3j])
+            ),
+            "masked_scatter__complex": lambda L, x=x: x(L).masked_scatter_(
+                mask(L), T(L, [1j, 2j, 3j])
+            ),
+            "put__complex": lambda L, x=x: x(L).put_(i0(L), T(L, [1j])),
+        }
+        cases += [pytest.param(fn, id=f"{k}-{dt}") for k, fn in calls.items()]
+    calls = {
+        "index_fill_bool_1j": lambda L: L.tensor([True, False]).index_fill(0, i0(L), 1j),
+        "index_fill_complex_1j": lambda L: _x(L, "complex64").index_fill(0, i0(L), 1j),
+        "torch_index_fill_1j": lambda L: L.index_fill(_f(L), 0, i0(L), 1j),
+        "setitem_index_float64": lambda L: _setitem(
+            L, "float32", i0, lambda L: T(L, [2.0], "float64")
+        ),
+        "setitem_mask_float64": lambda L: _setitem(
+            L, "float32", mask, lambda L: T(L, [2.0, 3.0], "float64")
+        ),
+        "setitem_mask_0d_float64": lambda L: _setitem(
+            L, "float32", mask, lambda L: T(L, 2.0, "float64")
+        ),
+        "setitem_list_float64": lambda L: _setitem(
+            L, "float32", [0, 1], lambda L: T(L, [2.0, 3.0], "float64")
+        ),
+        "setitem_int_0d_complex": lambda L: _setitem(L, "float32", 0, lambda L: T(L, 1j)),
+        "setitem_basic_float64": lambda L: _setitem(
+            L, "float32", 0, lambda L: T(L, 2.0, "float64")
+        ),
+        "index_put__int_values": lambda L: _f(L).index_put_((i0(L),), T(L, 1)),
+        "index_put__accumulate": lambda L: _f(L).index_put_(
+            (i0(L),), T(L, [1.0], "float64"), accumulate=True
+        ),
+        "index_put_complex_into_complex": lambda L: L.index_put(
+            _x(L, "complex64"), (i0(L),), T(L, [1.0])
+        ),
+        "setitem_complex_into_complex": lambda L: _setitem(L, "complex64", i0, 1j),
+    }
+    return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
+
+
+CASES: list[Any] = FILL + _clamp_cases() + _fma_lerp_cases() + _norm_cases() + _index_cases()
 
 
 def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
