@@ -14,6 +14,7 @@ from chainrule._scalar_convert import complex_scalar_value
 from chainrule._tensor import _CPP_NAMES, Tensor
 from chainrule.ops import binary, unary
 from chainrule.ops._registry import OpDef, _legacy_name, _state, ns
+from chainrule.ops.binary.arithmetic import check_alpha
 from chainrule.ops.views import (
     apply_inplace,
     check_inplace,
@@ -149,7 +150,8 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """self += alpha * other (a sparse COO ``other`` as its dense form)."""
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(self, other, alpha)
             o = other * alpha
         return apply_inplace(binary._add.op, self, (o,))
     except NotImplementedError:
@@ -162,7 +164,8 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """self -= alpha * other (a sparse COO ``other`` as its dense form)."""
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(self, other, alpha)
             o = other * alpha
         return apply_inplace(binary._sub.op, self, (o,))
     except NotImplementedError:

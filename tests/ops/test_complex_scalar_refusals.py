@@ -296,7 +296,43 @@ def _index_cases() -> list[Any]:
     return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
 
 
-CASES: list[Any] = FILL + _clamp_cases() + _fma_lerp_cases() + _norm_cases() + _index_cases()
+def _alpha_cases() -> list[Any]:
+    b = lambda L: L.tensor([True, False])  # noqa: E731
+    cases: list[Any] = []
+    for dt in _DTYPES:
+        x = lambda L, dt=dt: _x(L, dt)  # noqa: E731
+        calls: dict[str, Case] = {
+            "add_alpha_1j": lambda L, x=x: L.add(x(L), x(L), alpha=1j),
+            "add_alpha_0j": lambda L, x=x: L.add(x(L), x(L), alpha=0j),
+            "add_alpha_0.5": lambda L, x=x: L.add(x(L), x(L), alpha=0.5),
+            "add_alpha_True": lambda L, x=x: L.add(x(L), x(L), alpha=True),
+            "sub_alpha_1j": lambda L, x=x: L.sub(x(L), x(L), alpha=1j),
+            "rsub_alpha_1j": lambda L, x=x: L.rsub(x(L), x(L), alpha=1j),
+            "add__alpha_1j": lambda L, x=x: x(L).add_(x(L), alpha=1j),
+            "sub__alpha_1j": lambda L, x=x: x(L).sub_(x(L), alpha=1j),
+            "add__alpha_0.5": lambda L, x=x: x(L).add_(x(L), alpha=0.5),
+            "add_complex_other_alpha_1j": lambda L, x=x: L.add(x(L), _x(L, "complex64"), alpha=1j),
+            "add_scalar_1j_alpha_1j": lambda L, x=x: L.add(x(L), 1j, alpha=1j),
+            "iadd_1j": lambda L, dt=dt: _iadd(L, dt, 1j),
+            "add__1j": lambda L, x=x: x(L).add_(1j),
+            "mul__1j": lambda L, x=x: x(L).mul_(1j),
+            "where_1j": lambda L, x=x: L.where(_m(L), x(L), 1j),
+            "where_0d_complex": lambda L, x=x: L.where(_m(L), x(L), L.tensor(1j)),
+        }
+        cases += [pytest.param(fn, id=f"{k}-{dt}") for k, fn in calls.items()]
+    calls = {
+        "bool_add_alpha_2": lambda L: L.add(b(L), b(L), alpha=2),
+        "bool_add_alpha_True": lambda L: L.add(b(L), b(L), alpha=True),
+        "int_add_float_alpha_0.5": lambda L: L.add(_x(L, "int64"), _f(L), alpha=0.5),
+        "int_add_float_scalar_alpha_0.5": lambda L: L.add(_x(L, "int64"), 1.5, alpha=0.5),
+        "complex_add_alpha_1j": lambda L: L.add(_x(L, "complex64"), _f(L), alpha=1j),
+    }
+    return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
+
+
+CASES: list[Any] = (
+    FILL + _clamp_cases() + _fma_lerp_cases() + _norm_cases() + _index_cases() + _alpha_cases()
+)
 
 
 def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:

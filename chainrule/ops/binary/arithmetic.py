@@ -93,12 +93,36 @@ _add = binary(
 )
 
 
+def check_alpha(input: Any, other: Any, alpha: Any) -> Any:
+    """PyTorch's checks of add's and sub's ``alpha`` against the result's dtype (a bool alpha
+    for a bool result only; no floating or complex alpha for an integer one, no complex alpha
+    for a real one); the alpha to scale by (a bool for a bool result). Callers skip it for
+    the default ``alpha=1``."""
+    from chainrule._dtype import result_type
+
+    rt = result_type(input, other).np
+    if type(alpha) is bool and rt.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if rt.kind == "b":
+        return builtins.bool(alpha)
+    if rt.kind in "iu" and isinstance(alpha, (float, complex)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if rt.kind != "c" and isinstance(alpha, complex):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+    return alpha
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """input + alpha * other, broadcasting. VJP: g, alpha g. A sparse COO operand fails in
     the dense op and goes to chainrule/sparse/ (the try block costs nothing until then)."""
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(input, other, alpha)
             o = other * alpha
         if not hasattr(input, "_data"):
             return _add(o, input)
@@ -155,7 +179,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(input, other, alpha)
             o = other * alpha
         if not hasattr(input, "_data"):
             return _rsub(o, input)
@@ -169,7 +194,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """other - alpha * input (PyTorch's ``rsub``)."""
     _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
-    if alpha != 1:
+    if alpha != 1 or type(alpha) is not int:
+        alpha = check_alpha(input, other, alpha)
         input = input * alpha
     return _rsub(input, other)
 
