@@ -330,8 +330,61 @@ def _alpha_cases() -> list[Any]:
     return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
 
 
+def _scalar_arg_cases() -> list[Any]:
+    F = lambda L: L.nn.functional  # noqa: E731
+    i0 = lambda L: L.tensor([0])  # noqa: E731
+    neg = lambda L, dt="float32": L.tensor([1.0, -2.0, 0.5], dtype=getattr(L, dt))  # noqa: E731
+    cases: list[Any] = []
+    for dt in _DTYPES:
+        x = lambda L, dt=dt: _x(L, dt)  # noqa: E731
+        calls: dict[str, Case] = {
+            "scatter_value_1j": lambda L, x=x: L.scatter(x(L), 0, i0(L), 1j),
+            "scatter__value_1j": lambda L, x=x: x(L).scatter_(0, i0(L), 1j),
+            "scatter_value_2+0j": lambda L, x=x: L.scatter(x(L), 0, i0(L), 2 + 0j),
+            "scatter__reduce_1j": lambda L, x=x: x(L).scatter_(0, i0(L), 1j, reduce="add"),
+            "threshold_value_1j": lambda L, x=x: F(L).threshold(x(L), 1.5, 1j),
+            "threshold_1j": lambda L, x=x: F(L).threshold(x(L), 1j, 0.0),
+            "threshold_value_0j": lambda L, x=x: F(L).threshold(x(L), 1.5, 0j),
+        }
+        cases += [pytest.param(fn, id=f"{k}-{dt}") for k, fn in calls.items()]
+    for dt in ("float32", "float64"):
+        x = lambda L, dt=dt: neg(L, dt)  # noqa: E731
+        calls = {
+            "threshold__value_1j": lambda L, x=x: F(L).threshold_(x(L), 1.5, 1j),
+            "leaky_relu_1j": lambda L, x=x: F(L).leaky_relu(x(L), 1j),
+            "leaky_relu_0.5+0j": lambda L, x=x: F(L).leaky_relu(x(L), 0.5 + 0j),
+            "leaky_relu__1j": lambda L, x=x: F(L).leaky_relu_(x(L), 1j),
+            "leaky_relu_inplace_1j": lambda L, x=x: F(L).leaky_relu(x(L), 1j, inplace=True),
+            "elu_1j": lambda L, x=x: F(L).elu(x(L), 1j),
+            "elu__1j": lambda L, x=x: F(L).elu_(x(L), 1j),
+            "celu_1j": lambda L, x=x: F(L).celu(x(L), 1j),
+            "softplus_beta_1j": lambda L, x=x: F(L).softplus(x(L), 1j),
+            "softplus_threshold_1j": lambda L, x=x: F(L).softplus(x(L), 1.0, 1j),
+            "hardtanh_1j": lambda L, x=x: F(L).hardtanh(x(L), 1j, 2.0),
+            "hardtanh_max_1j": lambda L, x=x: F(L).hardtanh(x(L), -1.0, 1j),
+            "hardtanh__1j": lambda L, x=x: F(L).hardtanh_(x(L), 1j, 2.0),
+            "hardtanh__max_1j": lambda L, x=x: F(L).hardtanh_(x(L), -1.0, 1j),
+            "rrelu_1j": lambda L, x=x: F(L).rrelu(x(L), 1j, 2.0),
+            "leaky_relu_complex_input": lambda L, x=x: F(L).leaky_relu(x(L).to(L.complex64), 1j),
+        }
+        cases += [pytest.param(fn, id=f"{k}-{dt}") for k, fn in calls.items()]
+    calls = {
+        "scatter_bool_1j": lambda L: L.scatter(L.tensor([True]), 0, i0(L), 1j),
+        "scatter_complex_src": lambda L: L.scatter(_f(L), 0, i0(L), L.tensor([1j])),
+        "threshold_int_value_1j": lambda L: F(L).threshold(_x(L, "int64"), 1, 1j),
+        "scatter_0d_complex_value": lambda L: L.scatter(_f(L), 0, i0(L), value=L.tensor(1j)),
+    }
+    return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
+
+
 CASES: list[Any] = (
-    FILL + _clamp_cases() + _fma_lerp_cases() + _norm_cases() + _index_cases() + _alpha_cases()
+    FILL
+    + _clamp_cases()
+    + _fma_lerp_cases()
+    + _norm_cases()
+    + _index_cases()
+    + _alpha_cases()
+    + _scalar_arg_cases()
 )
 
 
