@@ -345,6 +345,34 @@ def _scalar_arg_cases() -> list[Any]:
             "threshold_value_1j": lambda L, x=x: F(L).threshold(x(L), 1.5, 1j),
             "threshold_1j": lambda L, x=x: F(L).threshold(x(L), 1j, 0.0),
             "threshold_value_0j": lambda L, x=x: F(L).threshold(x(L), 1.5, 0j),
+            "index_add_alpha_1j": lambda L, x=x: x(L).index_add(0, i0(L), x(L)[:1], alpha=1j),
+            "index_add__alpha_1j": lambda L, x=x: x(L).index_add_(0, i0(L), x(L)[:1], alpha=1j),
+            "index_add_alpha_2+0j": lambda L, x=x: x(L).index_add(0, i0(L), x(L)[:1], alpha=2 + 0j),
+            "addmm_alpha_1j": lambda L, x=x: L.addmm(
+                x(L).reshape(1, 3), x(L).reshape(1, 3), L.eye(3, dtype=x(L).dtype), alpha=1j
+            ),
+            "addmm_beta_1j": lambda L, x=x: L.addmm(
+                x(L).reshape(1, 3), x(L).reshape(1, 3), L.eye(3, dtype=x(L).dtype), beta=1j
+            ),
+            "addmv_alpha_1j": lambda L, x=x: L.addmv(
+                x(L), L.eye(3, dtype=x(L).dtype), x(L), alpha=1j
+            ),
+            "addr_beta_1j": lambda L, x=x: L.addr(
+                L.ones(3, 3, dtype=x(L).dtype), x(L), x(L), beta=1j
+            ),
+            "baddbmm_alpha_1j": lambda L, x=x: L.baddbmm(
+                x(L).reshape(1, 1, 3),
+                x(L).reshape(1, 1, 3),
+                L.eye(3, dtype=x(L).dtype)[None],
+                alpha=1j,
+            ),
+            "addbmm_alpha_1j": lambda L, x=x: L.addbmm(
+                x(L).reshape(1, 3),
+                x(L).reshape(1, 1, 3),
+                L.eye(3, dtype=x(L).dtype)[None],
+                alpha=1j,
+            ),
+            "fill_diagonal__1j": lambda L, x=x: L.zeros(2, 2, dtype=x(L).dtype).fill_diagonal_(1j),
         }
         cases += [pytest.param(fn, id=f"{k}-{dt}") for k, fn in calls.items()]
     for dt in ("float32", "float64"):
@@ -373,6 +401,9 @@ def _scalar_arg_cases() -> list[Any]:
         "scatter_complex_src": lambda L: L.scatter(_f(L), 0, i0(L), L.tensor([1j])),
         "threshold_int_value_1j": lambda L: F(L).threshold(_x(L, "int64"), 1, 1j),
         "scatter_0d_complex_value": lambda L: L.scatter(_f(L), 0, i0(L), value=L.tensor(1j)),
+        "nan_to_num_nan_1j": lambda L: L.nan_to_num(_f(L), nan=1j),
+        "nan_to_num_posinf_1j": lambda L: L.nan_to_num(_f(L), posinf=1j),
+        "nan_to_num_neginf_1j_int": lambda L: L.nan_to_num(_x(L, "int64"), neginf=1j),
     }
     return cases + [pytest.param(fn, id=k) for k, fn in calls.items()]
 

@@ -63,6 +63,9 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
 
 def _scaled(beta: Any, input: Any, alpha: Any, prod: Any) -> Any:
     # beta == 0 ignores input entirely (NaN in it does not propagate), as PyTorch documents.
+    if type(beta) is complex or type(alpha) is complex:  # PyTorch's error on real operands
+        beta = _complex_value(beta, input, prod) if type(beta) is complex else beta
+        alpha = _complex_value(alpha, input, prod) if type(alpha) is complex else alpha
     p = prod if alpha == 1 else alpha * prod
     if beta == 0:
         # input still gets a (zero) gradient, as in PyTorch, but its NaN/inf do not propagate.
@@ -82,7 +85,27 @@ def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> 
             if vec1.ndim != 1
             else f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D"
         )
+    if type(beta) is not int or type(alpha) is not int:
+        beta, alpha = _addr_scalars(input, vec1, vec2, beta, alpha)
     return _scaled(beta, input, alpha, _ops().outer(vec1, vec2))
+
+
+def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """addr's checks of beta and alpha, PyTorch's (bool ones for a bool result only, no
+    floating or complex ones for an integer result; bools for a bool result)."""
+    from chainrule._dtype import result_type
+
+    rt = result_type(input, vec1, vec2).np
+    out = []
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if type(v) is bool and rt.kind != "b":
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if rt.kind in "iu" and isinstance(v, (float, complex)):
+            raise RuntimeError(
+                f"For integral input tensors, argument {name} must not be a floating point number."
+            )
+        out.append(builtins.bool(v) if rt.kind == "b" else v)
+    return out[0], out[1]
 
 
 def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:

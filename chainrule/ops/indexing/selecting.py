@@ -121,6 +121,8 @@ def _index_add_args(
         )
     _check_bounds(_host(index), d, n)
     idx = (slice(None),) * d + (ia.reshape(-1).astype(np.intp),)
+    if type(alpha) is complex:  # PyTorch's error for an imaginary part on a real input
+        alpha = complex_scalar_value(alpha, input._data.dtype)
     return {"index": idx, "alpha": alpha}
 
 
