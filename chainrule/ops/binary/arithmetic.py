@@ -98,6 +98,9 @@ def check_alpha(input: Any, other: Any, alpha: Any) -> Any:
     for a bool result only; no floating or complex alpha for an integer one, no complex alpha
     for a real one); the alpha to scale by (a bool for a bool result). Callers skip it for
     the default ``alpha=1``."""
+    d = getattr(input, "_data", None)
+    if d is not None and d.dtype.kind in "fc" and type(alpha) in (int, float):
+        return alpha  # the common case (a real alpha, an inexact result): nothing to check
     from chainrule._dtype import result_type
 
     rt = result_type(input, other).np
