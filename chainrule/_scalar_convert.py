@@ -42,6 +42,8 @@ def complex_scalar_value(value: complex, dtype: Any) -> Any:
     nonzero, as is a NaN or infinite real part for an integer dtype). ``dtype`` may instead be
     a C++ type name, for ops that take their scalar as a ``double`` whatever the tensor's
     dtype (``clamp``'s bounds)."""
+    # (dtype.kind is safe for these tests: ml_dtypes' formats report "V" or "f", never a
+    # complex, bool or integer kind; this lowest-layer module does not import _kinds)
     if isinstance(dtype, str):
         ctype = dtype
     else:

@@ -406,8 +406,8 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
             f"{value.ndim} dimension(s)."
         )
     dim, ia = _dim_index("index_fill_", input, dim, index)
-    if (type(value) is complex or (_is_t(value) and value._data.dtype.kind == "c")) and (
-        input._data.dtype.kind != "c"
+    if (type(value) is complex or (_is_t(value) and _kinds.is_complex(value._data))) and (
+        not _kinds.is_complex(input._data)
     ):  # PyTorch refuses any complex value, even one with a zero imaginary part
         raise RuntimeError(
             "index_fill_(): Converting complex Scalar to non-complex type is not supported"

@@ -63,6 +63,16 @@ FILL: list[Any] = [
     *_per_dtype(
         "masked_fill_0d_zero_imag", lambda L, dt: _x(L, dt).masked_fill(_m(L), L.tensor(2 + 0j))
     ),
+    *[
+        pytest.param(fn, id=f"{name}-{dt}")
+        for dt in ("bfloat16", "float16", "int8", "uint8", "int32", "int16")
+        for name, fn in (
+            ("fill_1j", lambda L, dt=dt: _x(L, dt).fill_(1j)),
+            ("masked_fill_zero_imag", lambda L, dt=dt: _x(L, dt).masked_fill(_m(L), 2 + 0j)),
+            ("add_alpha_1j", lambda L, dt=dt: L.add(_x(L, dt), _x(L, dt), alpha=1j)),
+            ("clamp_min_1j", lambda L, dt=dt: L.clamp(_x(L, dt), min=1j)),
+        )
+    ],
     pytest.param(lambda L: L.full((2,), 1j), id="full-default-complex"),
     pytest.param(lambda L: L.full_like(_x(L), 1j, dtype=L.complex64), id="full_like-complex"),
     pytest.param(lambda L: L.tensor([True]).fill_(1j), id="fill_-bool"),
@@ -428,8 +438,11 @@ def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
             return ("raises", type(e).__name__, str(e))
     if isinstance(r, tuple):
         r = r[0]
+    name = str(r.dtype).split(".")[-1]
+    if name == "bfloat16":  # (PyTorch's numpy() has no bfloat16)
+        r = r.float()
     a = r.detach().numpy()
-    return ("value", str(a.dtype), a)
+    return ("value", name, a)
 
 
 @pytest.mark.parametrize("fn", CASES)

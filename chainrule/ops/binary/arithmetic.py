@@ -99,20 +99,20 @@ def check_alpha(input: Any, other: Any, alpha: Any) -> Any:
     for a real one); the alpha to scale by (a bool for a bool result). Callers skip it for
     the default ``alpha=1``."""
     d = getattr(input, "_data", None)
-    if d is not None and d.dtype.kind in "fc" and type(alpha) in (int, float):
+    if d is not None and _kinds.category(d) >= 2 and type(alpha) in (int, float):
         return alpha  # the common case (a real alpha, an inexact result): nothing to check
     from chainrule._dtype import result_type
 
-    rt = result_type(input, other).np
-    if type(alpha) is bool and rt.kind != "b":
+    cat = _kinds.category(result_type(input, other).np)
+    if type(alpha) is bool and cat != 0:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if rt.kind == "b":
+    if cat == 0:
         return builtins.bool(alpha)
-    if rt.kind in "iu" and isinstance(alpha, (float, complex)):
+    if cat == 1 and isinstance(alpha, (float, complex)):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number."
         )
-    if rt.kind != "c" and isinstance(alpha, complex):
+    if cat != 3 and isinstance(alpha, complex):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number."
         )

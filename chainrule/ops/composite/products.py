@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._autocast_state import state as _ac
 from chainrule._scalar_convert import complex_scalar_value
 from chainrule.ops import _autocast
@@ -95,16 +96,16 @@ def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tu
     floating or complex ones for an integer result; bools for a bool result)."""
     from chainrule._dtype import result_type
 
-    rt = result_type(input, vec1, vec2).np
+    cat = _kinds.category(result_type(input, vec1, vec2).np)
     out = []
     for name, v in (("beta", beta), ("alpha", alpha)):
-        if type(v) is bool and rt.kind != "b":
+        if type(v) is bool and cat != 0:
             raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
-        if rt.kind in "iu" and isinstance(v, (float, complex)):
+        if cat == 1 and isinstance(v, (float, complex)):
             raise RuntimeError(
                 f"For integral input tensors, argument {name} must not be a floating point number."
             )
-        out.append(builtins.bool(v) if rt.kind == "b" else v)
+        out.append(builtins.bool(v) if cat == 0 else v)
     return out[0], out[1]
 
 

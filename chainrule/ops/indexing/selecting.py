@@ -176,7 +176,7 @@ def _masked_fill_args(input: Tensor, mask: Tensor, value: Any) -> tuple[OpDef, A
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
-        if value._data.dtype.kind == "c" and input._data.dtype.kind not in "cb":
+        if _kinds.is_complex(value._data) and _kinds.category(input._data) in (1, 2):
             # PyTorch converts the value tensor to a Scalar first: a nonzero imaginary part
             # raises, a zero one stores the real part (without the cast's warning)
             complex_scalar_value(complex(value.item()), input._data.dtype)
