@@ -406,7 +406,8 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
             f"{value.ndim} dimension(s)."
         )
     dim, ia = _dim_index("index_fill_", input, dim, index)
-    if (type(value) is complex or (_is_t(value) and _kinds.is_complex(value._data))) and (
+    v: Any = value
+    if (type(v) is complex or (_is_t(v) and _kinds.is_complex(v._data))) and (
         not _kinds.is_complex(input._data)
     ):  # PyTorch refuses any complex value, even one with a zero imaginary part
         raise RuntimeError(

@@ -138,7 +138,9 @@ def _real_input_bounds(input: Any, min: Any, max: Any) -> tuple[Any, Any]:
             min = complex_scalar_value(min, "double")
         if type(max) is complex:
             max = complex_scalar_value(max, "double")
-    if (tmin and _kinds.is_complex(min._data)) or (tmax and _kinds.is_complex(max._data)):
+    lo: Any = min
+    hi: Any = max
+    if (tmin and _kinds.is_complex(lo._data)) or (tmax and _kinds.is_complex(hi._data)):
         from chainrule._dtype import result_type
 
         kernel = "clamp_cpu" if tmin and tmax else "maximum_cpu" if tmin else "minimum_cpu"
