@@ -296,6 +296,8 @@ _HOOK_KINDS = {
     "_backward_hooks": "backward hooks",
 }
 _SCALARS = (int, float, bool, str, complex, type(None))
+# Module attributes that the signature has elsewhere or that only hook registration reads.
+_NOT_ATTRS = frozenset({"training", "_is_full_backward_hook"})
 _CALLABLES = (
     types.FunctionType,
     types.MethodType,
@@ -335,6 +337,7 @@ class _Plan:
         "scalars",
         "training",
         "attrs",
+        "groups",
         "module_hooks",
         "cacheable",
     )
@@ -382,7 +385,7 @@ class _Plan:
                 tuple(
                     (k, a)
                     for k, v in d.items()
-                    if k != "training" and (a := _attr_key(v)) is not _MISSING
+                    if k not in _NOT_ATTRS and (a := _attr_key(v)) is not _MISSING
                 )
             )
         self.attrs = tuple(attrs)
@@ -390,6 +393,9 @@ class _Plan:
         pgs = [o.param_groups for o in scope.optimizers]
         fresh = pgs + [g["params"] for pg in pgs for g in pg]
         self.fresh = fresh
+        # Which parameters each group steps: the capture's notes around a step depend on it.
+        groups = tuple(tuple(tuple(map(id, g["params"])) for g in pg) for pg in pgs)
+        self.groups = groups
         views += fresh
         self.views = views
         self.lens = list(map(len, views))
@@ -555,7 +561,7 @@ def guard(
         tuple(arg_sig),
         ext_sig,
         plan.training,
-        tuple(map(len, map(_STATE, plan.optimizers))),
+        (tuple(map(len, map(_STATE, plan.optimizers))), plan.groups),
         plan.scalars,
         plan.attrs,
     )
