@@ -118,17 +118,18 @@ class _Roots:
             self.glob = getattr(f, "__globals__", {})
             self.names = _global_names(code)
 
-    def stale(self) -> bool:
-        """Whether ``fn`` now runs another function or code (a module's ``forward`` or a
-        function's ``__code__`` reassigned)."""
-        f = type(self.fn).forward if self.module else self.func
-        if self.module and getattr(f, "__func__", f) is not self.func:
-            return True
-        return self.code is not None and self.func.__code__ is not self.code
-
-    def read(self) -> list[Any]:
-        """The roots now, in Note [compile scope]'s order; an empty cell and a name the
-        globals lack are kept as ``_MISSING`` (so that the list lines up call after call)."""
+    def read(self) -> list[Any] | None:
+        """The roots now, in Note [compile scope]'s order (an empty cell and a name the
+        globals lack are kept as ``_MISSING``, so that the list lines up call after call);
+        None when ``fn`` now runs another function or code (a module's ``forward`` or a
+        function's ``__code__`` reassigned): read a new _Roots."""
+        f = self.func
+        if self.module:
+            now = type(self.fn).forward
+            if getattr(now, "__func__", now) is not f:
+                return None
+        if self.code is not None and f.__code__ is not self.code:
+            return None
         try:
             cells = list(map(_CELL, self.cells))
         except ValueError:  # an empty cell
@@ -144,7 +145,7 @@ def _cell(c: Any) -> Any:
 
 
 def _roots_of(fn: Any) -> list[Any]:
-    return [r for r in _Roots(fn).read() if r is not _MISSING]
+    return [r for r in _Roots(fn).read() or () if r is not _MISSING]
 
 
 def _add_tensor(scope: Scope, seen: set[int], t: Tensor) -> None:
@@ -340,6 +341,7 @@ class _Plan:
         "groups",
         "module_hooks",
         "cacheable",
+        "scope",
     )
 
     def __init__(self, key: list[Any], argobjs: list[Any], roots: list[Any], code: Any) -> None:
@@ -368,6 +370,7 @@ class _Plan:
         attrs: list[Any] = [id(code)]
         self.module_hooks: str | None = None
         self.cacheable = True
+        self.scope: Scope | None = None  # the Scope of a call without arguments
         dicts = []
         for m in scope.modules:
             d = m.__dict__
@@ -486,18 +489,22 @@ def _tensor_sig(t: Tensor) -> tuple[Any, ...]:
     return (type(t), d.shape, d.dtype.str, t._requires_grad, t.grad_fn is None, gs)
 
 
-def guard(
-    state: GuardState, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[Scope, Any, str | None, str | None]:
-    """The scope of one call and its guard signature (Note [compile scope]), with why the
-    call must run eagerly before any capture (hooks, anomaly mode) or why it runs eagerly
-    for its devices (each None when it need not); the signature is None when either is set.
-    """
+_NO_LEAVES = ((tuple, 0), (dict, ()))
+_NO_ARG_SIG = tuple((tuple, x) for x in _NO_LEAVES)
+_reg_hooks = (
+    _gh.parameter_registration_hooks,
+    _gh.buffer_registration_hooks,
+    _gh.module_registration_hooks,
+)
+
+
+def _arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[Any], list[Tensor], set[int], list[Any], tuple[Any, ...]]:
+    """The argument leaves, their tensors (each once) and those tensors' ids, their modules
+    and optimizers, and their part of the signature (Note [compile scope])."""
     leaves: list[Any] = []
-    if args:
-        _flatten(args, leaves)
-    else:
-        leaves.append((tuple, 0))
+    _flatten(args, leaves)
     _flatten(kwargs, leaves)
     argts: list[Tensor] = []
     seen: set[int] = set()
@@ -515,10 +522,43 @@ def guard(
             arg_sig.append(("id", id(x)))
             if isinstance(x, (Module, Optimizer)):
                 argobjs.append(x)
+    return leaves, argts, seen, argobjs, tuple(arg_sig)
+
+
+def _scope(plan: _Plan, ts: list[Tensor], n_args: int, leaves: list[Any]) -> Scope:
+    scope = Scope()
+    scope.tensors = ts
+    scope.n_args = n_args
+    scope.modules = plan.modules
+    scope.optimizers = plan.optimizers
+    scope.leaves = leaves
+    scope.scalars = list(plan.scalars)
+    scope.plan = plan
+    return scope
+
+
+def _eager_reason(plan: _Plan, ts: list[Tensor]) -> tuple[str | None, str | None]:
+    """Why a call runs eagerly before any capture (hooks, anomaly mode), or for its devices."""
+    why = _global_hooks_reason() or plan.module_hooks or _tensor_hooks_reason(ts)
+    return why, (None if why is not None else _device_reason(ts))
+
+
+def guard(
+    state: GuardState, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Scope, Any, str | None, str | None]:
+    """The scope of one call and its guard signature (Note [compile scope]), with why the
+    call must run eagerly before any capture (hooks, anomaly mode) or why it runs eagerly
+    for its devices (each None when it need not); the signature is None when either is set.
+    """
+    if args or kwargs:
+        leaves, argts, seen, argobjs, arg_sig = _arguments(args, kwargs)
+    else:
+        leaves, argts, seen, argobjs, arg_sig = list(_NO_LEAVES), [], set(), [], _NO_ARG_SIG
     rs = state.roots
-    if rs.stale():
-        rs = state.roots = _Roots(rs.fn)
     roots = rs.read()
+    if roots is None:
+        rs = state.roots = _Roots(rs.fn)
+        roots = rs.read() or []
     key = [*argobjs, rs, *roots]
     plan = state.plan
     if plan is None or not plan.holds(key):
@@ -526,40 +566,47 @@ def guard(
         plan = _Plan(key, argobjs, roots, rs.code)
         state.plan = plan if plan.cacheable else None
     ext = plan.tensors
+    ext_ids = plan.ext_ids
     if argts and not plan.ext_idset.isdisjoint(seen):
         ext = [t for t in ext if id(t) not in seen]
         ext_ids = tuple(map(id, ext))
-    else:
-        ext_ids = plan.ext_ids
-    scope = Scope()
-    scope.tensors = ts = argts + ext
-    scope.n_args = len(argts)
-    scope.modules = plan.modules
-    scope.optimizers = plan.optimizers
-    scope.leaves = leaves
-    scope.scalars = list(plan.scalars)
-    scope.plan = plan
-    why = _global_hooks_reason() or plan.module_hooks or _tensor_hooks_reason(ts)
-    if why is not None:
-        return scope, None, why, None
-    why = _device_reason(ts)
-    if why is not None:
-        return scope, None, None, why
+    if args or kwargs:
+        scope = _scope(plan, argts + ext, len(argts), leaves)
+    else:  # no arguments: the plan's own scope (nothing writes to a Scope's lists)
+        scope = plan.scope
+        if scope is None:
+            scope = plan.scope = _scope(plan, list(ext), 0, leaves)
+    ts = scope.tensors
+    # Hooks, anomaly mode and devices, read in one expression of C calls; the reason is
+    # worked out only when one of them is set.
+    if (
+        _anomaly_enabled[0]
+        or _hooks_any[0]
+        or _gh.CALL_HOOKS
+        or any(_reg_hooks)
+        or plan.module_hooks
+        or any(map(_THOOKS, ts))
+        or any(map(_TPOST, ts))
+        or any(map(_deref, filter(None, map(_ACCUM, ts))))  # a live AccumulateGrad node
+        or not all(map(isinstance, map(_DATA, ts), repeat(_ndarray)))
+    ):
+        why, dev = _eager_reason(plan, ts)
+        if why is not None or dev is not None:
+            return scope, None, why, dev
     grads = list(map(_GRAD, ext))
     has_grad = tuple(map(is_not, grads, repeat(None)))
-    ext_sig = (
-        ext_ids,
-        tuple(map(type, ext)),
-        tuple(map(_META, ext)),
-        tuple(map(is_, map(_GFN, ext), repeat(None))),
-        has_grad,
-        tuple(map(_META, compress(grads, has_grad))),
-    )
     sig = (
         _state.enabled,
         _state.inference,
-        tuple(arg_sig),
-        ext_sig,
+        arg_sig,
+        (
+            ext_ids,
+            tuple(map(type, ext)),
+            tuple(map(_META, ext)),
+            tuple(map(is_, map(_GFN, ext), repeat(None))),
+            has_grad,
+            tuple(map(_META, compress(grads, has_grad))),
+        ),
         plan.training,
         (tuple(map(len, map(_STATE, plan.optimizers))), plan.groups),
         plan.scalars,
