@@ -377,7 +377,7 @@ class _Plan:
             dicts.append(d)
             views.append(d.values())
             for name in _MOD_DICTS:
-                sub = d.get(name)
+                sub: Any = d.get(name)
                 if type(sub) not in (dict, OrderedDict):
                     self.cacheable = False  # not set up by Module.__init__: walk every call
                     sub = getattr(m, name, None) or {}

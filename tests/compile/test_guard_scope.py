@@ -19,19 +19,19 @@ from chainrule.nn.modules import module as nn_module
 F = nn.functional
 
 
-def _model() -> nn.Module:
+def _model() -> Any:
     cr.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.LeakyReLU(0.1), nn.Linear(3, 2))
 
 
-def _run(model: nn.Module, x: Any) -> Any:
+def _run(model: Any, x: Any) -> Any:
     loss = model(x).pow(2).mean()
     if loss.requires_grad:
         loss.backward()
     return loss.detach()
 
 
-def _both(f: Any, a: nn.Module, b: nn.Module, x: Any) -> None:
+def _both(f: Any, a: Any, b: Any, x: Any) -> None:
     """One call of ``f`` (compiled, on ``a``) and of ``_run`` on ``b``, from no gradients."""
     for m in (a, b):
         for p in m.parameters():
@@ -39,7 +39,7 @@ def _both(f: Any, a: nn.Module, b: nn.Module, x: Any) -> None:
     _same(a, b, f(x), _run(b, x))
 
 
-def _same(a: nn.Module, b: nn.Module, out_a: Any, out_b: Any) -> None:
+def _same(a: Any, b: Any, out_a: Any, out_b: Any) -> None:
     np.testing.assert_array_equal(out_a.numpy(), out_b.numpy())
     pa, pb = list(a.parameters()), list(b.parameters())
     assert len(pa) == len(pb)
@@ -62,7 +62,7 @@ def _tensor(shape: tuple[int, ...], seed: int) -> Any:
     return cr.from_numpy(rng.standard_normal(shape).astype(np.float32))
 
 
-def _replace_dict(m: nn.Module, seed: int) -> None:
+def _replace_dict(m: Any, seed: int) -> None:
     # A module's __dict__ swapped for a new dict with a new _parameters registry: the old
     # __dict__ (and its values) are untouched, so only the __dict__'s identity shows it.
     d = dict(m.__dict__)
@@ -71,7 +71,7 @@ def _replace_dict(m: nn.Module, seed: int) -> None:
 
 
 # Each change is applied to the compiled model and to the eager one alike.
-CHANGES: dict[str, Callable[[nn.Module, int], None]] = {
+CHANGES: dict[str, Callable[[Any, int], None]] = {
     "reassign_parameter": lambda m, s: setattr(m[0], "weight", _param((3, 4), s)),
     "write_parameters_dict": lambda m, s: m[3]._parameters.__setitem__("bias", _param((2,), s)),
     "parameter_to_none": lambda m, s: setattr(m[3], "bias", None),
@@ -143,7 +143,7 @@ def test_unchanged_scope_is_walked_once() -> None:
 def test_grad_presence_and_requires_grad_are_read_each_call() -> None:
     a, b = _model(), _model()
 
-    def run(m: nn.Module, x: Any) -> Any:
+    def run(m: Any, x: Any) -> Any:
         loss = m(x).pow(2).mean()
         loss.backward()
         return loss.detach()
@@ -227,7 +227,7 @@ def test_reassigned_forward_is_seen() -> None:
 # Hooks -----------------------------------------------------------------------------------
 
 
-def _hook_cases() -> dict[str, Callable[[nn.Module, list[int]], Any]]:
+def _hook_cases() -> dict[str, Callable[[Any, list[int]], Any]]:
     def note(calls: list[int]) -> Callable[..., None]:
         return lambda *a, **k: calls.append(1)
 
@@ -342,7 +342,7 @@ def test_hooks_under_fullgraph_raise() -> None:
 # Optimizers ------------------------------------------------------------------------------
 
 
-def _opt_step(m: nn.Module, o: Any, x: Any) -> Any:
+def _opt_step(m: Any, o: Any, x: Any) -> Any:
     o.zero_grad()
     loss = F.mse_loss(m(x), cr.zeros(5, 2))
     loss.backward()
