@@ -27,6 +27,9 @@ __all__ = [
 ]
 
 CACHE_SIZE = 8
+# Distinct structures (signatures up to shapes) one compiled function captures, as
+# torch._dynamo.config.recompile_limit bounds a frame's recompilations.
+RECOMPILE_LIMIT = 8
 
 # Every compiled function, for reset() and explain().
 _ALL: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
@@ -54,6 +57,7 @@ class CompiledFunction:
         self.pending: dict[Any, _capture.Capture] = {}  # signature -> first capture
         self.shape_of: dict[Any, Any] = {}  # dynamic=True: structure -> its signature now
         self.shapes: dict[Any, set[Any]] = {}  # structure -> the signatures it captured
+        self.limit_why: str | None = None  # the last recompile limit reached, for explain()
         self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0, "limited": 0}
         self.guards = GuardState(fn)  # Note [scope plan] in guards.py
         self.log: list[str] = []
@@ -113,7 +117,7 @@ class CompiledFunction:
         if why is not None:
             return self._eager(why, args, kwargs)
         if self._over_limit(sig):
-            return self._eager(f"recompile limit ({CACHE_SIZE} shapes) reached", args, kwargs)
+            return self._eager(f"{self.limit_why} reached", args, kwargs)
         return self._capture(sig, scope, args, kwargs)
 
     def _capture(self, sig: Any, scope: Any, args: Any, kwargs: Any) -> Any:
@@ -175,18 +179,27 @@ class CompiledFunction:
         key = structure(sig)
         seen = self.shapes.get(key)
         if seen is None:
-            if len(self.shapes) >= 8 * CACHE_SIZE:  # bounded, as the caches are
-                self.shapes.pop(next(iter(self.shapes)))
+            # A Python value the call reads (a global, a module attribute) that the call itself
+            # changes makes every call a new structure: past RECOMPILE_LIMIT structures a new
+            # one runs eagerly instead of paying a capture on every call.
+            if len(self.shapes) >= RECOMPILE_LIMIT:
+                return self._limited(
+                    f"recompile limit ({RECOMPILE_LIMIT} signatures other than shapes)"
+                )
             seen = self.shapes[key] = set()
         if sig in seen:
             return False
         if len(seen) >= CACHE_SIZE:
-            if not self.stats["limited"]:
-                self.log.append(f"eager: recompile limit ({CACHE_SIZE} shapes) reached")
-            self.stats["limited"] += 1
-            return True
+            return self._limited(f"recompile limit ({CACHE_SIZE} shapes)")
         seen.add(sig)
         return False
+
+    def _limited(self, why: str) -> bool:
+        if self.limit_why != why:
+            self.log.append(f"eager: {why} reached")
+            self.limit_why = why
+        self.stats["limited"] += 1
+        return True
 
     def _one_shape(self, sig: Any) -> None:
         """Note [dynamic shapes]: a new shape of a structure replaces the captures of its
@@ -221,10 +234,7 @@ class CompiledFunction:
         for why in self.eager.values():
             out.append(f"  runs eagerly: {why}")
         if s["limited"]:
-            out.append(
-                f"  runs eagerly: {s['limited']} calls with new shapes past the recompile "
-                f"limit ({CACHE_SIZE} shapes)"
-            )
+            out.append(f"  runs eagerly: {s['limited']} calls past the {self.limit_why}")
         return "\n".join(out)
 
 

@@ -248,3 +248,50 @@ def test_replay_moves_versions_and_write_sites_as_eager() -> None:
             site is not None
             and site[0] is test_replay_moves_versions_and_write_sites_as_eager.__code__
         )
+
+
+class _Counted(nn.Module):
+    """A module whose forward reads and changes a Python attribute: every call is a new
+    guard signature (the attribute's value is guarded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+        self.scale = 1.0
+
+    def forward(self, x: Any) -> Any:
+        self.scale += 0.5
+        return self.lin(x) * self.scale
+
+
+def test_a_value_the_call_changes_stops_capturing_at_the_limit() -> None:
+    """A guarded Python value that the call itself changes would make every call capture
+    (two or three eager runs each); past the recompile limit (8 signatures, as
+    torch._dynamo's recompile_limit) new signatures run eagerly, with the same results."""
+    from chainrule._compile.api import RECOMPILE_LIMIT
+
+    a, b = _Counted(), _Counted()
+    b.load_state_dict(a.state_dict())
+    f = cr.compile(lambda x: a(x))
+    x = cr.ones(4, 3)
+    for _ in range(RECOMPILE_LIMIT + 6):
+        np.testing.assert_array_equal(_arr(f(x)), _arr(b(x)))
+    assert a.scale == b.scale == 1.0 + 0.5 * (RECOMPILE_LIMIT + 6)
+    assert f.stats["captures"] == RECOMPILE_LIMIT and f.stats["replays"] == 0
+    assert f.stats["limited"] == 6 and f.stats["eager"] == 6
+    rep = f.explain()
+    assert f"6 calls past the recompile limit ({RECOMPILE_LIMIT} signatures other" in rep
+
+
+def test_structures_below_the_limit_keep_replaying() -> None:
+    """Train and eval mode, grad and no-grad: four structures, all replayed."""
+    m = _mlp()
+    f = cr.compile(_fwd)
+    x = cr.ones(4, 3)
+    for mode in (True, False):
+        m.train(mode)
+        for grad in (True, False):
+            with cr.set_grad_enabled(grad):
+                for _ in range(3):
+                    assert np.array_equal(_arr(f(m, x)), _arr(_fwd(m, x)))
+    assert f.stats["replays"] == 4 and f.stats["limited"] == 0
