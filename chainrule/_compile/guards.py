@@ -299,6 +299,14 @@ _HOOK_KINDS = {
 _SCALARS = (int, float, bool, str, complex, type(None))
 # Module attributes that the signature has elsewhere or that only hook registration reads.
 _NOT_ATTRS = frozenset({"training", "_is_full_backward_hook"})
+_LIVE_TYPES = (list, dict, set)
+# The containers Module.__init__ sets, and those layers derive from guarded attributes
+# (convolutions' padding list, the RNNs' weight names).
+_MODULE_OWN = frozenset(Module().__dict__) | {
+    "_reversed_padding_repeated_twice",
+    "_flat_weights_names",
+    "_all_weights",
+}
 _CALLABLES = (
     types.FunctionType,
     types.MethodType,
@@ -306,6 +314,41 @@ _CALLABLES = (
     types.BuiltinMethodType,
     np.ufunc,
 )
+
+
+def _item_key(x: Any) -> Any:
+    t = type(x)
+    if t in _SCALARS:
+        return x
+    if t is tuple and all(type(y) in _SCALARS for y in x):
+        return x
+    return ("id", id(x))
+
+
+def _live_key(c: Any) -> Any:
+    """A mutable container's contents as the signature keeps them, read on every call
+    (Note [mutable containers]): numbers and strings by value, other items by identity."""
+    t = type(c)
+    if t is set:
+        return (t, frozenset(map(_item_key, c)))
+    if t is dict:
+        return (t, tuple(zip(c, map(_item_key, c.values()))))
+    return (t, tuple(map(_item_key, c)))
+
+
+# Note [mutable containers]
+#     A list, dict or set among a module's plain attributes (``self.shape = [2, 8]``,
+#     ``self.cfg = {"k": 2.0}``) or among the function's roots (a global list) may be read by
+#     the call as Python values that the program bakes in, and may be changed in place
+#     between calls without any object the plan holds changing identity. So the plan keeps
+#     them (``_Plan.live``) and the signature reads their contents on every call: numbers,
+#     strings and tuples of them by value, anything else by identity (a nested list changed
+#     in place is not seen). A container the call itself changes (``history.append(x)``)
+#     gives every call a new signature: such calls capture (running the Python) until the
+#     recompile limit, then run eagerly; a replay never skips the change. The containers
+#     ``Module.__init__`` makes (``_parameters``, the hook dicts...) are read by Note [scope
+#     plan] already, and the few that layers derive from guarded attributes (a convolution's
+#     ``_reversed_padding_repeated_twice``) are not changed by users: neither is kept.
 
 
 def _attr_key(v: Any) -> Any:
@@ -340,6 +383,7 @@ class _Plan:
         "attrs",
         "groups",
         "module_hooks",
+        "live",
         "cacheable",
         "scope",
     )
@@ -392,6 +436,13 @@ class _Plan:
                 )
             )
         self.attrs = tuple(attrs)
+        # Note [mutable containers]
+        live = [c for c in conts if type(c) in _LIVE_TYPES]
+        for d in dicts:
+            for k, v in d.items():
+                if type(v) in _LIVE_TYPES and k not in _MODULE_OWN:
+                    live.append(v)
+        self.live = live
         self.dicts = dicts
         pgs = [o.param_groups for o in scope.optimizers]
         fresh = pgs + [g["params"] for pg in pgs for g in pg]
@@ -611,6 +662,7 @@ def guard(
         (tuple(map(len, map(_STATE, plan.optimizers))), plan.groups),
         plan.scalars,
         plan.attrs,
+        tuple(map(_live_key, plan.live)) if plan.live else (),
     )
     return scope, sig, None, None
 
