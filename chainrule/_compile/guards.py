@@ -346,9 +346,40 @@ def _live_key(c: Any) -> Any:
 #     in place is not seen). A container the call itself changes (``history.append(x)``)
 #     gives every call a new signature: such calls capture (running the Python) until the
 #     recompile limit, then run eagerly; a replay never skips the change. The containers
+#     The same holds for a plain object among the roots (an ``argparse.Namespace`` read as
+#     ``args.scale``, a config object): its attributes are read on every call as a module's
+#     plain attributes are (numbers, strings, None and tuples of them by value, functions by
+#     identity), so ``cfg.k = 5.0`` re-captures and ``counter.n += 1`` inside the call is done
+#     on every call. The containers
 #     ``Module.__init__`` makes (``_parameters``, the hook dicts...) are read by Note [scope
 #     plan] already, and the few that layers derive from guarded attributes (a convolution's
 #     ``_reversed_padding_repeated_twice``) are not changed by users: neither is kept.
+
+
+_NOT_PLAIN = (
+    types.FunctionType,
+    types.MethodType,
+    types.BuiltinFunctionType,
+    types.ModuleType,
+    type,
+    Tensor,
+    Module,
+    Optimizer,
+)
+
+
+def _plain_dict(r: Any) -> dict[str, Any] | None:
+    """The attribute dict of a plain object among the roots (an ``argparse.Namespace``, a
+    config object), whose numbers and strings the call may bake in (Note [mutable
+    containers]), or None."""
+    if isinstance(r, _NOT_PLAIN) or type(r) in _LIVE_TYPES or type(r) is tuple:
+        return None
+    d = getattr(r, "__dict__", None)
+    return d if type(d) is dict else None
+
+
+def _obj_key(d: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple((k, a) for k, v in d.items() if (a := _attr_key(v)) is not _MISSING)
 
 
 def _attr_key(v: Any) -> Any:
@@ -384,6 +415,7 @@ class _Plan:
         "groups",
         "module_hooks",
         "live",
+        "objs",
         "cacheable",
         "scope",
     )
@@ -395,6 +427,7 @@ class _Plan:
         for x in argobjs:
             _add(scope, seen, x, 0, conts)
         scalars: list[Any] = []
+        objs: list[dict[str, Any]] = []
         for r in roots:
             if r is _MISSING:
                 continue
@@ -402,6 +435,9 @@ class _Plan:
                 scalars.append(r)  # baked into the program: guarded
             else:
                 _add(scope, seen, r, 2, conts)
+                d = _plain_dict(r)
+                if d is not None:
+                    objs.append(d)
         self.key = key
         self.tensors = scope.tensors
         self.ext_ids = tuple(map(id, scope.tensors))
@@ -443,6 +479,7 @@ class _Plan:
                 if type(v) in _LIVE_TYPES and k not in _MODULE_OWN:
                     live.append(v)
         self.live = live
+        self.objs = objs
         self.dicts = dicts
         pgs = [o.param_groups for o in scope.optimizers]
         fresh = pgs + [g["params"] for pg in pgs for g in pg]
@@ -663,6 +700,7 @@ def guard(
         plan.scalars,
         plan.attrs,
         tuple(map(_live_key, plan.live)) if plan.live else (),
+        tuple(map(_obj_key, plan.objs)) if plan.objs else (),
     )
     return scope, sig, None, None
 

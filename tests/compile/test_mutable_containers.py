@@ -103,3 +103,52 @@ def test_a_container_the_call_appends_to_is_appended_to_on_every_call() -> None:
     assert f.stats["replays"] == 0  # a replay would skip the append
     assert f.stats["limited"] == 4
     HISTORY.clear()
+
+
+class _Config:
+    def __init__(self) -> None:
+        self.k = 2.0
+        self.calls = 0
+        self.name = "a"
+
+
+CONF = _Config()
+
+
+def _uses_config(x: Any) -> Any:
+    return x * CONF.k if CONF.name == "a" else x - CONF.k
+
+
+def _counts(x: Any) -> Any:
+    CONF.calls += 1
+    return x * 3
+
+
+def test_a_plain_objects_attributes_are_guarded() -> None:
+    import argparse
+
+    args = argparse.Namespace(scale=2.0, shift=(1, 2))
+
+    def step(x: Any) -> Any:
+        return x * args.scale + args.shift[1]
+
+    f, g = cr.compile(step), cr.compile(_uses_config)
+    x = cr.randn(3)
+    try:
+        for scale, k, name in ((2.0, 2.0, "a"), (0.5, 3.0, "a"), (0.5, 3.0, "b")):
+            args.scale, CONF.k, CONF.name = scale, k, name
+            for _ in range(3):
+                np.testing.assert_array_equal(_arr(f(x)), _arr(step(x)))
+                np.testing.assert_array_equal(_arr(g(x)), _arr(_uses_config(x)))
+    finally:
+        CONF.k, CONF.name = 2.0, "a"
+    assert f.stats["captures"] == 4 and f.stats["replays"] == 5  # the third setting: same args
+    assert g.stats["captures"] == 6 and g.stats["replays"] == 3
+
+
+def test_a_counter_the_call_increments_counts_every_call() -> None:
+    CONF.calls = 0
+    f = cr.compile(_counts)
+    for _ in range(12):
+        f(cr.ones(2))
+    assert CONF.calls == 12 and f.stats["replays"] == 0
