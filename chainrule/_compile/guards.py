@@ -350,7 +350,7 @@ def _live_key(c: Any) -> Any:
 #     ``args.scale``, a config object): its attributes are read on every call as a module's
 #     plain attributes are (numbers, strings, None and tuples of them by value, functions by
 #     identity), so ``cfg.k = 5.0`` re-captures and ``counter.n += 1`` inside the call is done
-#     on every call. The containers
+#     on every call; chainrule's own objects (an LR scheduler) are not read so. The containers
 #     ``Module.__init__`` makes (``_parameters``, the hook dicts...) are read by Note [scope
 #     plan] already, and the few that layers derive from guarded attributes (a convolution's
 #     ``_reversed_padding_repeated_twice``) are not changed by users: neither is kept.
@@ -373,6 +373,11 @@ def _plain_dict(r: Any) -> dict[str, Any] | None:
     config object), whose numbers and strings the call may bake in (Note [mutable
     containers]), or None."""
     if isinstance(r, _NOT_PLAIN) or type(r) in _LIVE_TYPES or type(r) is tuple:
+        return None
+    # chainrule's own objects (an LR scheduler, a GradScaler, a DataLoader) feed the program
+    # through state the signature reads elsewhere (a group's ``lr`` is read live): an LR
+    # scheduler stepped between calls must not re-capture.
+    if type(r).__module__.startswith("chainrule."):
         return None
     d = getattr(r, "__dict__", None)
     return d if type(d) is dict else None
