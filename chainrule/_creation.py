@@ -1,5 +1,8 @@
 """Tensor factories: ``tensor``, ``zeros``, ``randn`` and friends, with PyTorch's dtype
-inference (Python floats give the default dtype, ints int64, bools bool)."""
+inference (Python floats give the default dtype, ints int64, bools bool).
+
+Why this file is over 600 lines: it is torch's factory surface (about 40 public factories with
+their dtype, device, layout and ``out=`` handling), one short function each."""
 
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ with PyTorch's ``str``, ``annotation_str``, ``kind()``, ``isSubtypeOf`` and equa
 :func:`unify_type_list` joins a list of types as TorchScript does (equal types, or ``T`` with
 ``NoneType`` to ``Optional[T]``). Tooling that reads or registers custom operators meets these
 objects; chainrule has no dispatcher, so nothing here runs an operator.
+
+Why this file is over 600 lines: the schema parser and the JIT type classes it produces are
+one language (every type class is reached from the parser and printed back by it).
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ is bytes ``[i * itemsize, (i + 1) * itemsize)`` read as that dtype.
 As in PyTorch, ``TypedStorage`` is deprecated: making one (``Tensor.storage()``, a typed or
 legacy class's constructor) warns once per process with a ``UserWarning``. Storages live on the
 CPU (NumPy) only; a new storage's bytes are zeros where PyTorch leaves them uninitialised.
+
+Why this file is over 600 lines: ``UntypedStorage`` and ``TypedStorage`` carry PyTorch's whole
+storage surface (copying, typed views, sharing, resizing, ``set_``'s storage views), and the
+twelve legacy classes are made by one factory in the middle of it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """What a compiled call depends on: the scope it reads and the guard signature of one call.
 
+Why this file is over 600 lines: the scope walk, its cached plan and the signature are one
+mechanism (the plan's fields are what the signature reads), each guard with its Note beside
+it.
+
 Note [compile scope]
     A capture reads tensors from three places: the call's arguments (tensors, Python scalars,
     modules, optimizers, nested in tuples, lists and dicts), the object a compiled module or

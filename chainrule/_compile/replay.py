@@ -1,6 +1,10 @@
 """Replay: a capture's program written out as one straight-line Python function, and the code
 that runs it on a call's live arrays and then sets what the eager run would have set.
 
+Why this file is over 600 lines: writing the program and running it share the slot and
+sync-point conventions of Note [replay program] (the forward and the backward program, the
+constant checks and the state a replay sets read one layout), so they stay together.
+
 Note [replay program]
     Each kept instruction becomes one line, ``s12 = F3(s4, L0, axis=1)``: the recorded
     callable (a ufunc, a NumPy function, an ndarray method, a generator's draw) on the slots of

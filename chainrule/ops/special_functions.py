@@ -1,6 +1,10 @@
 """More of ``torch.special``: Bessel and Airy functions, the Hurwitz zeta function and the
 classical orthogonal polynomials.
 
+Why this file is over 600 lines: it is one family (PyTorch's special-function kernels that
+SciPy does not provide as PyTorch computes them), each op a short declaration beside its
+recurrence; splitting the polynomials from the Bessel functions would scatter shared helpers.
+
 The Bessel and Airy forwards call ``scipy.special`` (the same Cephes algorithms as PyTorch's
 kernels). The polynomials follow PyTorch's kernels step for step (their special cases, the
 trigonometric forms for large ``n`` inside (-1, 1), and the three-term recurrences in the
