@@ -133,9 +133,9 @@ def _saved_of(node: Node) -> list[_Saved]:
             if isinstance(sv, SavedTensor):
                 res.append(_describe(name, sv, _meta_of_saved(node, k)))
     else:
-        if hasattr(node, "ctx"):  # a custom Function's node
+        if getattr(node, "_forward_cls", None) is not None:  # a custom Function's node
             pairs: Iterable[tuple[str, Any]] = (
-                (f"saved_tensors[{i}]", s) for i, s in enumerate(node.ctx._saved or ())
+                (f"saved_tensors[{i}]", s) for i, s in enumerate(getattr(node, "_saved") or ())
             )
         else:
             pairs = ((f"saved[{i}]", s) for i, s in enumerate(node._saved_tensors()))

@@ -204,7 +204,7 @@ def _origin(node: Any) -> str:
     site = getattr(node, "_site", None)
     if site is not None:
         parts.append(f"created by the forward at {format_site(site)}")
-    cls = getattr(node, "fn_cls", None)
+    cls = getattr(node, "_forward_cls", None)
     code = getattr(getattr(cls, "backward", None), "__code__", None)
     if cls is not None and code is not None:
         parts.append(f"its backward is {cls.__name__}.backward at {format_site((code, -1), False)}")

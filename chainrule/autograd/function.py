@@ -3,9 +3,10 @@
 A subclass defines static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` (or
 ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``) and is called through
 ``MyFn.apply(*args)``. The forward runs without recording; when an input requires grad, the
-outputs get a ``<ClassName>Backward`` node (a ``FunctionNode``) whose ``apply`` calls the user's
-``backward`` on Tensors. Under ``create_graph=True`` that backward runs with grad mode on, so a
-backward written with differentiable ops is itself differentiable (double backward).
+outputs get a ``<ClassName>Backward`` node (a ``BackwardCFunction``) whose ``apply`` calls the
+user's ``backward`` on Tensors. That node is the ``ctx`` itself (Note [ctx is the node]).
+Under ``create_graph=True`` that backward runs with grad mode on, so a backward written with
+differentiable ops is itself differentiable (double backward).
 
 Saved tensors follow Note [saved outputs] in graph.py: an output saved with
 ``ctx.save_for_backward`` keeps only its array, so the graph has no reference cycle and is freed
@@ -17,7 +18,6 @@ Long because custom Functions carry their own ctx, node and saved-value handling
 from __future__ import annotations
 
 import functools
-import weakref
 from typing import Any, Callable
 
 from chainrule import _kinds
@@ -30,13 +30,22 @@ from chainrule.autograd.graph import (
     SavedTensor,
     _hooks_any,
     _hooks_state,
+    _new,
     _next_seq,
     _record_sites,
+    freed_message,
     pack_saved,
     user_site,
 )
 
-__all__ = ["Function", "FunctionCtx", "FunctionNode", "once_differentiable", "InplaceFunction"]
+__all__ = [
+    "Function",
+    "FunctionCtx",
+    "BackwardCFunction",
+    "FunctionNode",
+    "once_differentiable",
+    "InplaceFunction",
+]
 
 _state = grad_mode._state
 
@@ -44,19 +53,30 @@ _state = grad_mode._state
 class FunctionCtx:
     """The ``ctx`` of a custom Function: what ``forward`` leaves for ``backward``.
 
+    ``Function.apply`` hands ``forward`` an instance of the Function's ``<Name>Backward`` class,
+    which is at once this class and the backward node, so the ctx *is* the output's ``grad_fn``
+    (Note [ctx is the node]). A bare ``FunctionCtx()`` works too, with no node behind it.
     Any attribute may be set on it; tensors should go through ``save_for_backward`` so that
     in-place changes to them are detected and the graph stays free of cycles.
     """
 
+    # Slots on the node classes, instance attributes on a bare FunctionCtx.
+    to_save: tuple[Any, ...] | None
+    dirty_tensors: tuple[Any, ...] | None
+    non_differentiable: tuple[Any, ...] | None
+    materialize_grads: bool
+    needs_input_grad: tuple[bool, ...]
+    _saved: tuple[Any, ...] | None
+    _saved_nr: tuple[Any, ...]
+
     def __init__(self) -> None:
-        self.to_save: tuple[Any, ...] | None = None
-        self.dirty_tensors: tuple[Any, ...] = ()
-        self.non_differentiable: tuple[Any, ...] = ()
+        self.to_save = None
+        self.dirty_tensors = None
+        self.non_differentiable = None
         self.materialize_grads = True
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self._saved: tuple[Any, ...] | None = None
-        self._saved_nr: tuple[Any, ...] = ()
-        self._node_ref: Any = None
+        self.needs_input_grad = ()
+        self._saved = None
+        self._saved_nr = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep ``tensors`` (or None) for backward; read them back as ``ctx.saved_tensors``."""
@@ -89,84 +109,135 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
-        """The tensors given to ``save_for_backward``, checked against in-place changes."""
-        from chainrule._tensor import Tensor
-
-        saved = self._saved
-        if saved is None:
-            return ()
-        node = self._node_ref() if self._node_ref is not None else None
-        if node is not None and node._released:
-            from chainrule.autograd.graph import freed_message
-
-            raise RuntimeError(freed_message(node))
-        res = []
-        for sv, nr in zip(saved, self._saved_nr):
-            if not isinstance(sv, SavedTensor):
-                res.append(sv)
-                continue
-            if nr is None and isinstance(sv, PackedSavedTensor):
-                res.append(sv.unpack(node, True))  # keeps the input's place in the graph
-                continue
-            arr = sv.unpack(node, False)
-            if nr is not None:
-                # A saved output: rebuilt around the node, as the output was (no cycle kept).
-                if nr >= 0 and node is not None:
-                    res.append(Tensor._from_node(arr, node, nr))
-                else:
-                    res.append(Tensor._wrap(arr))
-            elif sv.tensor is not None and sv.tensor._data is arr:
-                res.append(sv.tensor)
-            else:
-                res.append(Tensor._wrap(arr))
-        return tuple(res)
+        """The tensors given to ``save_for_backward``. On a node (the ctx ``apply`` gives) they
+        are checked against in-place changes; a bare FunctionCtx, which PyTorch gives no
+        ``saved_tensors`` at all, hands back what it was given."""
+        return tuple(self.to_save or ())
 
     @property
     def saved_variables(self) -> tuple[Any, ...]:
         return self.saved_tensors
 
 
-class FunctionNode(Node):
-    """The backward node of one ``Function.apply`` call; named ``<ClassName>Backward``."""
+def _unpack_saved(node: BackwardCFunction) -> tuple[Any, ...]:
+    """``node.saved_tensors``: its saved values as Tensors."""
+    from chainrule._tensor import Tensor
 
-    __slots__ = ("ctx", "fn_cls", "num_outputs", "_out_meta_f", "_arg_is_tensor")
+    saved = node._saved
+    if saved is None:
+        return ()
+    res = []
+    for sv, nr in zip(saved, node._saved_nr):
+        if not isinstance(sv, SavedTensor):
+            res.append(sv)
+            continue
+        if nr is None and isinstance(sv, PackedSavedTensor):
+            res.append(sv.unpack(node, True))  # keeps the input's place in the graph
+            continue
+        arr = sv.unpack(node, False)
+        if nr is not None:
+            # A saved output: rebuilt around the node, as the output was (no cycle kept).
+            if nr >= 0:
+                res.append(Tensor._from_node(arr, node, nr))
+            else:
+                res.append(Tensor._wrap(arr))
+        elif sv.tensor is not None and sv.tensor._data is arr:
+            res.append(sv.tensor)
+        else:
+            res.append(Tensor._wrap(arr))
+    return tuple(res)
+
+
+# Note [ctx is the node]
+#     As in PyTorch, the ``ctx`` of ``MyFn.apply`` is the output's ``grad_fn``: one object of
+#     class ``MyFnBackward``, a subclass of both ``BackwardCFunction`` (a Node) and
+#     ``FunctionCtx``, made once per Function class by ``_FunctionMeta`` and carrying
+#     ``_forward_cls``. So ``ctx.foo = 1`` in forward reads back as ``y.grad_fn.foo``, and
+#     ``y.grad_fn.saved_tensors`` / ``.needs_input_grad`` / ``.metadata`` are the ctx's own.
+#     The ctx's own state (``to_save``, ``needs_input_grad``, the saved values ...) lives in
+#     slots; what the user sets goes to the instance ``__dict__``. One object per call, where
+#     there were a ctx, a node and a weak reference between them. A call in which no input
+#     requires grad still gets one (unattached: the outputs have no ``grad_fn``).
+#     ``next_functions`` has one edge per Tensor argument (``(None, 0)`` for one that needs
+#     no gradient) and none for other arguments, while ``backward`` still returns one value
+#     per argument; ``apply`` maps the two. Saved tensors read after the node was released
+#     (a backward without ``retain_graph``) raise PyTorch's "backward through the graph a
+#     second time" error, whether or not anything was saved, as PyTorch's do.
+class BackwardCFunction(Node, FunctionCtx):
+    """The backward node of one ``Function.apply`` call, which is also its ``ctx``; each
+    Function class has its own subclass, named ``<ClassName>Backward`` (Note [ctx is the
+    node])."""
+
+    __slots__ = (
+        "to_save",
+        "dirty_tensors",
+        "non_differentiable",
+        "materialize_grads",
+        "needs_input_grad",
+        "_saved",
+        "_saved_nr",
+        "num_outputs",
+        "_out_meta_f",
+        "_arg_is_tensor",
+    )
+
+    _forward_cls: Any = None  # set on each per-Function subclass
+    num_outputs: int
+    _out_meta_f: tuple[Any, ...]  # (shape, dtype) of each differentiable output, else None
+    _arg_is_tensor: tuple[bool, ...]  # per argument of apply: whether it is a Tensor
+
+    def __init__(self) -> None:
+        """An unattached ctx (``apply`` builds its own without calling this)."""
+        Node.__init__(self)
+        FunctionCtx.__init__(self)
+        self.num_outputs = 1
+        self._out_meta_f = ()
+        self._arg_is_tensor = ()
+        self.metadata = {}
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        """The tensors given to ``save_for_backward``; raises once the graph was freed."""
+        if self._released:
+            raise RuntimeError(freed_message(self))
+        return _unpack_saved(self)
 
     def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
         from chainrule._tensor import Tensor
 
-        ctx = self.ctx
-        if self._released and ctx._saved:
-            from chainrule.autograd.graph import freed_message
-
-            raise RuntimeError(freed_message(self))
         gs = []
         for g, meta in zip(grads, self._out_meta_f):
             if g is None:
-                if ctx.materialize_grads and meta is not None:
+                if self.materialize_grads and meta is not None:
                     import numpy as np
 
                     g = Tensor._wrap(np.zeros(meta[0], meta[1]))
             elif not isinstance(g, Tensor):
                 g = Tensor._wrap(g)
             gs.append(g)
-        res = self.fn_cls.backward(ctx, *gs)
+        res = self._forward_cls.backward(self, *gs)
         if not isinstance(res, tuple):
             res = (res,)
-        n = len(self.next_functions)
+        is_tensor = self._arg_is_tensor
+        n = len(is_tensor)
         if len(res) < n or any(r is not None for r in res[n:]):
             raise RuntimeError(
                 f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {n}, got {len(res)})"
             )
+        nexts = self.next_functions
         out = []
         for i in range(n):
             r = res[i]
-            if r is not None and not self._arg_is_tensor[i]:
-                raise RuntimeError(
-                    f"function {self.name()} returned a gradient different than None at "
-                    f"position {i + 1}, but the corresponding forward input was not a Variable"
-                )
-            if r is None or self.next_functions[i][0] is None:
+            if not is_tensor[i]:
+                if r is not None:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a "
+                        "Variable"
+                    )
+                continue
+            if r is None or nexts[len(out)][0] is None:
                 out.append(None)
                 continue
             if not isinstance(r, Tensor):
@@ -179,22 +250,29 @@ class FunctionNode(Node):
 
     def release(self) -> None:
         self._released = True
-        saved = self.ctx._saved
+        saved = self._saved
         if saved:
             for s in saved:
                 if isinstance(s, SavedTensor):
                     s.release()
 
     def _saved_tensors(self) -> tuple[SavedTensor, ...]:
-        return tuple(s for s in (self.ctx._saved or ()) if isinstance(s, SavedTensor))
+        return tuple(s for s in (self._saved or ()) if isinstance(s, SavedTensor))
+
+
+FunctionNode = BackwardCFunction  # the name chainrule's docs used before
 
 
 class _FunctionMeta(type):
-    """Gives each Function subclass its own ``<Name>Backward`` node class."""
+    """Gives each Function subclass its own ``<Name>Backward`` node-and-ctx class."""
 
     def __init__(cls, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> None:
         super().__init__(name, bases, attrs)
-        cls._backward_cls = type(name + "Backward", (FunctionNode,), {"__slots__": ()})
+        cls._backward_cls = type(
+            name + "Backward",
+            (BackwardCFunction,),
+            {"__slots__": (), "_forward_cls": cls, "__module__": __name__},
+        )
 
 
 class Function(metaclass=_FunctionMeta):
@@ -263,11 +341,10 @@ class InplaceFunction(Function):
 def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     from chainrule._tensor import Tensor
 
-    enabled = _state.enabled
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
-    needs = tuple(enabled and t and a._requires_grad for a, t in zip(args, is_tensor))
-    ctx = FunctionCtx()
-    ctx.needs_input_grad = needs
+    # As in PyTorch, needs_input_grad is requires_grad, grad mode or not.
+    needs = tuple(t and a._requires_grad for a, t in zip(args, is_tensor))
+    ctx = _new_ctx(cls._backward_cls, needs, is_tensor)
     custom_setup = cls.setup_context is not Function.setup_context
     with grad_mode.no_grad():
         if custom_setup:
@@ -278,33 +355,54 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         cls.setup_context(ctx, args, output)
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
-    node = _make_node(cls, ctx, args, needs, is_tensor, len(outs)) if any(needs) else None
+    record = _state.enabled and any(needs)
+    if record:
+        _connect(ctx, args, needs, len(outs))
+    ctx.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
     input_ids = {id(a) for a, t in zip(args, is_tensor) if t}
-    wrapped, out_meta, out_nr = _wrap_outputs(ctx, outs, node, input_ids)
-    if node is not None:
-        node._out_meta_f = tuple(out_meta)
-        node._out_meta = None
+    wrapped, out_meta, out_nr = _wrap_outputs(ctx, outs, record, input_ids)
+    if record:
+        ctx._out_meta_f = tuple(out_meta)
     if ctx.to_save is not None:
-        _save_for_backward(ctx, node, wrapped, out_meta, out_nr)
+        _save_for_backward(ctx, record, wrapped, out_meta, out_nr)
     if single:
         return wrapped[0]
     return tuple(wrapped)
 
 
-def _make_node(
-    cls: Any,
-    ctx: FunctionCtx,
-    args: tuple[Any, ...],
-    needs: tuple[bool, ...],
-    is_tensor: tuple[bool, ...],
-    num_outputs: int,
-) -> Any:
-    """The backward node of one ``cls.apply``: its edges to the inputs that need a gradient."""
-    node = cls._backward_cls.__new__(cls._backward_cls)
-    Node.__init__(node)
-    node.ctx = ctx
-    node.fn_cls = cls
-    node.num_outputs = num_outputs
+def _new_ctx(
+    node_cls: type[BackwardCFunction], needs: tuple[bool, ...], is_tensor: tuple[bool, ...]
+) -> BackwardCFunction:
+    """The ctx of one ``apply``, which becomes its outputs' node if an input needs a gradient
+    (Note [ctx is the node]); every slot set here, without the two ``__init__`` calls."""
+    ctx = _new(node_cls)
+    ctx.to_save = None
+    ctx.dirty_tensors = None
+    ctx.non_differentiable = None
+    ctx.materialize_grads = True
+    ctx.needs_input_grad = needs
+    ctx._saved = None
+    ctx._saved_nr = ()
+    ctx._arg_is_tensor = is_tensor
+    ctx._out_meta_f = ()
+    ctx.num_outputs = 1
+    ctx.next_functions = ()
+    ctx._input_meta = ()
+    ctx._out_meta = None
+    ctx._hooks = None
+    ctx._released = False
+    ctx.metadata = {}
+    ctx._fast = None
+    return ctx
+
+
+def _connect(
+    node: BackwardCFunction, args: tuple[Any, ...], needs: tuple[bool, ...], num_outputs: int
+) -> None:
+    """Make ``node`` the backward node of one ``cls.apply``: one edge per Tensor argument, to
+    the argument's node where it needs a gradient, else ``(None, 0)``."""
+    from chainrule._tensor import Tensor
+
     nexts = []
     meta = []
     for a, need in zip(args, needs):
@@ -312,30 +410,26 @@ def _make_node(
             gf = a.grad_fn
             nexts.append((gf, a._output_nr) if gf is not None else (a._get_accumulator(), 0))
             meta.append((a._data.shape, a._data.dtype))
-        else:
+        elif isinstance(a, Tensor):
             nexts.append((None, 0))
             meta.append(None)
     node.next_functions = tuple(nexts)
     node._input_meta = tuple(meta)
-    node._arg_is_tensor = is_tensor
-    node.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
-    ctx._node_ref = weakref.ref(node)
+    node.num_outputs = num_outputs
     if _record_sites[0] or is_anomaly_enabled():
         node._site = user_site(2)  # Note [sites] in _sites.py
-    return node
 
 
 def _wrap_outputs(
-    ctx: FunctionCtx, outs: tuple[Any, ...], node: Any, input_ids: set[int]
+    ctx: BackwardCFunction, outs: tuple[Any, ...], record: bool, input_ids: set[int]
 ) -> tuple[list[Any], list[Any], dict[int, int]]:
-    """Each differentiable tensor output made an output of ``node`` (None: nothing recorded).
+    """Each differentiable tensor output made an output of the node ``ctx`` when ``record``.
     Returns the wrapped outputs, their metadata (None where not differentiable) and the output
     number of each original output, by id."""
     from chainrule._tensor import Tensor
 
-    record = node is not None
-    dirty_ids = {id(t) for t in ctx.dirty_tensors}
-    nondiff_ids = {id(t) for t in ctx.non_differentiable}
+    dirty_ids = {id(t) for t in ctx.dirty_tensors or ()}
+    nondiff_ids = {id(t) for t in ctx.non_differentiable or ()}
     wrapped = []
     out_meta = []
     out_nr: dict[int, int] = {}
@@ -349,7 +443,7 @@ def _wrap_outputs(
         diff = _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
         out_meta.append((o._data.shape, o._data.dtype) if diff else None)
         if record and diff:
-            t.grad_fn = node
+            t.grad_fn = ctx
             t._requires_grad = True
             if i:
                 t._output_nr = i
@@ -383,15 +477,14 @@ def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
 
 
 def _save_for_backward(
-    ctx: FunctionCtx,
-    node: Any,
+    ctx: BackwardCFunction,
+    record: bool,
     wrapped: list[Any],
     out_meta: list[Any],
     out_nr: dict[int, int],
 ) -> None:
     """``ctx.save_for_backward``'s tensors as SavedTensors, taken after the outputs are
     wrapped (dirty inputs are saved as outputs)."""
-    record = node is not None
     saved: list[Any] = []
     nrs: list[Any] = []
     for t in ctx.to_save or ():
@@ -411,7 +504,7 @@ def _save_for_backward(
             saved.append(SavedTensor(t, False, vc))
             nrs.append(None)
     if _hooks_any[0] and _hooks_state.stack and record:
-        pack_saved(saved, node)
+        pack_saved(saved, ctx)
     ctx._saved = tuple(saved)
     ctx._saved_nr = tuple(nrs)
     ctx.to_save = None
