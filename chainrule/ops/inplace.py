@@ -7,10 +7,14 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._dispatch import upper
-from chainrule._tensor import Tensor
+from chainrule._dtype import result_type
+from chainrule._scalar_convert import complex_scalar_value
+from chainrule._tensor import _CPP_NAMES, Tensor
 from chainrule.ops import binary, unary
-from chainrule.ops._registry import OpDef, _state, ns
+from chainrule.ops._registry import OpDef, _legacy_name, _state, ns
+from chainrule.ops.binary.arithmetic import check_alpha
 from chainrule.ops.views import (
     apply_inplace,
     check_inplace,
@@ -69,6 +73,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions."
         )
+    if type(value) is complex:  # PyTorch's error for a nonzero imaginary part in a real tensor
+        value = complex_scalar_value(value, self._data.dtype)
     return apply_inplace(_fill, self, (value,))
 
 
@@ -144,7 +150,8 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """self += alpha * other (a sparse COO ``other`` as its dense form)."""
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(self, other, alpha)
             o = other * alpha
         return apply_inplace(binary._add.op, self, (o,))
     except NotImplementedError:
@@ -157,7 +164,8 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """self -= alpha * other (a sparse COO ``other`` as its dense form)."""
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(self, other, alpha)
             o = other * alpha
         return apply_inplace(binary._sub.op, self, (o,))
     except NotImplementedError:
@@ -230,8 +238,34 @@ def _tensors(*args: Any) -> tuple[Any, ...]:
     return tuple(a for a in args if isinstance(a, Tensor))
 
 
+def _complex_bound_into_real(self: Tensor, min: Any, max: Any) -> None:
+    """PyTorch's in-place check, before any kernel runs, that a complex bound cannot make a
+    real ``self`` complex: a complex tensor bound (unless a 0-dim one beside a number, which
+    PyTorch's Scalar overload turns into a number) and, for an integral ``self``, a Python
+    complex, raise "result type ComplexFloat can't be cast to the desired output type ...".
+    (A floating ``self`` converts a Python complex to a double first: clamp's own error.)"""
+    if _kinds.is_complex(self._data):
+        return
+    tensors = [b for b in (min, max) if isinstance(b, Tensor)]
+    mixed = min is not None and max is not None and len(tensors) == 1
+    if any(_kinds.is_complex(t._data) and not (mixed and t._data.ndim == 0) for t in tensors):
+        rt = result_type(self, min, max).np
+        raise RuntimeError(
+            f"result type {_legacy_name(rt)} can't be cast to the desired output type "
+            f"{_legacy_name(self._data.dtype)}"
+        )
+    if not _kinds.is_floating(self._data) and complex in (type(min), type(max)):
+        rt = result_type(self, min, max).np
+        raise RuntimeError(
+            f"result type {_legacy_name(rt)} can't be cast to the desired output type "
+            f"{_CPP_NAMES.get(self._data.dtype.name, self._data.dtype.name)}"
+        )
+
+
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """self = clamp(self, min, max)."""
+    if type(min) is complex or type(max) is complex or _tensors(min, max):
+        _complex_bound_into_real(self, min, max)
     return inplace_compute(self, lambda a: _ops().clamp(a, min, max), _tensors(min, max))
 
 
@@ -239,8 +273,12 @@ clip_ = clamp_
 
 
 def clamp_min_(self: Tensor, min: Any) -> Tensor:
-    return inplace_compute(self, lambda a: _ops().clamp(a, min, None), _tensors(min))
+    if isinstance(min, Tensor):
+        _complex_bound_into_real(self, min, None)
+    return inplace_compute(self, lambda a: _ops().clamp_min(a, min), _tensors(min))
 
 
 def clamp_max_(self: Tensor, max: Any) -> Tensor:
-    return inplace_compute(self, lambda a: _ops().clamp(a, None, max), _tensors(max))
+    if isinstance(max, Tensor):
+        _complex_bound_into_real(self, None, max)
+    return inplace_compute(self, lambda a: _ops().clamp_max(a, max), _tensors(max))

@@ -406,6 +406,13 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
             f"{value.ndim} dimension(s)."
         )
     dim, ia = _dim_index("index_fill_", input, dim, index)
+    v: Any = value
+    if (type(v) is complex or (_is_t(v) and _kinds.is_complex(v._data))) and (
+        not _kinds.is_complex(input._data)
+    ):  # PyTorch refuses any complex value, even one with a zero imaginary part
+        raise RuntimeError(
+            "index_fill_(): Converting complex Scalar to non-complex type is not supported"
+        )
     shape = tuple(input.shape)
     mask = np.zeros(shape[dim] if shape else 1, dtype=bool)
     mask[ia] = True

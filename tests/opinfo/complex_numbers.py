@@ -239,6 +239,33 @@ OPS += [
         samples=cplx((4, 3), low=-6, high=6),
     ),
     OpInfo(
+        # weights on both sides of |w| = 0.5 (lerp's two formulas); VJPs conjugate each partial
+        "complex_lerp",
+        lambda m, a, b, w: r(m, m.lerp(c(m, a), c(m, b), c(m, w))),
+        covers=(),
+        samples=cplx((2, 3), (2, 3), (2, 3), low=-0.8, high=0.8),
+    ),
+    OpInfo(
+        # complex beta and alpha: their conjugates scale the gradients
+        "complex_addmm_scalars",
+        lambda m, x, a, b: (
+            r(m, m.addmm(c(m, x), c(m, a), c(m, b), beta=0.5 + 1j, alpha=2 - 1j)),
+            r(m, m.baddbmm(c(m, x), c(m, a)[None], c(m, b)[None], beta=-1j, alpha=0.5j)),
+            r(m, m.addmv(c(m, x)[:, 0], c(m, a), c(m, b)[:, 0], beta=1 + 1j, alpha=1j)),
+        ),
+        covers=(),
+        samples=cplx((2, 3), (2, 4), (4, 3)),
+    ),
+    OpInfo(
+        "complex_lerp_scalar_weight",
+        lambda m, a, b: (
+            r(m, m.lerp(c(m, a), c(m, b), 0.3 - 0.2j)),
+            r(m, m.lerp(c(m, a), c(m, b), 0.6 + 0.4j)),
+        ),
+        covers=(),
+        samples=cplx((3,), (3,)),
+    ),
+    OpInfo(
         "complex_logcumsumexp",
         lambda m, a: r(m, m.logcumsumexp(c(m, a), 1)),
         covers=("logcumsumexp_complex",),

@@ -13,6 +13,7 @@ import numpy as np
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.backends import backend_of
 from chainrule.nn._functional._common import (
@@ -110,11 +111,25 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x if x > 0 else negative_slope x."""
+    if type(negative_slope) is complex:  # PyTorch's error for an imaginary part: _scalar
+        negative_slope = _scalar(negative_slope, input)
     return _ops.leaky_relu(input, negative_slope, inplace=inplace)
+
+
+def _scalar(v: complex, input: Any, ctype: str | None = None) -> Any:
+    """A Python complex argument of an activation on a real ``input``: PyTorch converts it to
+    the input's dtype (or to the C++ type ``ctype``), raising where the imaginary part is
+    nonzero; callers test ``type(v) is complex`` first."""
+    d = getattr(input, "_data", None)
+    if d is None or _kinds.is_complex(d):
+        return v
+    return complex_scalar_value(v, ctype or d.dtype)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x if x > 0 else alpha (exp(x) - 1)."""
+    if type(alpha) is complex:
+        alpha = _scalar(alpha, input)
     return _ops.elu(input, alpha, inplace=inplace)
 
 
@@ -125,6 +140,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    if type(alpha) is complex:
+        alpha = _scalar(alpha, input, "double")
     return _ops.celu(input, alpha, inplace=inplace)
 
 
@@ -162,6 +179,9 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta (x where beta x > threshold)."""
+    if type(beta) is complex or type(threshold) is complex:
+        beta = _scalar(beta, input) if type(beta) is complex else beta
+        threshold = _scalar(threshold, input) if type(threshold) is complex else threshold
     return _ops.softplus(input, beta, threshold)
 
 
@@ -258,6 +278,12 @@ def tanhshrink(input: Tensor) -> Tensor:
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else ``value``."""
     d = input._data if isinstance(input, Tensor) else None
+    if (type(value) is complex or type(threshold) is complex) and d is not None:
+        # PyTorch converts both numbers to the input's dtype: its error for an imaginary part
+        if type(threshold) is complex:
+            threshold = complex_scalar_value(threshold, d.dtype)
+        if type(value) is complex:
+            value = complex_scalar_value(value, d.dtype)
     if d is not None and (_kinds.is_floating(d) or _kinds.is_complex(d)):  # (complex: refused)
         if inplace:  # ThresholdBackward1, as torch
             return _threshold_ops.threshold_(input, threshold, value)
@@ -282,6 +308,9 @@ def rrelu(
     """x where x > 0, else a x (as PyTorch's, x = 0 gives a 0: -0 for a negative slope). In
     training a ~ U(lower, upper) per element (drawn from the default generator, so
     ``manual_seed`` reproduces it; not PyTorch's stream); in eval a = (lower + upper) / 2."""
+    if type(lower) is complex or type(upper) is complex:
+        lower = _scalar(lower, input, "double") if type(lower) is complex else lower
+        upper = _scalar(upper, input, "double") if type(upper) is complex else upper
     for name, bound in (("lower", lower), ("upper", upper)):
         if not math.isfinite(bound):
             raise RuntimeError(f"rrelu: {name} bound must be finite, got {bound}")
@@ -316,11 +345,15 @@ def relu_(input: Tensor) -> Tensor:
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place elu."""
+    if type(alpha) is complex:
+        alpha = _scalar(alpha, input)
     return _ops.elu(input, alpha, inplace=True)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place celu."""
+    if type(alpha) is complex:
+        alpha = _scalar(alpha, input, "double")
     return _ops.celu(input, alpha, inplace=True)
 
 
@@ -331,11 +364,16 @@ def selu_(input: Tensor) -> Tensor:
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """In-place leaky_relu."""
+    if type(negative_slope) is complex:
+        negative_slope = _scalar(negative_slope, input)
     return _ops.leaky_relu(input, negative_slope, inplace=True)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """In-place hardtanh."""
+    if type(min_val) is complex or type(max_val) is complex:  # (no Python check first here)
+        min_val = _scalar(min_val, input, "double") if type(min_val) is complex else min_val
+        max_val = _scalar(max_val, input, "double") if type(max_val) is complex else max_val
     return _ops.hardtanh(input, min_val, max_val, inplace=True)
 
 

@@ -8,11 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.autograd import grad_mode as _grad_mode
 from chainrule.nn._functional._common import (
     _data,
+    _legacy,
     _not_implemented_for_ints,
     _size,
 )
@@ -68,6 +70,11 @@ def batch_norm(
     ):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    if _kinds.is_complex(input._data) and input._data.size:
+        # PyTorch's kernel refuses complex input (an empty one it computes), after its check
+        # of the batch size in training
+        if not (training and input._data.size // max(c, 1) == 1):
+            _refuse_complex("batch_norm", input)
     _check_norm_dtypes(input, running_mean, running_var, weight, bias)
     shape = [1] * input.ndim
     if input.ndim > 1:
@@ -126,6 +133,11 @@ def _check_norm_dtypes(input: Tensor, *params: Tensor | None) -> None:
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
+def _refuse_complex(kernel: str, input: Tensor) -> None:
+    """PyTorch's error where its normalisation kernel has no complex version."""
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy(input._data.dtype)}'")
+
+
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: Any) -> Tensor:
     """``y * weight + bias`` after a normalisation, each optional, reshaped to ``shape`` (None:
     they already broadcast)."""
@@ -165,6 +177,8 @@ def layer_norm(
             )
     _not_implemented_for_ints("LayerNormKernelImpl", input)
     _check_norm_dtypes(input, weight, bias)
+    if _kinds.is_complex(input._data):
+        _refuse_complex("LayerNormKernelImpl", input)
     return _norm_ops.layer_norm(input, weight, bias, k, eps)  # NativeLayerNormBackward0
 
 
@@ -224,6 +238,8 @@ def _group_norm(
             )
     _not_implemented_for_ints("GroupNormKernelImpl", input)
     _check_norm_dtypes(input, weight, bias)
+    if _kinds.is_complex(input._data):
+        _refuse_complex("GroupNormKernelImpl", input)
     x = _ops.reshape(input, (n, num_groups, int(np.prod(input.shape[1:])) // num_groups))
     y, _ = _normalize_over(x, (2,), eps)
     y = _ops.reshape(y, tuple(input.shape))
@@ -260,10 +276,9 @@ def instance_norm(
         raise ValueError(f"Expected 2D+ input for instance_norm, got {input.ndim}D")
     n, c = input.shape[:2]
     count = int(np.prod(input.shape[2:]))
-    if use_input_stats and count <= 1:
+    if use_input_stats and count == 1:  # (no spatial elements: PyTorch computes)
         raise ValueError(
-            "Expected more than 1 spatial element when training, got input "
-            f"size {list(input.shape)}"
+            f"Expected more than 1 spatial element when training, got input size {_size(input)}"
         )
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError(
@@ -294,10 +309,15 @@ def local_response_norm(
     (zeros beyond the channel range)."""
     if input.ndim < 3:
         raise ValueError(
-            f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
+            # (PyTorch's text has a source line's indentation inside it)
+            "Expected 3D or higher dimensionality"
+            + " " * 26
+            + f"input (got {input.ndim} dimensions)"
         )
     if input.numel() == 0:
         return input
+    if _kinds.is_complex(input._data):  # PyTorch's average pooling of the squares refuses it
+        _refuse_complex("avg_pool2d" if input.ndim == 3 else "avg_pool3d_out_frame", input)
     c = input.shape[1]
     sq = input * input
     x = _ops.movedim(sq, 1, -1)

@@ -73,7 +73,10 @@ def _tensor_pair(name: str, input: Any, other: Any) -> None:
 
 
 def _torch_name(t: Any) -> str:
-    return t.dtype.name.replace("float32", "float").replace("float64", "double")
+    # c10's names of the scalar types, as PyTorch's dtype checks print them
+    n: str = t.dtype.name
+    c10 = {"complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+    return c10[n] if n in c10 else n.replace("float32", "float").replace("float64", "double")
 
 
 def _legacy(t: Any) -> str:

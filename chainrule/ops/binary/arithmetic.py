@@ -93,12 +93,39 @@ _add = binary(
 )
 
 
+def check_alpha(input: Any, other: Any, alpha: Any) -> Any:
+    """PyTorch's checks of add's and sub's ``alpha`` against the result's dtype (a bool alpha
+    for a bool result only; no floating or complex alpha for an integer one, no complex alpha
+    for a real one); the alpha to scale by (a bool for a bool result). Callers skip it for
+    the default ``alpha=1``."""
+    d = getattr(input, "_data", None)
+    if d is not None and _kinds.category(d) >= 2 and type(alpha) in (int, float):
+        return alpha  # the common case (a real alpha, an inexact result): nothing to check
+    from chainrule._dtype import result_type
+
+    cat = _kinds.category(result_type(input, other).np)
+    if type(alpha) is bool and cat != 0:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if cat == 0:
+        return builtins.bool(alpha)
+    if cat == 1 and isinstance(alpha, (float, complex)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if cat != 3 and isinstance(alpha, complex):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+    return alpha
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """input + alpha * other, broadcasting. VJP: g, alpha g. A sparse COO operand fails in
     the dense op and goes to chainrule/sparse/ (the try block costs nothing until then)."""
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(input, other, alpha)
             o = other * alpha
         if not hasattr(input, "_data"):
             return _add(o, input)
@@ -155,7 +182,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
     o = other
     try:
-        if alpha != 1:
+        if alpha != 1 or type(alpha) is not int:
+            alpha = check_alpha(input, other, alpha)
             o = other * alpha
         if not hasattr(input, "_data"):
             return _rsub(o, input)
@@ -169,7 +197,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """other - alpha * input (PyTorch's ``rsub``)."""
     _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
-    if alpha != 1:
+    if alpha != 1 or type(alpha) is not int:
+        alpha = check_alpha(input, other, alpha)
         input = input * alpha
     return _rsub(input, other)
 

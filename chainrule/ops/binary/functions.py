@@ -5,8 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
+from chainrule._dtype import result_type
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
-from chainrule.ops.binary._common import _checked, _tensor_pair, _torch_name, broadcast_error
+from chainrule.ops.binary._common import (
+    _checked,
+    _legacy,
+    _tensor_pair,
+    _torch_name,
+    broadcast_error,
+)
+from chainrule.ops.complex_numbers import cj
 
 __all__ = ["maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "lerp"]
 
@@ -28,7 +38,8 @@ def _max_vjp(ctx: Any, g: Any) -> Any:
 
 _maximum = binary(
     "maximum",
-    _checked(lambda xp, a, b: xp.maximum(a, b)),
+    # b first: on a tie (0.0 and -0.0) NumPy returns its second operand, PyTorch its first
+    _checked(lambda xp, a, b: xp.maximum(b, a)),
     saves=("a", "b"),
     vjp=(None, None),
     doc="Elementwise max (NaN propagates).",
@@ -51,7 +62,7 @@ def _min_vjp(ctx: Any, g: Any) -> Any:
 
 _minimum = binary(
     "minimum",
-    _checked(lambda xp, a, b: xp.minimum(a, b)),
+    _checked(lambda xp, a, b: xp.minimum(b, a)),  # b first, as maximum
     saves=("a", "b"),
     vjp=(None, None),
     doc="Elementwise min (NaN propagates).",
@@ -166,8 +177,10 @@ def _lerp_fwd_s(xp: Any, a: Any, b: Any, *, weight: float) -> Any:
         raise broadcast_error(a, b) or ValueError("lerp failed") from None
 
 
+# Complex operands: g times the conjugate of each partial derivative (Note [Wirtinger
+# gradients] in ops/complex_numbers.py), as PyTorch's LerpBackward.
 def _lerp_s_vjp(ctx: Any, g: Any) -> Any:
-    w = ctx.weight
+    w = cj(ctx.weight)
     need = ctx.needs_input_grad
     return (g * (1 - w) if need[0] else None, g * w if need[1] else None)
 
@@ -176,9 +189,9 @@ def _lerp_vjp(ctx: Any, g: Any) -> Any:
     a, b, w = ctx.a, ctx.b, ctx.w
     need = ctx.needs_input_grad
     return (
-        g * (1 - w) if need[0] else None,
-        g * w if need[1] else None,
-        g * (b - a) if need[2] else None,
+        g * cj(1 - w) if need[0] else None,
+        g * cj(w) if need[1] else None,
+        g * cj(b - a) if need[2] else None,
     )
 
 
@@ -211,6 +224,19 @@ def lerp(input: Any, end: Any, weight: Any) -> Any:
                     f"expected dtype {_torch_name(input)} for `weight` but got dtype "
                     f"{_torch_name(weight)}"
                 )
-            weight = weight.to(input.dtype)
+            # a 0-dim weight takes part in type promotion, as in PyTorch: a complex (or, for
+            # integer input, a floating) one makes the result complex (floating)
+            rt = result_type(input, end, weight)
+            if rt.np != input._data.dtype:
+                input, end = input.to(rt), end.to(rt)
+            weight = weight.to(rt)
+        if not _kinds.is_inexact(input._data):
+            raise NotImplementedError(
+                f"\"lerp_kernel_tensor\" not implemented for '{_legacy(input)}'"
+            )
         return apply_op(_lerp, (input, end, weight))
+    if not _kinds.is_inexact(input._data):
+        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_legacy(input)}'")
+    if type(weight) is complex:  # PyTorch's error for a nonzero imaginary part on real input
+        weight = complex_scalar_value(weight, input._data.dtype)
     return apply_op(_lerp_s, (input, end), {"weight": weight})

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from chainrule import _kinds
 from chainrule._autocast_state import state as _ac
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
@@ -33,25 +35,38 @@ __all__ = [
 
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
     """``input + value * tensor1 * tensor2``."""
+    if type(value) is complex:  # PyTorch casts value to the result's dtype: its error
+        value = _complex_value(value, input, tensor1, tensor2)
     return input + value * tensor1 * tensor2
+
+
+def _complex_value(value: complex, *tensors: Any) -> Any:
+    from chainrule._dtype import result_type
+
+    return complex_scalar_value(value, result_type(*tensors).np)
 
 
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
     """``input + value * tensor1 / tensor2``; integer inputs raise as in PyTorch."""
     if not tensor1.is_floating_point() and not tensor2.is_floating_point():
         raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future release "
+            "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes."
         )
+    if type(value) is complex:
+        value = _complex_value(value, input, tensor1, tensor2)
     return input + value * tensor1 / tensor2
 
 
 def _scaled(beta: Any, input: Any, alpha: Any, prod: Any) -> Any:
     # beta == 0 ignores input entirely (NaN in it does not propagate), as PyTorch documents.
+    if type(beta) is complex or type(alpha) is complex:  # PyTorch's error on real operands
+        beta = _complex_value(beta, input, prod) if type(beta) is complex else beta
+        alpha = _complex_value(alpha, input, prod) if type(alpha) is complex else alpha
     p = prod if alpha == 1 else alpha * prod
     if beta == 0:
         # input still gets a (zero) gradient, as in PyTorch, but its NaN/inf do not propagate.
@@ -71,7 +86,27 @@ def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> 
             if vec1.ndim != 1
             else f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D"
         )
+    if type(beta) is not int or type(alpha) is not int:
+        beta, alpha = _addr_scalars(input, vec1, vec2, beta, alpha)
     return _scaled(beta, input, alpha, _ops().outer(vec1, vec2))
+
+
+def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """addr's checks of beta and alpha, PyTorch's (bool ones for a bool result only, no
+    floating or complex ones for an integer result; bools for a bool result)."""
+    from chainrule._dtype import result_type
+
+    cat = _kinds.category(result_type(input, vec1, vec2).np)
+    out = []
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if type(v) is bool and cat != 0:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if cat == 1 and isinstance(v, (float, complex)):
+            raise RuntimeError(
+                f"For integral input tensors, argument {name} must not be a floating point number."
+            )
+        out.append(builtins.bool(v) if cat == 0 else v)
+    return out[0], out[1]
 
 
 def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
@@ -223,6 +224,8 @@ def _scatter_args(
         if value._data.ndim:
             raise TypeError("scatter(): argument 'value' must be Number, not Tensor")
         value = value.item()
+    if type(value) is complex:  # PyTorch's error for a nonzero imaginary part
+        value = complex_scalar_value(value, input._data.dtype)
     _, idx, src_sl = _gather_index("scatter", input, dim, index, src)
     if reduce is not None:
         if reduce not in ("add", "multiply"):

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.indexing._common import _legacy, scatter_add_into
@@ -120,6 +121,8 @@ def _index_add_args(
         )
     _check_bounds(_host(index), d, n)
     idx = (slice(None),) * d + (ia.reshape(-1).astype(np.intp),)
+    if type(alpha) is complex:  # PyTorch's error for an imaginary part on a real input
+        alpha = complex_scalar_value(alpha, input._data.dtype)
     return {"index": idx, "alpha": alpha}
 
 
@@ -173,7 +176,14 @@ def _masked_fill_args(input: Tensor, mask: Tensor, value: Any) -> tuple[OpDef, A
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
+        if _kinds.is_complex(value._data) and _kinds.category(input._data) in (1, 2):
+            # PyTorch converts the value tensor to a Scalar first: a nonzero imaginary part
+            # raises, a zero one stores the real part (without the cast's warning)
+            complex_scalar_value(complex(value.item()), input._data.dtype)
+            value = value.real
         return _masked_fill_t, value
+    if type(value) is complex:
+        value = complex_scalar_value(value, input._data.dtype)
     return _masked_fill, value
 
 

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
-from chainrule.ops.indexing._common import ZERO_DIM_MSG, scatter_add_into
+from chainrule.ops.indexing._common import ZERO_DIM_MSG, _legacy, scatter_add_into
 from chainrule.ops.shape._common import _type
 from chainrule.ops.shape.reshaping import expand_shape
 from chainrule.ops.views import apply_inplace, forget_view
@@ -272,9 +273,16 @@ def index_put_(input: Tensor, indices: Any, values: Any, accumulate: bool = Fals
     if not isinstance(values, Tensor):
         from chainrule._creation import tensor
 
+        if type(values) is complex:
+            values = complex_scalar_value(values, input._data.dtype)
         values = tensor(values, dtype=input.dtype)
     elif values._data.dtype != input._data.dtype:
-        values = values.to(input.dtype)
+        # no cast, as PyTorch (``x[idx] = v`` too, unless idx is one bool mask and v 0-dim)
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_legacy(input._data.dtype)} for the destination and "
+            f"{_legacy(values._data.dtype)} for the source."
+        )
     return apply_inplace(_index_put, input, (values,), {"index": parts, "accumulate": accumulate})
 
 
@@ -293,6 +301,8 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         cls = type(value)
         name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
         raise TypeError(f"can't assign a {name} to a {_type(input)}")
+    if type(value) is complex:  # PyTorch's error for a nonzero imaginary part
+        value = complex_scalar_value(value, input._data.dtype)
     parts, basic = normalize_index(index)
     if basic:
         from chainrule.ops.inplace import copy_
@@ -315,6 +325,18 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
     msg = _index_error(input._data.shape, parts)
     if msg is not None:
         raise IndexError(msg)
+    if (
+        isinstance(value, Tensor)
+        and value._data.ndim == 0
+        and value._data.dtype != input._data.dtype
+        and isinstance(index, Tensor)
+        and _kinds.is_bool(index._data)
+    ):
+        # one bool mask and a 0-dim value: PyTorch's masked_fill_, which converts the value
+        if _kinds.is_complex(value._data) and not _kinds.is_complex(input._data):
+            complex_scalar_value(complex(value.item()), input._data.dtype)
+            value = value.real
+        value = value.to(input.dtype)
     index_put_(input, parts, value)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from chainrule._autocast_state import state as _ac
 from chainrule._dispatch import upper as _upper
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.complex_numbers import cj
@@ -325,10 +326,11 @@ def _addprod_vjp(ctx: Any, g: Any) -> Any:
     inner = _Ctx2(
         ctx.a, ctx.b, (need_a, need_b), ctx.input_shapes[1:], ctx._node.next_functions[2][0]
     )
-    ga, gb = _matmul_vjp(inner, g if ctx.alpha == 1 else g * ctx.alpha)
+    # complex scalars enter conjugated (Note [Wirtinger gradients]), as in PyTorch's formulas
+    ga, gb = _matmul_vjp(inner, g if ctx.alpha == 1 else g * cj(ctx.alpha))
     gx = None
     if need_x:
-        gx = g if ctx.beta == 1 else g * ctx.beta
+        gx = g if ctx.beta == 1 else g * cj(ctx.beta)
     return gx, ga, gb
 
 
@@ -366,6 +368,10 @@ _baddbmm = _addprod_op("baddbmm", "BaddbmmBackward0")
 def _addprod(
     op: OpDef, input: Any, prod_shape: tuple[int, ...], a: Any, b: Any, beta: Any, alpha: Any
 ) -> Any:
+    if type(beta) is complex or type(alpha) is complex:  # PyTorch's error on real operands
+        dt = a._data.dtype
+        beta = complex_scalar_value(beta, dt) if type(beta) is complex else beta
+        alpha = complex_scalar_value(alpha, dt) if type(alpha) is complex else alpha
     shape = tuple(input._data.shape)
     ok = len(shape) <= len(prod_shape) and all(
         s in (1, t) for s, t in zip(shape[::-1], prod_shape[::-1])

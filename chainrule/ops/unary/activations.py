@@ -44,7 +44,8 @@ def _act(op: OpDef, input: Any, params: dict[str, Any] | None, inplace: bool) ->
 
 
 def _hardtanh_fwd(xp: Any, x: Any, *, min_val: float = -1.0, max_val: float = 1.0) -> Any:
-    return _cast(xp.minimum(xp.maximum(x, min_val), max_val), x)
+    # x second: where it equals a bound (0.0 and -0.0) NumPy returns it, as PyTorch keeps x.
+    return _cast(xp.minimum(max_val, xp.maximum(min_val, x)), x)
 
 
 def _hardtanh_vjp(ctx: Any, g: Any) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _kinds
+from chainrule._scalar_convert import complex_scalar_value
 from chainrule.ops._registry import OpDef, apply_op, ns
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max"]
@@ -12,12 +14,14 @@ __all__ = ["clamp", "clip", "clamp_min", "clamp_max"]
 # clamp ----------------------------------------------------------------------------------------
 
 
+# The bound is maximum's/minimum's first operand: where x equals it (0.0 and -0.0), NumPy
+# returns the second, so x is kept, with its sign, as PyTorch's clamp keeps it.
 def _clamp_fwd(xp: Any, x: Any, *, min: Any = None, max: Any = None) -> Any:
     out = x
     if min is not None:
-        out = xp.maximum(out, min)
+        out = xp.maximum(min, out)
     if max is not None:
-        out = xp.minimum(out, max)
+        out = xp.minimum(max, out)
     return out.astype(x.dtype, copy=False) if out is not x else x.copy()
 
 
@@ -44,9 +48,9 @@ _clamp = OpDef(
 def _clamp_t_fwd(xp: Any, x: Any, lo: Any, hi: Any) -> Any:
     out = x
     if lo is not None:
-        out = xp.maximum(out, lo)
+        out = xp.maximum(lo, out)
     if hi is not None:
-        out = xp.minimum(out, hi)
+        out = xp.minimum(hi, out)
     return out
 
 
@@ -92,6 +96,13 @@ def clamp(input: Any, min: Any = None, max: Any = None) -> Any:
     min <= x <= max; with tensor bounds, g flows to the bound that is active."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if (
+        type(min) is complex
+        or type(max) is complex
+        or hasattr(min, "_data")
+        or hasattr(max, "_data")
+    ):
+        min, max = _real_input_bounds(input, min, max)
     if hasattr(min, "_data") or hasattr(max, "_data"):
         return apply_op(_clamp_t, (input, min, max))
     from chainrule._dtype import result_type
@@ -105,12 +116,47 @@ def clamp(input: Any, min: Any = None, max: Any = None) -> Any:
 clip = clamp
 
 
+def _real_input_bounds(input: Any, min: Any, max: Any) -> tuple[Any, Any]:
+    """PyTorch's handling of complex bounds when ``input`` is not complex. With a number
+    among the bounds PyTorch takes its Scalar overload (a 0-dim tensor bound becomes a number)
+    and, for a floating input, converts each bound to a double: a nonzero imaginary part
+    raises "value cannot be converted to type double without overflow", a zero one leaves the
+    real part. Complex tensor bounds raise the error of the kernel PyTorch picks (maximum,
+    minimum or clamp) for the promoted complex dtype."""
+    if _kinds.is_complex(input._data):
+        return min, max
+    tmin, tmax = hasattr(min, "_data"), hasattr(max, "_data")
+    if min is not None and max is not None and tmin != tmax:
+        t = min if tmin else max
+        if t._data.ndim == 0 and _kinds.is_complex(t._data):
+            if tmin:
+                min, tmin = complex(t.item()), False
+            else:
+                max, tmax = complex(t.item()), False
+    if _kinds.is_floating(input._data):
+        if type(min) is complex:
+            min = complex_scalar_value(min, "double")
+        if type(max) is complex:
+            max = complex_scalar_value(max, "double")
+    lo: Any = min
+    hi: Any = max
+    if (tmin and _kinds.is_complex(lo._data)) or (tmax and _kinds.is_complex(hi._data)):
+        from chainrule._dtype import result_type
+
+        kernel = "clamp_cpu" if tmin and tmax else "maximum_cpu" if tmin else "minimum_cpu"
+        name = {"complex128": "ComplexDouble"}.get(
+            result_type(input, min, max).np.name, "ComplexFloat"
+        )
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+    return min, max
+
+
 def _clamp_min_fwd(xp: Any, x: Any, *, min: Any) -> Any:
-    return xp.maximum(x, min).astype(x.dtype, copy=False)
+    return xp.maximum(min, x).astype(x.dtype, copy=False)
 
 
 def _clamp_max_fwd(xp: Any, x: Any, *, max: Any) -> Any:
-    return xp.minimum(x, max).astype(x.dtype, copy=False)
+    return xp.minimum(max, x).astype(x.dtype, copy=False)
 
 
 _clamp_min = OpDef(
@@ -141,6 +187,8 @@ def _bound_promote(input: Any, bound: Any) -> Any:
 def clamp_min(input: Any, min: Any) -> Any:
     """max(x, min). VJP: g where x >= min (the bound included, as PyTorch)."""
     if hasattr(min, "_data"):
+        if _kinds.is_complex(min._data):
+            _real_input_bounds(input, min, None)
         return apply_op(_clamp_t, (input, min, None))
     return apply_op(_clamp_min, (_bound_promote(input, min),), {"min": min})
 
@@ -148,5 +196,7 @@ def clamp_min(input: Any, min: Any) -> Any:
 def clamp_max(input: Any, max: Any) -> Any:
     """min(x, max). VJP: g where x <= max (the bound included, as PyTorch)."""
     if hasattr(max, "_data"):
+        if _kinds.is_complex(max._data):
+            _real_input_bounds(input, None, max)
         return apply_op(_clamp_t, (input, None, max))
     return apply_op(_clamp_max, (_bound_promote(input, max),), {"max": max})

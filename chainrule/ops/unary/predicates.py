@@ -52,6 +52,13 @@ def nan_to_num(
 ) -> Any:
     """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (defaults: 0 and the dtype's
     largest/lowest finite values). VJP: g where x is finite, else 0."""
+    if complex in (type(nan), type(posinf), type(neginf)):  # PyTorch's argument parser's text
+        name = next(
+            n
+            for n, v in zip(("nan", "posinf", "neginf"), (nan, posinf, neginf))
+            if type(v) is complex
+        )
+        raise TypeError(f"nan_to_num(): argument '{name}' must be float, not complex")
     return apply_op(
         _nan_to_num,
         (input,),
