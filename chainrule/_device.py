@@ -79,11 +79,24 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with torch.device('cuda'):`` makes this the default device of the factory calls
+        inside the block (as ``set_default_device``); leaving the block restores the one
+        before, so blocks nest."""
+        _ENTERED.append(_DEFAULT[0])
+        _DEFAULT[0] = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _DEFAULT[0] = _ENTERED.pop()
+
 
 CPU = device("cpu")
 
 
 _DEFAULT: list[device | None] = [None]
+# The default devices that ``with device(...)`` blocks replaced, innermost last.
+_ENTERED: list[device | None] = []
 
 
 def set_default_device(device: Any) -> None:  # noqa: F811 - PyTorch's argument name

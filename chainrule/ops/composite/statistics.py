@@ -83,9 +83,16 @@ def _vector_norm(x: Any, p: float, dim: Any, keepdim: bool = False) -> Any:
 
 
 def dist(input: Any, other: Any, p: float = 2) -> Any:
-    """p-norm of ``input - other`` (broadcast), as a 0-d tensor."""
-    d = (input - other).reshape(-1)
-    return _vector_norm(d, float(p), 0)
+    """p-norm of ``input - other`` (broadcast), as a 0-d tensor, recorded as PyTorch's one
+    ``DistBackward0`` (Note [composite nodes] in chainrule/ops/composite_node.py)."""
+    from chainrule.ops.composite_node import composite
+
+    order = float(p)
+    return composite("DistBackward0", lambda a, b: _dist(a, b, order), (input, other))
+
+
+def _dist(input: Any, other: Any, p: float) -> Any:
+    return _vector_norm((input - other).reshape(-1), p, 0)
 
 
 def renorm(input: Any, p: float, dim: int, maxnorm: float) -> Any:
