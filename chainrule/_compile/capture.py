@@ -502,7 +502,7 @@ def capture(
     for t in scope.tensors[: scope.n_args]:
         if t.grad_fn is not None and t._requires_grad:
             cap.unreplayable = "an argument has autograd history from outside the function"
-    live = backends.loaded_cuda_backend()
+    live = backends.loaded_cuda_backend(load=True)
     if live is not None:  # Note [CUDA tracing backend] in _xp.py
         tracing = cuda_tracing_backend(live)
         if live.multi_gpu:

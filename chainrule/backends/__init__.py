@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -152,9 +153,14 @@ def multi_gpu_backend() -> Any:
     return b if b and b.multi_gpu else None
 
 
-def loaded_cuda_backend() -> Any:
-    """The CUDA backend when it has been made (never loads CuPy), else None."""
+def loaded_cuda_backend(load: bool = False) -> Any:
+    """The CUDA backend when it has been made, else None. ``load``: make it now when CuPy
+    (or the module standing in for it) is already imported or registered; never imports
+    CuPy itself."""
     b = _CUDA[0]
+    if b is None and load:
+        if _OVERRIDE[0] is not None or "cupy" in sys.modules:
+            b = _cuda_backend()
     return b if b else None
 
 
