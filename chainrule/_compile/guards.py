@@ -221,7 +221,14 @@ def _tensor_sig(t: Tensor) -> tuple[Any, ...]:
     d = t._data
     g = t._grad
     gs = None if g is None else (g._data.shape, g._data.dtype.str, g._requires_grad)
-    return (type(t), d.shape, d.dtype.str, t._requires_grad, t.grad_fn is None, gs)
+    # The device guard: a CUDA array's dtype entry also names its GPU (cpu <-> cuda:i).
+    dt = d.dtype.str if type(d) is _ndarray else (d.dtype.str, type(d), _gpu(d))
+    return (type(t), d.shape, dt, t._requires_grad, t.grad_fn is None, gs)
+
+
+def _gpu(d: Any) -> Any:
+    dev = getattr(d, "device", None)
+    return getattr(dev, "id", None)
 
 
 def signature(scope: Scope) -> tuple[Any, ...]:
@@ -257,16 +264,24 @@ def structure(sig: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def device_reason(scope: Scope) -> str | None:
-    """Why a call whose tensors are not all on the CPU runs eagerly, or None: the capture
-    records NumPy arrays (its Tracer is an ``np.ndarray`` subclass, Note [tracing arrays] in
-    _tracer.py), so a call that reads a CUDA tensor is not captured (docs/gpu.md)."""
+    """Why a call whose tensors are neither NumPy nor CuPy arrays runs eagerly, or None: the
+    capture records NumPy arrays (Note [tracing arrays] in _tracer.py) and CuPy arrays (Note
+    [CUDA tracing arrays]), nothing else (docs/gpu.md)."""
     for t in scope.tensors:
-        if type(t._data) is not _ndarray and not isinstance(t._data, _ndarray):
+        d = t._data
+        if type(d) is not _ndarray and not isinstance(d, _ndarray) and not _is_cupy(d):
             return (
-                f"a tensor is on {t.device}: the capture records NumPy (CPU) arrays only, "
-                "so calls that read CUDA tensors run eagerly"
+                f"a tensor is on {t.device}: the capture records NumPy and CuPy arrays only, "
+                f"not {type(d).__name__}"
             )
     return None
+
+
+def _is_cupy(d: Any) -> bool:
+    from chainrule.backends import loaded_cuda_backend
+
+    b = loaded_cuda_backend()
+    return b is not None and isinstance(d, b.ndarray)
 
 
 def hooks_reason(scope: Scope) -> str | None:
