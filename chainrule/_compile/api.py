@@ -13,13 +13,8 @@ from chainrule._compile import replay as _replay
 from chainrule._compile._recorder import CheckFailed
 from chainrule._compile.agreement import same_program
 from chainrule._compile.errors import Unsupported
-from chainrule._compile.guards import (
-    device_reason,
-    discover,
-    hooks_reason,
-    signature,
-    structure,
-)
+from chainrule._compile.guards import GuardState, guard, structure
+from chainrule._tensor import Tensor
 
 __all__ = [
     "CompiledFunction",
@@ -39,6 +34,13 @@ _ALL: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
 _DISABLED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
+def _by_id(x: Any) -> bool:
+    """Whether the signature keeps the argument leaf ``x`` by its id (guards.guard)."""
+    if isinstance(x, Tensor) or x is None:
+        return False
+    return type(x) not in (int, float, bool, str, complex, tuple)
+
+
 class CompiledFunction:
     """``fn`` compiled: each call replays a capture whose guards hold, or captures (Note
     [tracing arrays] in _tracer.py, Note [compile scope] in guards.py)."""
@@ -53,6 +55,7 @@ class CompiledFunction:
         self.shape_of: dict[Any, Any] = {}  # dynamic=True: structure -> its signature now
         self.shapes: dict[Any, set[Any]] = {}  # structure -> the signatures it captured
         self.stats = {"calls": 0, "replays": 0, "captures": 0, "eager": 0, "limited": 0}
+        self.guards = GuardState(fn)  # Note [scope plan] in guards.py
         self.log: list[str] = []
         functools.update_wrapper(self, fn, updated=())  # type: ignore[arg-type]
         _ALL.add(self)
@@ -84,18 +87,19 @@ class CompiledFunction:
         fn = self._fn
         if fn in _DISABLED or getattr(fn, "__func__", None) in _DISABLED:
             return fn(*args, **kwargs)
-        scope = discover(fn, args, kwargs)
-        why = hooks_reason(scope)
-        if why is not None:
-            self.log.append(f"eager: {why}")
-            return self._eager(why, args, kwargs)
-        why = device_reason(scope)
-        if why is not None:  # kept for explain(), under a key no signature equals
-            if ("device",) not in self.eager:
+        scope, sig, why, dev = guard(self.guards, args, kwargs)
+        if why is not None:  # kept for explain() while it holds, under a key no signature equals
+            if self.eager.get(("hooks",)) != why:
                 self.log.append(f"eager: {why}")
-            self.eager[("device",)] = why
+            self.eager[("hooks",)] = why
             return self._eager(why, args, kwargs)
-        sig = signature(scope)
+        if self.eager and ("hooks",) in self.eager:
+            del self.eager[("hooks",)]
+        if dev is not None:  # kept for explain(), under a key no signature equals
+            if ("device",) not in self.eager:
+                self.log.append(f"eager: {dev}")
+            self.eager[("device",)] = dev
+            return self._eager(dev, args, kwargs)
         cap = self.cache.get(sig)
         if cap is not None and _replay.consts_hold(cap):
             try:
@@ -119,6 +123,9 @@ class CompiledFunction:
         t0 = time.perf_counter()
         cap, result = _capture.capture(fn, args, kwargs, scope, self.fullgraph)
         self.stats["captures"] += 1
+        # The objects whose ids the signature holds stay alive with the capture, so that no
+        # new object can take one of those ids and match it (Note [scope plan] in guards.py).
+        cap.guard_refs = (scope.plan, [x for x in scope.leaves if _by_id(x)])  # type: ignore[attr-defined]
         rec = cap.rec
         # A signature's first capture is only compared with its second (Note [second
         # capture]): it is not written out, and holds no program and no fused buffers.
@@ -165,7 +172,12 @@ class CompiledFunction:
         """Note [dynamic shapes]: whether ``sig`` is a new shape of a structure that has
         already captured CACHE_SIZE shapes (it runs eagerly, as torch._dynamo's recompile
         limit makes a frame run eagerly)."""
-        seen = self.shapes.setdefault(structure(sig), set())
+        key = structure(sig)
+        seen = self.shapes.get(key)
+        if seen is None:
+            if len(self.shapes) >= 8 * CACHE_SIZE:  # bounded, as the caches are
+                self.shapes.pop(next(iter(self.shapes)))
+            seen = self.shapes[key] = set()
         if sig in seen:
             return False
         if len(seen) >= CACHE_SIZE:
@@ -204,7 +216,7 @@ class CompiledFunction:
             )
             out.append(
                 f"    guards: grad_enabled={g[0]}, {len(g[2])} argument leaves {g[2]!r:.200}, "
-                f"{len(g[3])} external tensors, training={g[4]}"
+                f"{len(g[3][0])} external tensors, training={g[4]}"
             )
         for why in self.eager.values():
             out.append(f"  runs eagerly: {why}")
@@ -304,6 +316,7 @@ def reset() -> None:
         f.pending.clear()
         f.shape_of.clear()
         f.shapes.clear()
+        f.guards.plan = None
 
 
 def disable(fn: Any) -> Any:
