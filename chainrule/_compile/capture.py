@@ -238,9 +238,11 @@ class _Session:
         rec.paused += 1
         slot = _dispatch.recorder[0]
         _dispatch.recorder[0] = None
+        swapped = self._untrace_cuda()
         try:
             return run()
         finally:
+            _retrace(swapped)
             _dispatch.recorder[0] = slot
             rec.paused -= 1
             # The step's own version bumps, and whatever else it changed, happen again when
@@ -249,6 +251,19 @@ class _Session:
                 self.base_versions[i] = _version(t)
                 self.known[i] = self._state(i, t)
             self.known_training = [m.training for m in self.scope.modules]
+
+    def _untrace_cuda(self) -> list[tuple[Any, Any, Any]]:
+        """Note [an unrecorded step on CUDA]: the scope's tensors and gradients whose arrays
+        are CuTracers get their plain arrays for the step; returns (holder, tracer, plain)."""
+        out: list[tuple[Any, Any, Any]] = []
+        if not self.rec.cuda:
+            return out
+        for t in self.scope.tensors:
+            for h in (t, t._grad):
+                if h is not None and isinstance(h._data, CuTracer):
+                    out.append((h, h._data, h._data._a))
+                    h._data = h._data._a
+        return out
 
     def python_state(self, what: str) -> None:
         """The hook of library code whose effect is plain Python state (an LR scheduler's
@@ -273,6 +288,22 @@ class _Session:
                 g._data = _plain(rec, g._data, None)
         for _, g in self.new_grads.values():
             g._data = _plain(rec, g._data, None)
+
+
+# Note [an unrecorded step on CUDA]
+#     An optimizer step runs unrecorded (a sync point), and its update is raw array arithmetic
+#     that mixes the arrays it makes (plain CuPy arrays: the recording functions hand out plain
+#     results while paused) with the parameters' and gradients' arrays. A NumPy Tracer is an
+#     ndarray, so ``scratch *= grad`` works on it; a CuTracer is no cupy.ndarray and a plain
+#     array's in-place operator refuses it. So for the step each CUDA tensor and gradient of
+#     the scope holds its plain array again (the same memory: a CuTracer wraps it), and its
+#     CuTracer afterwards, unless the step put another array there.
+
+
+def _retrace(swapped: list[tuple[Any, Any, Any]]) -> None:
+    for h, tracer, plain in swapped:
+        if h._data is plain:
+            h._data = tracer
 
 
 def _untraced(d: Any) -> Any:
