@@ -51,9 +51,15 @@ def copy_array(a: Any) -> Any:
 # Note [CUDA slots]
 #     CuPy arrays are slots as NumPy arrays are, with a CuTracer as their tracing array (Note
 #     [CUDA tracing arrays] in _tracer.py). Their memory is not followed: a CuPy array counts as
-#     its own root, an unknown one is a constant (copied on its device) and never a view of a
-#     slot, and a write into any CuPy slot that is not a constant counts as a write that may
-#     be seen outside the run (a side effect, after which reads break rather than check).
+#     its own root, and an unknown one is a constant (copied on its device) and never a view of
+#     a slot. Instead each CuPy value slot keeps its origins: the input and constant CuPy slots
+#     whose memory it may share, taken as every CuPy slot its call read (through their own
+#     origins), or none for a call known to return new memory (a factory, a ufunc, an
+#     arithmetic operator, a reduction, a copy). A write into a value slot with an input among
+#     its origins counts as a write that may be seen outside the run (a side effect, after
+#     which reads break rather than check), and one with a constant among them writes that
+#     constant (re-made on each replay). So filling a new canvas (``xp.zeros`` then a slice
+#     assignment, as the convolutions' padding does) keeps the checked reads after it.
 
 
 def _site() -> str:
@@ -114,6 +120,7 @@ class Recorder:
         # With more than one GPU: the runtime whose current device each instruction records.
         self.runtime: Any = None
         self.cuda = False  # whether a CuPy array is a slot
+        self.origins: dict[int, frozenset[int]] = {}  # CuPy value slot -> Note [CUDA slots]
 
     # --- slots -----------------------------------------------------------------------------
     def _new_slot(self, plain: Any, kind: str) -> int:
@@ -244,12 +251,16 @@ class Recorder:
             return False
         p = self.plain[k]
         if not isinstance(p, _ndarray):  # Note [CUDA slots]
-            return True
+            kinds = self.kind
+            return any(kinds[o] == "input" for o in self.origins.get(k, ()))
         return id(_root(p)) in self.input_roots
 
     def _mark_writes(self, slots: list[int]) -> None:
         for k in slots:
             self.written.add(k)
+            for o in self.origins.get(k, ()):  # Note [CUDA slots]
+                if self.kind[o] == "const":
+                    self.written.add(o)
         # A write through a view of a constant writes the constant.
         if self.const_roots:
             for k in slots:
@@ -290,10 +301,12 @@ class Recorder:
         writes_first: bool = False,
         random: bool = False,
         value_ok: bool = False,
+        fresh: bool = False,
     ) -> Any:
         """Run ``fn`` on the plain arrays and record it; returns Tracers of the results.
         ``value_ok``: a result that is no array is handed back unrecorded (a call that read no
-        traced array), not a graph break."""
+        traced array), not a graph break. ``fresh``: a new CuPy result is new memory (Note
+        [CUDA slots])."""
         pargs, targs, ok1 = self.template(args)
         pkw, tkw, ok2 = self.template(kwargs) if kwargs else ({}, {}, True)
         if not (ok1 and ok2) or not self.recording:
@@ -306,7 +319,10 @@ class Recorder:
         else:
             scalar = []
             outs: list[Any] = []
+            n_slots = len(self.plain)
             wrapped = self.wrap(res, scalar, outs)
+            if self.cuda and not fresh and len(self.plain) > n_slots:
+                self._set_origins(n_slots, (targs, tkw))
             if wrapped is None:
                 if value_ok:
                     return res
@@ -337,6 +353,18 @@ class Recorder:
                 self.side_effects = True
         self.program.append(ins)
         return wrapped
+
+    def _set_origins(self, first: int, templates: Any) -> None:
+        """The origins (Note [CUDA slots]) of the new CuPy slots from ``first`` on: the CuPy
+        slots that the call's argument templates name, through their own origins."""
+        found: set[int] = set()
+        _collect_origins(self, templates, found)
+        if not found:
+            return
+        origins = frozenset(found)
+        for k in range(first, len(self.plain)):
+            if not isinstance(self.plain[k], _ndarray):
+                self.origins[k] = origins
 
     def sync(self, payload: Any) -> None:
         """A point where the replay hands control to eager code (an optimizer step)."""
@@ -380,6 +408,25 @@ class Recorder:
         self.program.append(ins)
         ins.random = True  # never dropped
         return True
+
+
+def _collect_origins(rec: Recorder, tm: Any, found: set[int]) -> None:
+    if isinstance(tm, Ref):
+        k = tm.slot
+        if isinstance(rec.plain[k], _ndarray):
+            return
+        if rec.kind[k] == "value":
+            found.update(rec.origins.get(k, ()))
+        else:
+            found.add(k)
+        return
+    t = type(tm)
+    if t is tuple or t is list:
+        for o in tm:
+            _collect_origins(rec, o, found)
+    elif t is dict:
+        for o in tm.values():
+            _collect_origins(rec, o, found)
 
 
 class CheckFailed(Exception):

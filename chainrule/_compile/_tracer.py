@@ -377,6 +377,10 @@ _CU_INPLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "set", "sca
 _CU_METADATA = frozenset(
     {"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags", "device"}
 )
+# cupy.ndarray methods whose array result is new memory (Note [CUDA slots] in _recorder.py).
+_CU_FRESH_METHODS = frozenset(
+    {"copy", "sum", "prod", "mean", "max", "min", "argmax", "argmin", "dot", "cumsum", "clip"}
+)
 _CU_METHODS: dict[str, Callable[..., Any]] = {}
 _CU_ATTRS: dict[str, Any] = {}
 
@@ -412,7 +416,12 @@ def _cu_call(self: CuTracer, name: str, args: tuple[Any, ...], kwargs: dict[str,
         why = f"cupy.ndarray.{name} (its result's shape depends on the data)"
         return rec.shaped_call(fn, (self,) + args, kwargs, f"cupy.ndarray.{name}", why)
     return rec.call(
-        fn, (self,) + args, kwargs, f"cupy.ndarray.{name}", writes_first=name in _CU_INPLACE_METHODS
+        fn,
+        (self,) + args,
+        kwargs,
+        f"cupy.ndarray.{name}",
+        writes_first=name in _CU_INPLACE_METHODS,
+        fresh=name in _CU_FRESH_METHODS,
     )
 
 
@@ -428,7 +437,7 @@ def _cu_op(op: Callable[..., Any], reflected: bool = False, inplace: bool = Fals
         if inplace:
             rec.call(op, args, {}, f"operator.{name}", writes_first=True)
             return self
-        return rec.call(op, args, {}, f"operator.{name}")
+        return rec.call(op, args, {}, f"operator.{name}", fresh=True)  # a new array
 
     return method
 

@@ -134,6 +134,35 @@ TRACING_BACKEND = _TracingBackend()
 #     [replay devices] in replay.py).
 
 _CUDA_WRITES_FIRST = _WRITES_FIRST | {"scatter_add", "scatter_max", "scatter_min"}
+# cupy functions whose array result is new memory, never a view of an argument (Note [CUDA
+# slots] in _recorder.py); the factories that read no array need no entry.
+_CUDA_FRESH = frozenset(
+    {
+        "zeros_like",
+        "empty_like",
+        "ones_like",
+        "full_like",
+        "matmul",
+        "dot",
+        "concatenate",
+        "stack",
+        "copy",
+        "where",
+        "clip",
+        "sum",
+        "prod",
+        "mean",
+        "amax",
+        "amin",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "tensordot",
+        "outer",
+        "cumsum",
+    }
+)
 # The live backend's device runtime, shared by the tracing backend as it is.
 _LIVE_METHODS = (
     "device_count",
@@ -166,7 +195,9 @@ _LIVE_METHODS = (
 )
 
 
-def _cuda_call(f: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
+def _cuda_call(
+    f: Callable[..., Any], name: str, args: Any, kwargs: Any, fresh: bool = False
+) -> Any:
     """One call of a ``cupy``/``cupyx`` function during a capture (Note [CUDA tracing
     backend]): recorded when it reads a traced array or makes an array; a call that reads no
     traced array and returns no array (``cupy.result_type``, a context manager) runs as is."""
@@ -186,6 +217,7 @@ def _cuda_call(f: Callable[..., Any], name: str, args: Any, kwargs: Any) -> Any:
         f"cupy.{name}",
         writes_first=name in _CUDA_WRITES_FIRST,
         value_ok=not traced,
+        fresh=fresh or name in _CUDA_FRESH,
     )
 
 
@@ -198,7 +230,7 @@ class _RecordingUfunc:
         self.__name__ = getattr(uf, "__name__", "ufunc")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _cuda_call(self._uf, self.__name__, args, kwargs)
+        return _cuda_call(self._uf, self.__name__, args, kwargs, fresh=True)
 
     def __getattr__(self, name: str) -> Any:
         v = getattr(self._uf, name)
@@ -230,14 +262,20 @@ class _RecordingCupy:
             return v
         if hasattr(v, "nin") and hasattr(v, "nout") and callable(v):  # a ufunc
             w: Any = _RecordingUfunc(v)
-        elif isinstance(v, types.ModuleType) or hasattr(v, "stride_tricks"):
-            w = _RecordingCupy(v)  # cupy.linalg, cupy.fft, cupy.lib, cupyx.scipy...
+        elif isinstance(v, types.ModuleType) or _namespace(v):
+            w = _RecordingCupy(v)  # cupy.linalg, cupy.fft, cupy.lib.stride_tricks, cupyx.scipy
         elif callable(v) and not isinstance(v, type):
             w = _recorded_cuda(v, name)
         else:
             return v
         self.__dict__[name] = w
         return w
+
+
+def _namespace(v: Any) -> bool:
+    """Whether ``v`` is a namespace of functions that is not a module (an object standing for
+    ``cupy.lib`` or ``cupy.lib.stride_tricks``): not callable, no array, no plain value."""
+    return not callable(v) and hasattr(v, "__dict__") and not is_array(v)
 
 
 def _recorded_cuda(f: Callable[..., Any], name: str) -> Callable[..., Any]:
