@@ -236,7 +236,7 @@ def backend_of(*arrays: Any) -> Backend:
             if found.device == "cpu" and _is_scalar(first):
                 found, first = b, a
                 continue
-            if found is _NUMPY:  # PyTorch names the GPU first: "cuda:0 and cpu"
+            if found.device == "cpu":  # PyTorch names the GPU first: "cuda:0 and cpu"
                 _mixed(b.device_of(a), "cpu")
             _mixed(found.device_of(first), b.device_of(a))
         elif b.device != "cpu" and b.multi_gpu and a.device.id != first.device.id:
