@@ -391,12 +391,12 @@ def _cu_method_fn(name: str) -> Callable[..., Any]:
     fn = _CU_METHODS.get(name)
     if fn is None:
 
-        def fn(a: Any, *args: Any, **kwargs: Any) -> Any:
+        def call(a: Any, *args: Any, **kwargs: Any) -> Any:
             return getattr(a, name)(*args, **kwargs)
 
-        fn.__name__ = f"ndarray_{name}"
-        fn.__qualname__ = fn.__name__
-        _CU_METHODS[name] = fn
+        call.__name__ = f"ndarray_{name}"
+        call.__qualname__ = call.__name__
+        fn = _CU_METHODS[name] = call
     return fn
 
 
@@ -494,7 +494,6 @@ class CuTracer:
     def __init__(self, a: Any) -> None:
         self._a = a
 
-    shape = property(lambda self: self._a.shape)
     dtype = property(lambda self: self._a.dtype)
     ndim = property(lambda self: self._a.ndim)
     size = property(lambda self: self._a.size)
@@ -504,12 +503,16 @@ class CuTracer:
     flags = property(lambda self: self._a.flags)
     device = property(lambda self: self._a.device)
 
-    @shape.setter
-    def shape(self, value: Any) -> None:
+    def _get_shape(self) -> Any:
+        return self._a.shape
+
+    def _set_shape(self, value: Any) -> None:
         rec = ACTIVE[0]
         if rec is not None and not rec.paused:
             rec.graph_break("assignment to an array's shape")
         self._a.shape = value
+
+    shape = property(_get_shape, _set_shape)
 
     def _raw(self, what: str) -> Any:
         rec = ACTIVE[0]
