@@ -188,3 +188,43 @@ def test_data_read_on_cuda_is_a_graph_break(fake_cuda: Any) -> None:
         np.testing.assert_array_equal(_host(g(x)), _host(f(x)))
     assert g.stats["replays"] == 0
     assert "graph break: Tensor data read into Python" in g.explain()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=TypeError,
+    reason="after a graph break the run goes on eagerly with CuTracers still held (saved "
+    "activations): conv's padding writes one into a plain canvas (plain[...] = tracer), which "
+    "the stand-in refuses (CuTracer.__array__); real CuPy may take it through "
+    "__cuda_array_interface__ (unchecked: no GPU)",
+)
+def test_a_graph_break_in_a_cuda_conv_step_runs_the_rest_eagerly(fake_cuda: Any) -> None:
+    cr.manual_seed(0)
+    eager_model = nn.Sequential(
+        nn.Conv2d(2, 4, 3, padding=1), nn.Flatten(), nn.Linear(256, 3)
+    ).cuda()
+    comp_model = copy.deepcopy(eager_model)
+
+    def make(model: nn.Module) -> Callable[..., Any]:
+        opt = cr.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x: Any, y: Any) -> Any:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            scale = float(loss)  # a graph break before the backward
+            loss.backward()
+            opt.step()
+            return loss.detach() * scale
+
+        return step
+
+    eager, compiled = make(eager_model), cr.compile(make(comp_model))
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        x = cr.tensor(rng.standard_normal((2, 2, 8, 8)).astype(np.float32)).cuda()
+        y = cr.tensor(rng.integers(0, 3, 2)).cuda()
+        np.testing.assert_array_equal(_host(compiled(x, y)), _host(eager(x, y)))
+        for p, q in zip(eager_model.parameters(), comp_model.parameters()):
+            np.testing.assert_array_equal(_host(q), _host(p))
+    assert compiled.stats["replays"] == 0
+    assert "graph break: Tensor data read into Python" in compiled.explain()
