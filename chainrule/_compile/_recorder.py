@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from chainrule._compile._tracer import Tracer, _strip
+from chainrule._compile._tracer import CuTracer, Tracer, _strip, is_array
 
 __all__ = ["Recorder", "Ref", "Instr", "CheckFailed"]
 
@@ -33,10 +33,33 @@ class Ref:
 
 
 def _root(a: Any) -> Any:
-    """The array at the root of ``a``'s view chain (the buffer's owner)."""
+    """The array at the root of ``a``'s view chain (the buffer's owner); a CuPy array is its
+    own root here (Note [CUDA slots])."""
     while isinstance(getattr(a, "base", None), np.ndarray):
         a = a.base
     return a
+
+
+def copy_array(a: Any) -> Any:
+    """A copy of a NumPy or CuPy array, on the array's own device."""
+    if isinstance(a, np.ndarray):
+        return np.array(a, copy=True)
+    with a.device:  # cupy.cuda.Device: ndarray.copy copies to the current device
+        return a.copy()
+
+
+# Note [CUDA slots]
+#     CuPy arrays are slots as NumPy arrays are, with a CuTracer as their tracing array (Note
+#     [CUDA tracing arrays] in _tracer.py). Their memory is not followed: a CuPy array counts as
+#     its own root, and an unknown one is a constant (copied on its device) and never a view of
+#     a slot. Instead each CuPy value slot keeps its origins: the input and constant CuPy slots
+#     whose memory it may share, taken as every CuPy slot its call read (through their own
+#     origins), or none for a call known to return new memory (a factory, a ufunc, an
+#     arithmetic operator, a reduction, a copy). A write into a value slot with an input among
+#     its origins counts as a write that may be seen outside the run (a side effect, after
+#     which reads break rather than check), and one with a constant among them writes that
+#     constant (re-made on each replay). So filling a new canvas (``xp.zeros`` then a slice
+#     assignment, as the convolutions' padding does) keeps the checked reads after it.
 
 
 def _site() -> str:
@@ -60,7 +83,7 @@ class Instr:
     marks a draw from a generator (never dropped).
     """
 
-    __slots__ = ("fn", "args", "kwargs", "outs", "scalar", "writes", "random", "sync")
+    __slots__ = ("fn", "args", "kwargs", "outs", "scalar", "writes", "random", "sync", "device")
 
     def __init__(self, fn: Any, args: Any, kwargs: Any, outs: Any, scalar: tuple[int, ...]) -> None:
         self.fn = fn
@@ -71,6 +94,7 @@ class Instr:
         self.writes: tuple[int, ...] = ()
         self.random = False
         self.sync: Any = None
+        self.device: int | None = None  # the current GPU when it ran (Note [replay devices])
 
 
 class Recorder:
@@ -93,12 +117,20 @@ class Recorder:
         self.const_roots: dict[int, list[int]] = {}  # root buffer id -> constant slots
         self.alive: list[Any] = []  # weak references to the Tracers handed out
         self.keep: list[Any] = []  # every array the capture saw, so that ids stay unique
+        # With more than one GPU: the runtime whose current device each instruction records.
+        self.runtime: Any = None
+        self.cuda = False  # whether a CuPy array is a slot
+        self.origins: dict[int, frozenset[int]] = {}  # CuPy value slot -> Note [CUDA slots]
 
     # --- slots -----------------------------------------------------------------------------
     def _new_slot(self, plain: Any, kind: str) -> int:
         k = len(self.plain)
         self.plain.append(plain)
-        t = _plain_view(plain, Tracer)
+        if isinstance(plain, _ndarray):
+            t = _plain_view(plain, Tracer)
+        else:
+            t = CuTracer(plain)
+            self.cuda = True
         self.tracer.append(t)
         self.kind.append(kind)
         self.slot_of[id(plain)] = k
@@ -122,6 +154,13 @@ class Recorder:
         break) for an untracked view of a slot."""
         k = self.slot_of.get(id(x))
         if k is not None:
+            return k
+        if isinstance(x, CuTracer):
+            self.graph_break("an array made outside the recorded calls")
+            return None
+        if not isinstance(x, _ndarray):  # a CuPy array (Note [CUDA slots])
+            k = self._new_slot(x, "const")
+            self.consts[k] = copy_array(x)
             return k
         # A view of a slot's array that NumPy made without us (np.asarray of a Tracer).
         b = x.base
@@ -170,7 +209,7 @@ class Recorder:
     # --- templates -------------------------------------------------------------------------
     def template(self, obj: Any) -> tuple[Any, Any, bool]:
         """(plain value, template, ok) for an argument structure."""
-        if isinstance(obj, _ndarray):
+        if isinstance(obj, _ndarray) or is_array(obj):
             k = self.slot(obj)
             if k is None:
                 return obj, None, False
@@ -210,11 +249,18 @@ class Recorder:
             return True
         if kind == "const":
             return False
-        return id(_root(self.plain[k])) in self.input_roots
+        p = self.plain[k]
+        if not isinstance(p, _ndarray):  # Note [CUDA slots]
+            kinds = self.kind
+            return any(kinds[o] == "input" for o in self.origins.get(k, ()))
+        return id(_root(p)) in self.input_roots
 
     def _mark_writes(self, slots: list[int]) -> None:
         for k in slots:
             self.written.add(k)
+            for o in self.origins.get(k, ()):  # Note [CUDA slots]
+                if self.kind[o] == "const":
+                    self.written.add(o)
         # A write through a view of a constant writes the constant.
         if self.const_roots:
             for k in slots:
@@ -223,7 +269,7 @@ class Recorder:
 
     def wrap(self, res: Any, scalar: list[int], outs: list[Any]) -> Any:
         """Tracers for a call's results (new slots), or None for an unsupported result."""
-        if isinstance(res, _ndarray):
+        if isinstance(res, _ndarray) or is_array(res):
             k = self.slot_of.get(id(res))
             if k is not None:  # an out= argument handed back, or the input itself
                 outs.append(k)
@@ -238,7 +284,7 @@ class Recorder:
             return self.tracer[k]
         t = type(res)
         if isinstance(res, (tuple, list)) and all(
-            isinstance(r, (_ndarray, np.generic)) for r in res
+            isinstance(r, (_ndarray, np.generic)) or is_array(r) for r in res
         ):
             items = [self.wrap(r, scalar, outs) for r in res]
             if hasattr(t, "_fields"):  # a named tuple (np.linalg's SVDResult...)
@@ -254,8 +300,13 @@ class Recorder:
         name: str,
         writes_first: bool = False,
         random: bool = False,
+        value_ok: bool = False,
+        fresh: bool = False,
     ) -> Any:
-        """Run ``fn`` on the plain arrays and record it; returns Tracers of the results."""
+        """Run ``fn`` on the plain arrays and record it; returns Tracers of the results.
+        ``value_ok``: a result that is no array is handed back unrecorded (a call that read no
+        traced array), not a graph break. ``fresh``: a new CuPy result is new memory (Note
+        [CUDA slots])."""
         pargs, targs, ok1 = self.template(args)
         pkw, tkw, ok2 = self.template(kwargs) if kwargs else ({}, {}, True)
         if not (ok1 and ok2) or not self.recording:
@@ -268,13 +319,20 @@ class Recorder:
         else:
             scalar = []
             outs: list[Any] = []
+            n_slots = len(self.plain)
             wrapped = self.wrap(res, scalar, outs)
+            if self.cuda and not fresh and len(self.plain) > n_slots:
+                self._set_origins(n_slots, (targs, tkw))
             if wrapped is None:
+                if value_ok:
+                    return res
                 self.graph_break(f"{name} returned a Python value computed from the data")
                 return res
-            outs_t = outs[0] if isinstance(wrapped, _ndarray) else tuple(outs)
+            outs_t = outs[0] if isinstance(wrapped, (_ndarray, CuTracer)) else tuple(outs)
         ins = Instr(fn, targs, tkw, outs_t, tuple(scalar))
         ins.random = random
+        if self.runtime is not None:
+            ins.device = self.runtime.getDevice()
         if random:
             self.side_effects = True
         writes = []
@@ -296,10 +354,24 @@ class Recorder:
         self.program.append(ins)
         return wrapped
 
+    def _set_origins(self, first: int, templates: Any) -> None:
+        """The origins (Note [CUDA slots]) of the new CuPy slots from ``first`` on: the CuPy
+        slots that the call's argument templates name, through their own origins."""
+        found: set[int] = set()
+        _collect_origins(self, templates, found)
+        if not found:
+            return
+        origins = frozenset(found)
+        for k in range(first, len(self.plain)):
+            if not isinstance(self.plain[k], _ndarray):
+                self.origins[k] = origins
+
     def sync(self, payload: Any) -> None:
         """A point where the replay hands control to eager code (an optimizer step)."""
         ins = Instr(None, (), {}, None, ())
         ins.sync = payload
+        if self.runtime is not None:
+            ins.device = self.runtime.getDevice()
         self.program.append(ins)
         self.side_effects = True
 
@@ -336,6 +408,25 @@ class Recorder:
         self.program.append(ins)
         ins.random = True  # never dropped
         return True
+
+
+def _collect_origins(rec: Recorder, tm: Any, found: set[int]) -> None:
+    if isinstance(tm, Ref):
+        k = tm.slot
+        if isinstance(rec.plain[k], _ndarray):
+            return
+        if rec.kind[k] == "value":
+            found.update(rec.origins.get(k, ()))
+        else:
+            found.add(k)
+        return
+    t = type(tm)
+    if t is tuple or t is list:
+        for o in tm:
+            _collect_origins(rec, o, found)
+    elif t is dict:
+        for o in tm.values():
+            _collect_origins(rec, o, found)
 
 
 class CheckFailed(Exception):

@@ -1,4 +1,7 @@
-"""The tracing array and the recorder: how a capture sees every array call of one eager run.
+"""The tracing arrays: how a capture sees every array call of one eager run.
+
+This file is over 400 lines because it holds the two tracing array types, NumPy's
+(:class:`Tracer`) and CuPy's (:class:`CuTracer`), which share one recording protocol.
 
 Note [tracing arrays]
     While ``compile`` captures, the arrays of the tensors that the function reads (its
@@ -35,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Tracer", "ACTIVE"]
+__all__ = ["Tracer", "CuTracer", "ACTIVE", "is_array", "is_tracer", "CUPY_TYPES"]
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
@@ -105,10 +108,30 @@ _INPLACE_METHODS = frozenset(
 )
 
 
+# The CuPy array type(s) of the backend in use (set by _xp.cuda_tracing_backend): what
+# ``is_array`` counts as a device array, without importing CuPy here.
+CUPY_TYPES: list[type] = []
+
+
+def is_tracer(obj: Any) -> bool:
+    """Whether ``obj`` is a tracing array (NumPy's or CuPy's)."""
+    return isinstance(obj, (Tracer, CuTracer))
+
+
+def is_array(obj: Any) -> bool:
+    """Whether ``obj`` is an array a capture tracks: a NumPy or CuPy array, or a Tracer."""
+    if isinstance(obj, (_ndarray, CuTracer)):
+        return True
+    t = type(obj)
+    return any(t is c or issubclass(t, c) for c in CUPY_TYPES)
+
+
 def _strip(obj: Any) -> Any:
     """``obj`` with every Tracer inside it replaced by the plain array it views."""
     if isinstance(obj, Tracer):
         return _plain_view(obj, _ndarray)
+    if isinstance(obj, CuTracer):
+        return obj._a
     t = type(obj)
     if t is tuple or t is list:
         return t(_strip(o) for o in obj)
@@ -118,7 +141,7 @@ def _strip(obj: Any) -> Any:
 
 
 def _has_tracer(obj: Any) -> bool:
-    if isinstance(obj, Tracer):
+    if isinstance(obj, (Tracer, CuTracer)):
         return True
     t = type(obj)
     if t is tuple or t is list:
@@ -157,8 +180,8 @@ def _function_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
 
 
 def _bool_index(key: Any) -> bool:
-    if isinstance(key, _ndarray):
-        return key.dtype == np.bool_ and isinstance(key, Tracer)
+    if isinstance(key, (_ndarray, CuTracer)):
+        return key.dtype == np.bool_ and isinstance(key, (Tracer, CuTracer))
     if type(key) is tuple:
         return any(_bool_index(k) for k in key)
     return False
@@ -331,3 +354,260 @@ def _install() -> None:
 
 
 _install()
+
+
+# Note [CUDA tracing arrays]
+#     A CuPy array cannot be a NumPy Tracer, so a capture hands out, for each CuPy array it
+#     tracks, a :class:`CuTracer`: a wrapper holding the plain ``cupy.ndarray`` (``_a``) that
+#     speaks the same protocol as ``Tracer``. Its metadata (``shape``, ``dtype``, ``strides``,
+#     ``device``, ``flags``...) is read from the plain array; every method, operator,
+#     indexing and array attribute (``T``, ``real``) is a recorded call of the plain array's
+#     own, and the functions that forwards call come from the recording ``cupy`` module of the
+#     tracing CUDA backend (_xp.py). It is no ``cupy.ndarray`` (CuPy's kernels would read its
+#     memory without asking the recorder), so CuPy refuses one that escapes the recording
+#     paths, as it refuses any foreign object: a loud error, never an unrecorded call. Its
+#     ``__array_ufunc__`` is None, which makes a plain CuPy array's operator return
+#     NotImplemented to it (CuPy's ``_should_use_rop``, NEP 13) so that ``plain + tracer``
+#     comes to the CuTracer's reflected operator. What reads data into Python (``bool``,
+#     ``float``, ``.item()``, ``.tolist()``, printing, a raw pointer) is a graph break, as for
+#     NumPy Tracers.
+
+_CU_READ_METHODS = frozenset({"item", "tolist", "tobytes", "tofile", "dump", "dumps", "__dlpack__"})
+_CU_INPLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "set", "scatter_add"})
+_CU_METADATA = frozenset(
+    {"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags", "device"}
+)
+# cupy.ndarray methods whose array result is new memory (Note [CUDA slots] in _recorder.py).
+_CU_FRESH_METHODS = frozenset(
+    {"copy", "sum", "prod", "mean", "max", "min", "argmax", "argmin", "dot", "cumsum", "clip"}
+)
+_CU_METHODS: dict[str, Callable[..., Any]] = {}
+_CU_ATTRS: dict[str, Any] = {}
+
+
+def _cu_method_fn(name: str) -> Callable[..., Any]:
+    """``a.name(*args, **kwargs)`` as one callable (the same object for every call of that
+    method, so that two captures' programs compare equal)."""
+    fn = _CU_METHODS.get(name)
+    if fn is None:
+
+        def call(a: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(a, name)(*args, **kwargs)
+
+        call.__name__ = f"ndarray_{name}"
+        call.__qualname__ = call.__name__
+        fn = _CU_METHODS[name] = call
+    return fn
+
+
+def _cu_call(self: CuTracer, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    fn = _cu_method_fn(name)
+    rec = ACTIVE[0]
+    if rec is None or rec.paused:
+        return fn(self._a, *_strip(args), **_strip(kwargs))
+    if name in _CU_READ_METHODS:
+        if name == "item" and self.dtype == np.bool_ and not args and self.size == 1:
+            value = self._a.item()
+            if rec.check(self, value):  # Note [checked reads]
+                return value
+        rec.graph_break(f"Tensor data read into Python (cupy.ndarray.{name})")
+        return fn(self._a, *_strip(args), **_strip(kwargs))
+    if name in _DATA_SHAPED_METHODS or (name == "repeat" and _has_tracer(args)):
+        why = f"cupy.ndarray.{name} (its result's shape depends on the data)"
+        return rec.shaped_call(fn, (self,) + args, kwargs, f"cupy.ndarray.{name}", why)
+    return rec.call(
+        fn,
+        (self,) + args,
+        kwargs,
+        f"cupy.ndarray.{name}",
+        writes_first=name in _CU_INPLACE_METHODS,
+        fresh=name in _CU_FRESH_METHODS,
+    )
+
+
+def _cu_op(op: Callable[..., Any], reflected: bool = False, inplace: bool = False) -> Any:
+    name = op.__name__
+
+    def method(self: CuTracer, *other: Any) -> Any:
+        args = (other[0], self) if reflected else (self,) + other
+        rec = ACTIVE[0]
+        if rec is None or rec.paused:
+            res = op(*_strip(args))
+            return self if inplace else res
+        if inplace:
+            rec.call(op, args, {}, f"operator.{name}", writes_first=True)
+            return self
+        return rec.call(op, args, {}, f"operator.{name}", fresh=True)  # a new array
+
+    return method
+
+
+def _cu_reader(name: str) -> Callable[..., Any]:
+    def read(self: CuTracer, *args: Any) -> Any:
+        plain = self._a
+        rec = ACTIVE[0]
+        if rec is not None and not rec.paused:
+            if name == "__bool__":
+                value = bool(plain)
+                if rec.check(self, value):
+                    return value
+            rec.graph_break(f"Tensor data read into Python ({name})")
+        return getattr(plain, name)(*args)
+
+    read.__name__ = name
+    return read
+
+
+class _ReadOnUse(dict):  # type: ignore[type-arg]
+    """A CuTracer's ``__cuda_array_interface__``: a graph break when a consumer reads it (its
+    pointer gives the memory to code the capture does not see)."""
+
+    def _read(self) -> None:
+        rec = ACTIVE[0]
+        if rec is not None and not rec.paused:
+            rec.graph_break("a raw device pointer read (__cuda_array_interface__)")
+
+    def __getitem__(self, key: Any) -> Any:
+        self._read()
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._read()
+        return dict.get(self, key, default)
+
+    def __iter__(self) -> Any:
+        self._read()
+        return dict.__iter__(self)
+
+    def items(self) -> Any:
+        self._read()
+        return dict.items(self)
+
+
+class CuTracer:
+    """A CuPy array whose calls a capture records (Note [CUDA tracing arrays])."""
+
+    __slots__ = ("_a", "__weakref__")
+    __array_priority__ = 200
+    __array_ufunc__ = None  # CuPy's and NumPy's operators defer to the reflected operator
+
+    def __init__(self, a: Any) -> None:
+        self._a = a
+
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    itemsize = property(lambda self: self._a.itemsize)
+    nbytes = property(lambda self: self._a.nbytes)
+    strides = property(lambda self: self._a.strides)
+    flags = property(lambda self: self._a.flags)
+    device = property(lambda self: self._a.device)
+
+    def _get_shape(self) -> Any:
+        return self._a.shape
+
+    def _set_shape(self, value: Any) -> None:
+        rec = ACTIVE[0]
+        if rec is not None and not rec.paused:
+            rec.graph_break("assignment to an array's shape")
+        self._a.shape = value
+
+    shape = property(_get_shape, _set_shape)
+
+    def _raw(self, what: str) -> Any:
+        rec = ACTIVE[0]
+        if rec is not None and not rec.paused:
+            rec.graph_break(f"a raw device pointer read ({what})")
+        return getattr(self._a, what)
+
+    data = property(lambda self: self._raw("data"))
+
+    @property
+    def __cuda_array_interface__(self) -> Any:
+        # Present, so that a probe (``hasattr``) sees a GPU array; reading it is the break.
+        return _ReadOnUse(self._a.__cuda_array_interface__)
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self) -> Any:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(len(self._a)):
+            yield self[i]
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._a.__array__(*args, **kwargs)  # CuPy's refusal of implicit conversion
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return _function_call(func, args, kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        rec = ACTIVE[0]
+        if rec is None or rec.paused:
+            return self._a[_strip(key)]
+        if _bool_index(key):
+            why = "boolean mask indexing (its result's shape depends on the data)"
+            return rec.shaped_call(operator.getitem, (self, key), {}, "cupy.ndarray[]", why)
+        return rec.call(operator.getitem, (self, key), {}, "cupy.ndarray[]")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        rec = ACTIVE[0]
+        if rec is None or rec.paused:
+            self._a[_strip(key)] = _strip(value)
+            return
+        rec.call(operator.setitem, (self, key, value), {}, "cupy.ndarray[]=", writes_first=True)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._a, name)
+        if callable(value):
+            return lambda *args, **kwargs: _cu_call(self, name, args, kwargs)
+        if is_array(value):  # T, mT, real, imag, base
+            rec = ACTIVE[0]
+            if rec is None or rec.paused:
+                return value
+            get = _CU_ATTRS.get(name)
+            if get is None:
+                get = _CU_ATTRS[name] = operator.attrgetter(name)  # one object per name
+            return rec.call(get, (self,), {}, f"cupy.ndarray.{name}")
+        return value
+
+    def __repr__(self) -> str:
+        rec = ACTIVE[0]
+        if rec is not None and not rec.paused:
+            rec.graph_break("Tensor data read into Python (__repr__)")
+        return repr(self._a)
+
+    __str__ = __repr__
+
+
+for _op in (
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.matmul,
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    operator.lshift,
+    operator.rshift,
+):
+    _n = _op.__name__.strip("_")
+    setattr(CuTracer, f"__{_n}__", _cu_op(_op))
+    setattr(CuTracer, f"__r{_n}__", _cu_op(_op, reflected=True))
+    setattr(CuTracer, f"__i{_n}__", _cu_op(getattr(operator, f"i{_n}"), inplace=True))
+for _op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+    setattr(CuTracer, f"__{_op.__name__}__", _cu_op(_op))
+for _op in (operator.neg, operator.pos, operator.abs, operator.invert):
+    setattr(CuTracer, f"__{_op.__name__.strip('_')}__", _cu_op(_op))
+setattr(CuTracer, "__divmod__", _cu_op(divmod))
+setattr(CuTracer, "__rdivmod__", _cu_op(divmod, reflected=True))
+CuTracer.__hash__ = None  # type: ignore[assignment]  # as cupy.ndarray's
+for _n in ("__bool__", "__float__", "__int__", "__index__", "__complex__", "__format__"):
+    setattr(CuTracer, _n, _cu_reader(_n))

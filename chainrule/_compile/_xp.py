@@ -11,18 +11,23 @@ import numpy as np
 from chainrule._compile._tracer import (
     _DATA_SHAPED,
     _METADATA,
+    _WRITES_FIRST,
     ACTIVE,
+    CUPY_TYPES,
+    CuTracer,
     Tracer,
     _function_call,
     _has_tracer,
     _strip,
+    is_array,
 )
+from chainrule.backends.cupy_backend import CupyBackend
 from chainrule.backends.numpy_backend import NumpyBackend
 
 if TYPE_CHECKING:
     from chainrule._compile._recorder import Recorder
 
-__all__ = ["TRACING_BACKEND", "LiveRng", "RecordingRng"]
+__all__ = ["TRACING_BACKEND", "LiveRng", "RecordingRng", "cuda_tracing_backend"]
 
 
 class _RecordingNumpy:
@@ -113,6 +118,220 @@ class _TracingBackend(NumpyBackend):
 
 
 TRACING_BACKEND = _TracingBackend()
+
+
+# Note [CUDA tracing backend]
+#     While a capture runs, the CUDA backend that ``get_backend('cuda')`` and
+#     ``backend_of(CuTracer)`` hand out is a :class:`TracingCupyBackend`: the live
+#     ``CupyBackend``'s methods, run with ``xp``/``_cp``/``_cpx`` replaced by recording
+#     wrappers of the ``cupy`` and ``cupyx`` modules, so every array function a forward, a VJP
+#     or a backend method calls (``xp.add``, ``cupyx.scatter_add``, ``cupy.asarray`` of a host
+#     array, ``cupy.asnumpy``) is one instruction of the program. ``cupy.cuda`` (devices,
+#     streams, the runtime) is not wrapped, and the device runtime (device counts, generators,
+#     memory statistics, streams, events) is the live backend's own. ``ndarray`` is CuTracer,
+#     so the backward engine's per-node device switch (``on_node_devices``) sees the traced
+#     gradients. Each instruction records the device that was current when it ran (Note
+#     [replay devices] in replay.py).
+
+_CUDA_WRITES_FIRST = _WRITES_FIRST | {"scatter_add", "scatter_max", "scatter_min"}
+# cupy functions whose array result is new memory, never a view of an argument (Note [CUDA
+# slots] in _recorder.py); the factories that read no array need no entry.
+_CUDA_FRESH = frozenset(
+    {
+        "zeros_like",
+        "empty_like",
+        "ones_like",
+        "full_like",
+        "matmul",
+        "dot",
+        "concatenate",
+        "stack",
+        "copy",
+        "where",
+        "clip",
+        "sum",
+        "prod",
+        "mean",
+        "amax",
+        "amin",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "tensordot",
+        "outer",
+        "cumsum",
+    }
+)
+# The live backend's device runtime, shared by the tracing backend as it is.
+_LIVE_METHODS = (
+    "device_count",
+    "check_device",
+    "current_device",
+    "set_device",
+    "device_guard",
+    "synchronize",
+    "device_properties",
+    "generator",
+    "reseed",
+    "default_rng",
+    "memory_allocated",
+    "memory_reserved",
+    "max_memory_allocated",
+    "reset_peak_memory_stats",
+    "empty_cache",
+    "new_stream",
+    "current_stream",
+    "default_stream",
+    "use_stream",
+    "stream_synchronize",
+    "stream_query",
+    "stream_wait_event",
+    "new_event",
+    "event_record",
+    "event_synchronize",
+    "event_query",
+    "event_elapsed_ms",
+)
+
+
+def _cuda_call(
+    f: Callable[..., Any], name: str, args: Any, kwargs: Any, fresh: bool = False
+) -> Any:
+    """One call of a ``cupy``/``cupyx`` function during a capture (Note [CUDA tracing
+    backend]): recorded when it reads a traced array or makes an array; a call that reads no
+    traced array and returns no array (``cupy.result_type``, a context manager) runs as is."""
+    rec = ACTIVE[0]
+    if rec is None or rec.paused:
+        return f(*_strip(args), **_strip(kwargs))
+    traced = _has_tracer(args) or _has_tracer(kwargs)
+    if name in _METADATA:
+        return f(*_strip(args), **_strip(kwargs))
+    if traced and (name in _DATA_SHAPED or name == "where" and len(args) + len(kwargs) == 1):
+        why = f"cupy.{name} (its result's shape depends on the data)"
+        return rec.shaped_call(f, args, kwargs, f"cupy.{name}", why)
+    return rec.call(
+        f,
+        args,
+        kwargs,
+        f"cupy.{name}",
+        writes_first=name in _CUDA_WRITES_FIRST,
+        value_ok=not traced,
+        fresh=fresh or name in _CUDA_FRESH,
+    )
+
+
+class _RecordingUfunc:
+    """A CuPy ufunc whose calls, ``at``, ``reduce``, ``outer`` and ``accumulate`` are
+    recorded."""
+
+    def __init__(self, uf: Any) -> None:
+        self._uf = uf
+        self.__name__ = getattr(uf, "__name__", "ufunc")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _cuda_call(self._uf, self.__name__, args, kwargs, fresh=True)
+
+    def __getattr__(self, name: str) -> Any:
+        v = getattr(self._uf, name)
+        if name in ("at", "reduce", "outer", "accumulate", "reduceat"):
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                rec = ACTIVE[0]
+                if rec is None or rec.paused:
+                    return v(*_strip(args), **_strip(kwargs))
+                return rec.call(
+                    v, args, kwargs, f"cupy.{self.__name__}.{name}", writes_first=name == "at"
+                )
+
+            return method
+        return v
+
+
+class _RecordingCupy:
+    """``cupy`` (or ``cupyx``, or one of their submodules) as a forward on CuTracers sees it
+    (Note [CUDA tracing backend]): functions and ufuncs recorded, ``cuda`` and types as they
+    are."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        v = getattr(self._module, name)
+        if name in ("cuda", "ndarray") or name.startswith("_") or isinstance(v, type):
+            return v
+        if hasattr(v, "nin") and hasattr(v, "nout") and callable(v):  # a ufunc
+            w: Any = _RecordingUfunc(v)
+        elif isinstance(v, types.ModuleType) or _namespace(v):
+            w = _RecordingCupy(v)  # cupy.linalg, cupy.fft, cupy.lib.stride_tricks, cupyx.scipy
+        elif callable(v) and not isinstance(v, type):
+            w = _recorded_cuda(v, name)
+        else:
+            return v
+        self.__dict__[name] = w
+        return w
+
+
+def _namespace(v: Any) -> bool:
+    """Whether ``v`` is a namespace of functions that is not a module (an object standing for
+    ``cupy.lib`` or ``cupy.lib.stride_tricks``): not callable, no array, no plain value."""
+    return not callable(v) and hasattr(v, "__dict__") and not is_array(v)
+
+
+def _recorded_cuda(f: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return _cuda_call(f, name, args, kwargs)
+
+    call.__name__ = name
+    return call
+
+
+class TracingCupyBackend(CupyBackend):
+    """The live CUDA backend as a capture sees it (Note [CUDA tracing backend])."""
+
+    def __init__(self, live: CupyBackend) -> None:  # the live backend's state, not a new one
+        self._live = live
+        self.xp = self._cp = _RecordingCupy(live._cp)  # type: ignore[assignment]
+        self._cpx = _RecordingCupy(live._cpx)
+        self.ndarray = CuTracer
+        for name in _LIVE_METHODS:
+            setattr(self, name, getattr(live, name))
+
+    def __getattr__(self, name: str) -> Any:  # the live backend's other state
+        if name == "_live":
+            raise AttributeError(name)
+        return getattr(self._live, name)
+
+    @property
+    def multi_gpu(self) -> bool:  # type: ignore[override]
+        return self._live.multi_gpu
+
+    def ensure_array(self, value: Any) -> Any:
+        return value if is_array(value) else self._cp.asarray(value)
+
+    def lu_factor(self, a: Any) -> tuple[Any, Any]:
+        """cupyx's one-matrix LU per matrix (the batched cuBLAS call reads raw pointers, which
+        a replay cannot follow)."""
+        rec = ACTIVE[0]
+        if rec is not None and not rec.paused and a.ndim > 2:
+            rec.graph_break("a batched LU through raw cuBLAS pointers")
+        return CupyBackend.lu_factor(self, a)
+
+
+_CUDA_TRACING: dict[int, TracingCupyBackend] = {}
+
+
+def cuda_tracing_backend(live: Any) -> TracingCupyBackend:
+    """The tracing backend of the live CUDA backend ``live`` (made once per backend), with
+    CuTracer registered as its array type."""
+    from chainrule.backends import register_array_type
+
+    b = _CUDA_TRACING.get(id(live))
+    if b is None or b._live is not live:
+        b = _CUDA_TRACING[id(live)] = TracingCupyBackend(live)
+    register_array_type(CuTracer, b)
+    CUPY_TYPES[:] = [live.ndarray]
+    return b
 
 
 class LiveRng:

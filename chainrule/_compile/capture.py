@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from chainrule import _dispatch
+from chainrule import _dispatch, backends
 from chainrule._compile._recorder import Recorder
-from chainrule._compile._tracer import ACTIVE, Tracer
-from chainrule._compile._xp import RecordingRng
+from chainrule._compile._tracer import ACTIVE, CuTracer, Tracer, is_array, is_tracer
+from chainrule._compile._xp import RecordingRng, cuda_tracing_backend
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor
 from chainrule.autograd.graph import Node, OpNode
@@ -59,6 +59,8 @@ class StateNote:
 
 
 _UNTRACKED = object()
+# The live CUDA backend while a capture that may meet CUDA arrays runs (else None).
+_LIVE_CUDA: list[Any] = [None]
 
 
 class Capture:
@@ -82,6 +84,7 @@ class Capture:
         self.guard: tuple[Any, ...] = ()
         self.lock: Any = None  # set by replay.build when the program has buffers
         self.bw: Any = None  # Note [backward outside]: a _Backward when fn returns a graph
+        self.device0: int | None = None  # the current GPU at capture, with several GPUs
 
 
 def _version(t: Tensor) -> int:
@@ -130,7 +133,7 @@ class _Session:
         self.known_training = [m.training for m in self.scope.modules]
 
     def _slot_of_data(self, d: Any) -> int | None:
-        if isinstance(d, np.ndarray):
+        if is_array(d):
             return self.rec.slot(d)
         return None
 
@@ -235,9 +238,11 @@ class _Session:
         rec.paused += 1
         slot = _dispatch.recorder[0]
         _dispatch.recorder[0] = None
+        swapped = self._untrace_cuda()
         try:
             return run()
         finally:
+            _retrace(swapped)
             _dispatch.recorder[0] = slot
             rec.paused -= 1
             # The step's own version bumps, and whatever else it changed, happen again when
@@ -246,6 +251,19 @@ class _Session:
                 self.base_versions[i] = _version(t)
                 self.known[i] = self._state(i, t)
             self.known_training = [m.training for m in self.scope.modules]
+
+    def _untrace_cuda(self) -> list[tuple[Any, Any, Any]]:
+        """Note [an unrecorded step on CUDA]: the scope's tensors and gradients whose arrays
+        are CuTracers get their plain arrays for the step; returns (holder, tracer, plain)."""
+        out: list[tuple[Any, Any, Any]] = []
+        if not self.rec.cuda:
+            return out
+        for t in self.scope.tensors:
+            for h in (t, t._grad):
+                if h is not None and isinstance(h._data, CuTracer):
+                    out.append((h, h._data, h._data._a))
+                    h._data = h._data._a
+        return out
 
     def python_state(self, what: str) -> None:
         """The hook of library code whose effect is plain Python state (an LR scheduler's
@@ -272,12 +290,33 @@ class _Session:
             g._data = _plain(rec, g._data, None)
 
 
+# Note [an unrecorded step on CUDA]
+#     An optimizer step runs unrecorded (a sync point), and its update is raw array arithmetic
+#     that mixes the arrays it makes (plain CuPy arrays: the recording functions hand out plain
+#     results while paused) with the parameters' and gradients' arrays. A NumPy Tracer is an
+#     ndarray, so ``scratch *= grad`` works on it; a CuTracer is no cupy.ndarray and a plain
+#     array's in-place operator refuses it. So for the step each CUDA tensor and gradient of
+#     the scope holds its plain array again (the same memory: a CuTracer wraps it), and its
+#     CuTracer afterwards, unless the step put another array there.
+
+
+def _retrace(swapped: list[tuple[Any, Any, Any]]) -> None:
+    for h, tracer, plain in swapped:
+        if h._data is plain:
+            h._data = tracer
+
+
+def _untraced(d: Any) -> Any:
+    """The plain array a tracing array wraps or views."""
+    return d._a if isinstance(d, CuTracer) else d.view(np.ndarray)
+
+
 def _plain(rec: Recorder, d: Any, orig: Any) -> Any:
-    if isinstance(d, Tracer):
+    if is_tracer(d):
         k = rec.slot_of.get(id(d))
         if k is not None and rec.kind[k] == "input" and orig is not None and rec.plain[k] is orig:
             return orig
-        return d.view(np.ndarray) if k is None else rec.plain[k]
+        return _untraced(d) if k is None else rec.plain[k]
     return d
 
 
@@ -291,7 +330,7 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
             cap.unreplayable = f"fn returned a {type(obj).__name__}"
             return None
         d = obj._data
-        k = rec.slot(d) if isinstance(d, np.ndarray) else None
+        k = rec.slot(d) if is_array(d) else None
         if k is None:
             cap.unreplayable = "fn returned a tensor made outside the recorded calls"
             return None
@@ -301,7 +340,7 @@ def _outputs(cap: Capture, rec: Recorder, scope: Scope, obj: Any) -> Any:
         g = obj._grad
         if g is not None:
             gd = g._data
-            gk = rec.slot(gd) if isinstance(gd, np.ndarray) else None
+            gk = rec.slot(gd) if is_array(gd) else None
             if gk is None or type(g) is not Tensor or g._requires_grad:
                 cap.unreplayable = "fn returned a tensor whose .grad a replay cannot rebuild"
                 return None
@@ -339,9 +378,9 @@ def _plain_bases(rec: Recorder, t: Tensor) -> None:
     b = t._base
     while b is not None:
         d = b._data
-        if isinstance(d, Tracer):
+        if is_tracer(d):
             k = rec.slot_of.get(id(d))
-            b._data = d.view(np.ndarray) if k is None else rec.plain[k]
+            b._data = _untraced(d) if k is None else rec.plain[k]
         b = b._base
 
 
@@ -438,7 +477,7 @@ def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> 
         return
     out = outs[0]
     gf = out.grad_fn
-    if gf is None or _released(gf) or type(out) is not Tensor or not isinstance(out._data, Tracer):
+    if gf is None or _released(gf) or type(out) is not Tensor or not is_tracer(out._data):
         return
     if any(t._grad is not None and t._grad._requires_grad for t in scope.tensors):
         return
@@ -448,7 +487,11 @@ def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> 
     if not leaves:
         return
     d = out._data
-    g = rec.add_input(np.ones(d.shape, d.dtype))
+    if isinstance(d, Tracer):
+        g = rec.add_input(np.ones(d.shape, d.dtype))
+    else:  # the seed gradient of a CUDA output, on its device
+        with d.device:
+            g = rec.add_input(_LIVE_CUDA[0]._cp.ones(d.shape, d.dtype))
     bw = _Backward(out, rec.slot_of[id(g)], len(rec.program))
     bw.g_meta = (d.shape, d.dtype)
     bw.saved = _saved_in_graph(gf, scope.tensors)
@@ -466,7 +509,7 @@ def _record_backward(cap: Capture, rec: Recorder, scope: Scope, result: Any) -> 
         k = None
         if gr is not None:
             gd = gr._data
-            k = rec.slot(gd) if isinstance(gd, np.ndarray) else None
+            k = rec.slot(gd) if is_array(gd) else None
             if k is None or type(gr) is not Tensor:
                 cap.unreplayable = "a gradient was made outside the recorded calls"
                 return
@@ -490,26 +533,40 @@ def capture(
     for t in scope.tensors[: scope.n_args]:
         if t.grad_fn is not None and t._requires_grad:
             cap.unreplayable = "an argument has autograd history from outside the function"
+    live = backends.loaded_cuda_backend(load=True)
+    if live is not None:  # Note [CUDA tracing backend] in _xp.py
+        tracing = cuda_tracing_backend(live)
+        if live.multi_gpu:
+            rec.runtime = live._cp.cuda.runtime
+            cap.device0 = rec.runtime.getDevice()
     sess.start()
     ACTIVE[0] = rec
     _dispatch.recorder[0] = sess
+    if live is not None:
+        _LIVE_CUDA[0] = live
+        backends.swap_cuda_backend(tracing)
+
+    def _end() -> None:
+        ACTIVE[0] = None
+        _dispatch.recorder[0] = None
+        if live is not None:
+            backends.swap_cuda_backend(live)
+            _LIVE_CUDA[0] = None
+
     try:
         result = fn(*args, **kwargs)
     except BaseException:
-        ACTIVE[0] = None
-        _dispatch.recorder[0] = None
+        _end()
         sess.restore()
         raise
     if rec.recording and cap.unreplayable is None:
         try:
             _record_backward(cap, rec, scope, result)
         except BaseException:
-            ACTIVE[0] = None
-            _dispatch.recorder[0] = None
+            _end()
             sess.restore()
             raise
-    ACTIVE[0] = None
-    _dispatch.recorder[0] = None
+    _end()
     if rec.recording:
         cap.final = sess.note()
         cap.outputs = _outputs(cap, rec, scope, result)

@@ -565,25 +565,49 @@ def _tensor_hooks_reason(ts: list[Tensor]) -> str | None:
 
 
 def _device_reason(ts: list[Tensor]) -> str | None:
-    """Why a call whose tensors are not all on the CPU runs eagerly, or None: the capture
-    records NumPy arrays (its Tracer is an ``np.ndarray`` subclass, Note [tracing arrays] in
-    _tracer.py), so a call that reads a CUDA tensor is not captured (docs/gpu.md)."""
+    """Why a call whose tensors are neither NumPy nor CuPy arrays runs eagerly, or None: the
+    capture records NumPy arrays (Note [tracing arrays] in _tracer.py) and CuPy arrays (Note
+    [CUDA tracing arrays]), nothing else (docs/gpu.md)."""
     if all(map(isinstance, map(_DATA, ts), repeat(_ndarray))):
         return None
     for t in ts:
-        if not isinstance(t._data, _ndarray):
+        d = t._data
+        if not isinstance(d, _ndarray) and not _is_cupy(d):
             return (
-                f"a tensor is on {t.device}: the capture records NumPy (CPU) arrays only, "
-                "so calls that read CUDA tensors run eagerly"
+                f"a tensor is on {t.device}: the capture records NumPy and CuPy arrays only, "
+                f"not {type(d).__name__}"
             )
     return None
+
+
+def _is_cupy(d: Any) -> bool:
+    from chainrule.backends import loaded_cuda_backend
+
+    b = loaded_cuda_backend()
+    return b is not None and isinstance(d, b.ndarray)
+
+
+def _devices(ts: list[Tensor]) -> Any:
+    """The device guard of the tensors a call reads outside its arguments: None when all are
+    NumPy arrays (the common case, one C-level check), else each array's type and GPU, so a
+    model moved between the CPU and a GPU (or between GPUs) is captured again."""
+    if all(map(isinstance, map(_DATA, ts), repeat(_ndarray))):
+        return None
+    return tuple((type(t._data), _gpu(t._data)) for t in ts)
 
 
 def _tensor_sig(t: Tensor) -> tuple[Any, ...]:
     d = t._data
     g = t._grad
     gs = None if g is None else (g._data.shape, g._data.dtype.str, g._requires_grad)
-    return (type(t), d.shape, d.dtype.str, t._requires_grad, t.grad_fn is None, gs)
+    # The device guard: a CUDA array's dtype entry also names its GPU (cpu <-> cuda:i).
+    dt = d.dtype.str if type(d) is _ndarray else (d.dtype.str, type(d), _gpu(d))
+    return (type(t), d.shape, dt, t._requires_grad, t.grad_fn is None, gs)
+
+
+def _gpu(d: Any) -> Any:
+    dev = getattr(d, "device", None)
+    return getattr(dev, "id", None)
 
 
 _NO_LEAVES = ((tuple, 0), (dict, ()))
@@ -703,6 +727,7 @@ def guard(
             tuple(map(is_, map(_GFN, ext), repeat(None))),
             has_grad,
             tuple(map(_META, compress(grads, has_grad))),
+            _devices(ext),
         ),
         plan.training,
         (tuple(map(len, map(_STATE, plan.optimizers))), plan.groups),

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._compile import fusion
-from chainrule._compile._recorder import CheckFailed, Instr, Recorder, Ref
+from chainrule._compile._recorder import CheckFailed, Instr, Recorder, Ref, copy_array
 from chainrule._compile.capture import Capture, CompiledBackward, StateNote
 from chainrule._compile.guards import Scope
 from chainrule._tensor import Tensor, _new_tensor
@@ -34,6 +34,7 @@ from chainrule.autograd._codegen import compile_generated
 from chainrule.autograd._saved import _set_last, _set_value
 from chainrule.autograd._sites import FIXED_SITE, user_site
 from chainrule.autograd.graph import Node, freed_message
+from chainrule.backends import backend_of
 from chainrule.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
 
 __all__ = ["build", "run"]
@@ -105,6 +106,8 @@ def _scalar_args(ins: Instr, rec: Recorder) -> Any:
     a, b = args
     for num, arr in ((a, b), (b, a)):
         if type(num) in (float, int) and isinstance(arr, Ref):
+            if not isinstance(rec.plain[arr.slot], np.ndarray):
+                return args
             dt = rec.plain[arr.slot].dtype
             if dt.kind != "f" or not abs(num) < float(np.finfo(dt).max):
                 return args
@@ -203,7 +206,9 @@ def _const_lines(cap: Capture, needed: set[int], w: _Writer) -> list[str]:
     for k, orig, snap, written in cap.consts:
         if k not in needed:
             continue
-        if written:
+        if written and not isinstance(snap, np.ndarray):  # a CuPy constant, on its device
+            lines.append(f"    s{k} = {w.name(copy_array, 'F')}({w.name(snap, 'K')})")
+        elif written:
             lines.append(f"    s{k} = {w.name(snap, 'K')}.copy()")
         else:
             lines.append(f"    s{k} = {w.name(orig, 'K')}")
@@ -362,10 +367,15 @@ def _body(
     w.env.update(fused.buffers)
     lines: list[str] = []
     n = 0
+    cur = None
     for i, (ins, k) in enumerate(zip(rec.program, keep)):
         if not k:
             continue
         n += 1
+        if ins.device is not None and ins.device != cur:  # Note [replay devices]
+            cur = ins.device
+            w.env.setdefault("DEVSET", rec.runtime.setDevice)
+            lines.append(f"    DEVSET({cur})")
         lines += _line(cap, ins, rec, w, alias, fused.out.get(i))
         dead = fused.dels.get(i)
         if dead:
@@ -405,7 +415,7 @@ def _build_backward(cap: Capture, rec: Recorder) -> list[int]:
     lines += body
     vals = "".join("None, " if k is None else f"s{k}, " for _, k in bw.leaves)
     lines.append(f"    return ({vals})")
-    src = "\n".join(lines) + "\n"
+    src = "\n".join(_restoring(rec, lines, w)) + "\n"
     cap.bw_program = compile_generated(src, "compiled backward", w.env)["backward"]  # type: ignore[attr-defined]
     cap.bw_source = src  # type: ignore[attr-defined]
     cap.bw_residuals = res  # type: ignore[attr-defined]
@@ -414,6 +424,34 @@ def _build_backward(cap: Capture, rec: Recorder) -> list[int]:
     cap.bw_lock = threading.Lock() if fused.buffers else None  # type: ignore[attr-defined]
     cap.n_instr += n
     return res
+
+
+# Note [replay devices]
+#     With more than one GPU, each instruction recorded the device that was current when it
+#     ran (the eager ops make their inputs' device current, the backward engine each node's).
+#     The program sets it again where it changes (``D3(1)``: ``cupy.cuda.runtime.setDevice``),
+#     and puts the caller's device back when it returns or raises. Factories and draws of
+#     ``device='cuda'`` follow the device current when they run, so a replay runs only when the
+#     caller's current device is the one the capture started on (``run``; otherwise the call
+#     runs eagerly).
+
+
+def _restoring(rec: Recorder, lines: list[str], w: _Writer) -> list[str]:
+    """``lines`` (a program: its ``def`` line, then its body) with the caller's current device
+    put back at the end, when the body sets devices (Note [replay devices])."""
+    rt = rec.runtime
+    if rt is None or "DEVSET" not in w.env:
+        return lines
+    w.env["DEVGET"] = rt.getDevice
+    body = ["    " + ln for ln in lines[1:]]
+    return [
+        lines[0],
+        "    _d0 = DEVGET()",
+        "    try:",
+        *body,
+        "    finally:",
+        "        DEVSET(_d0)",
+    ]
 
 
 def build(cap: Capture, rec: Recorder) -> None:
@@ -440,7 +478,7 @@ def build(cap: Capture, rec: Recorder) -> None:
     body, n, fused = _body(cap, rec, keep, ret, w, set())
     lines += body
     lines.append("    return (" + "".join(f"s{s}, " for s in ret) + ")")
-    src = "\n".join(lines) + "\n"
+    src = "\n".join(_restoring(rec, lines, w)) + "\n"
     cap.program = compile_generated(src, "compiled program", w.env)["program"]
     cap.source = src  # type: ignore[attr-defined]
     cap.ret_slots = ret  # type: ignore[attr-defined]
@@ -448,7 +486,7 @@ def build(cap: Capture, rec: Recorder) -> None:
     cap.read_consts = [  # type: ignore[attr-defined]
         (orig, snap)
         for k, orig, snap, written in cap.consts
-        if k in needed and not written and orig.flags.writeable
+        if k in needed and not written and getattr(orig.flags, "writeable", True)
     ]
     cap.bytes_held = sum(int(c[2].nbytes) for c in cap.consts if c[0] in needed)
     cap.bytes_buffers = sum(int(b.nbytes) for b in fused.buffers.values())
@@ -461,12 +499,13 @@ def build(cap: Capture, rec: Recorder) -> None:
     # A sync point's optimizer step and a version moved by a note need the caller's site.
     cap.needs_site = bool(cap.syncs or cap.final.versions)  # type: ignore[attr-defined]
     cap.lock = threading.Lock() if fused.buffers else None
+    cap.runtime = rec.runtime  # type: ignore[attr-defined]
 
 
 def consts_hold(cap: Capture) -> bool:
     """Whether the constants the program only reads still hold their captured values."""
     for orig, snap in cap.read_consts:  # type: ignore[attr-defined]
-        if not np.array_equal(orig, snap):
+        if not np.array_equal(orig, snap):  # a CuPy pair: cupy.array_equal, through dispatch
             return False
     return True
 
@@ -587,7 +626,8 @@ class CompiledFunctionBackward(Node):
                 f"output[0] has a shape of {tuple(shape)}."
             )
         if g.dtype != dtype or not g.flags.c_contiguous:
-            g = np.ascontiguousarray(g, dtype=dtype)
+            xp = np if isinstance(g, np.ndarray) else backend_of(g).xp
+            g = xp.ascontiguousarray(g, dtype=dtype)
         lock = cap.bw_lock  # type: ignore[attr-defined]
         if lock is None:
             return cap.bw_program(res, g)  # type: ignore[attr-defined]
@@ -631,6 +671,9 @@ def run(cap: Capture, scope: Scope) -> Any:
         CheckFailed: before any side effect, when a checked read differs (Note [checked
             reads]) or another thread is replaying this capture's buffers (Note [fused replay]).
     """
+    d0 = cap.device0
+    if d0 is not None and cap.runtime.getDevice() != d0:  # type: ignore[attr-defined]
+        raise CheckFailed  # Note [replay devices]: another device is current
     lock = cap.lock
     if lock is None:
         return _run(cap, scope)

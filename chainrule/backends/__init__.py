@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -35,6 +36,8 @@ __all__ = [
     "multi_gpu_backend",
     "as_array",
     "register_array_type",
+    "loaded_cuda_backend",
+    "swap_cuda_backend",
 ]
 
 _NUMPY = NumpyBackend()
@@ -150,6 +153,31 @@ def multi_gpu_backend() -> Any:
     return b if b and b.multi_gpu else None
 
 
+def loaded_cuda_backend(load: bool = False) -> Any:
+    """The CUDA backend when it has been made, else None. ``load``: make it now when CuPy
+    (or the module standing in for it) is already imported or registered; never imports
+    CuPy itself."""
+    b = _CUDA[0]
+    if b is None and load:
+        if _OVERRIDE[0] is not None or "cupy" in sys.modules:
+            b = _cuda_backend()
+    return b if b else None
+
+
+def swap_cuda_backend(backend: Any) -> Any:
+    """Make ``backend`` the CUDA backend that ``get_backend('cuda')`` and
+    ``multi_gpu_backend()`` hand out, and return the previous one: ``chainrule.compile``'s
+    capture puts its tracing backend there while it records, and the live one back after
+    (Note [CUDA tracing backend] in _compile/_xp.py). The array types that mapped to the
+    previous one map to ``backend`` too, so that ``backend_of`` gives one CUDA backend."""
+    prev = _CUDA[0]
+    _CUDA[0] = backend
+    for t, b in list(_BY_TYPE.items()):
+        if b is prev and prev:
+            _BY_TYPE[t] = backend
+    return prev
+
+
 def _lookup(t: type) -> Backend:
     b = _BY_TYPE.get(t) or _REGISTERED.get(t)
     if b is not None:
@@ -203,12 +231,12 @@ def backend_of(*arrays: Any) -> Backend:
                 if found is _NUMPY:
                     found, first = b, a
                 continue
-            if b is _NUMPY and _is_scalar(a):
+            if b.device == "cpu" and _is_scalar(a):
                 continue
-            if found is _NUMPY and _is_scalar(first):
+            if found.device == "cpu" and _is_scalar(first):
                 found, first = b, a
                 continue
-            if found is _NUMPY:  # PyTorch names the GPU first: "cuda:0 and cpu"
+            if found.device == "cpu":  # PyTorch names the GPU first: "cuda:0 and cpu"
                 _mixed(b.device_of(a), "cpu")
             _mixed(found.device_of(first), b.device_of(a))
         elif b.device != "cpu" and b.multi_gpu and a.device.id != first.device.id:

@@ -35,7 +35,9 @@ class NumpyBackend(Backend):
         return np.asarray(array)
 
     def from_host(self, array: Any, device: Any = None) -> np.ndarray:
-        return np.asarray(array)
+        # asanyarray: a host array that chainrule.compile traces (a GPU array's copy brought
+        # back by ``.cpu()`` during a capture) stays a Tracer, so what reads it is recorded.
+        return np.asanyarray(array)
 
     def copy_to_device(self, array: Any, device: Any = None) -> np.ndarray:
         return np.array(array, copy=True)

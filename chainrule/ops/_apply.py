@@ -340,7 +340,7 @@ def _apply_general(  # noqa: C901
         )
     if device:
         for x, a in zip(inputs, arrays):
-            if type(a) is _ndarray and isinstance(x, Tensor):
+            if isinstance(a, _ndarray) and isinstance(x, Tensor):  # Tracers: CPU too
                 moved = _to_gpu_0d(inputs)
                 if moved is not None:
                     return moved, _MOVED
@@ -377,9 +377,9 @@ def _to_gpu_0d(inputs: tuple[Any, ...]) -> tuple[Any, ...] | None:
     be = backend_of(*tensors)  # PyTorch's error for a CPU tensor that is not 0-d
     if be.device == "cpu":
         return None
-    idx = be.device_index(next(d for d in tensors if type(d) is not _ndarray))
+    idx = be.device_index(next(d for d in tensors if not isinstance(d, _ndarray)))
     return tuple(
-        to_device(x, be, idx) if isinstance(x, Tensor) and type(x._data) is _ndarray else x
+        to_device(x, be, idx) if isinstance(x, Tensor) and isinstance(x._data, _ndarray) else x
         for x in inputs
     )
 
