@@ -105,9 +105,7 @@ INPLACE: list[Any] = [
         lambda L: L.addbmm(L.ones(2, 2).long(), *[L.ones(1, 2, 2).long()] * 2), id="addbmm_int"
     ),
     pytest.param(lambda L: L.addbmm(L.ones(2), *[L.ones(1, 2, 2)] * 2), id="addbmm_broadcast"),
-    pytest.param(
-        lambda L: L.ones(2).addmv_(L.ones(2, 2, dtype=L.complex64), _c(L)), id="addmv_"
-    ),
+    pytest.param(lambda L: L.ones(2).addmv_(L.ones(2, 2, dtype=L.complex64), _c(L)), id="addmv_"),
     pytest.param(lambda L: L.ones(2, 2).addr_(_c(L), _c(L)), id="addr_"),
     pytest.param(lambda L: _f(L).clamp_(min=_c(L)), id="clamp_min_T"),
     pytest.param(lambda L: _f(L).clamp_(max=_c(L)), id="clamp_max_T"),
@@ -134,3 +132,41 @@ def test_addc_inplace_grads(op: str) -> None:
         res.append([y.detach().numpy()] + [t.grad.numpy() for t in (x, a, b)])
     for got, want in zip(res[1], res[0]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# 2. addr's beta and alpha for a bool result ------------------------------------------------
+
+
+def _addr_bool(L: Any, beta: Any, alpha: Any, inplace: bool = False) -> Any:
+    m = L.tensor([[True, False], [False, True]])
+    v = L.tensor([True, False])
+    if inplace:
+        return m.addr_(v, v, beta=beta, alpha=alpha)
+    return L.addr(m, v, v, beta=beta, alpha=alpha)
+
+
+ADDR: list[Any] = [
+    pytest.param(lambda L, b=b, a=a: _addr_bool(L, b, a), id=f"addr_bool-beta{b!r}-alpha{a!r}")
+    for b in (1, 2, 0, True, False, 1.0, 0.5, 1j)
+    for a in (1, 2, 0, True, False, 1.0)
+] + [
+    pytest.param(lambda L: _addr_bool(L, 2, 3, inplace=True), id="addr__bool-2-3"),
+    pytest.param(lambda L: _addr_bool(L, 0, 1, inplace=True), id="addr__bool-0-1"),
+    pytest.param(lambda L: _addr_bool(L, 0.5, 1, inplace=True), id="addr__bool-0.5"),
+    pytest.param(
+        lambda L: L.addr(L.ones(2, 2).long(), *[L.tensor([1, 2])] * 2, beta=True),
+        id="addr_int_True",
+    ),
+    pytest.param(
+        lambda L: L.addr(L.ones(2, 2).long(), *[L.tensor([1, 2])] * 2, beta=0.5), id="addr_int_0.5"
+    ),
+    pytest.param(
+        lambda L: L.addr(L.ones(2, 2).bool(), *[L.tensor([1, 2])] * 2, beta=2),
+        id="addr_bool_int_vec",
+    ),
+]
+
+
+@pytest.mark.parametrize("fn", ADDR)
+def test_addr_scalars(fn: Case) -> None:
+    _check(fn)

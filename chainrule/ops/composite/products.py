@@ -71,6 +71,8 @@ def _scaled(beta: Any, input: Any, alpha: Any, prod: Any) -> Any:
         alpha = _complex_value(alpha, input, prod) if type(alpha) is complex else alpha
     p = prod if alpha == 1 else alpha * prod
     if beta == 0:
+        if type(beta) is bool:  # (addr's bool result: p or'd with an all-False input)
+            return p | (input & False)
         # input still gets a (zero) gradient, as in PyTorch, but its NaN/inf do not propagate.
         return p + (input * 0).nan_to_num(0.0, 0.0, 0.0)
     return (input if beta == 1 else beta * input) + p
@@ -88,14 +90,15 @@ def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> 
             if vec1.ndim != 1
             else f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D"
         )
-    if type(beta) is not int or type(alpha) is not int:
+    if type(beta) is not int or type(alpha) is not int or beta != 1 or alpha != 1:
         beta, alpha = _addr_scalars(input, vec1, vec2, beta, alpha)
     return _scaled(beta, input, alpha, _ops().outer(vec1, vec2))
 
 
 def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
-    """addr's checks of beta and alpha, PyTorch's (bool ones for a bool result only, no
-    floating or complex ones for an integer result; bools for a bool result)."""
+    """addr's checks of beta and alpha, PyTorch's: bool ones for a bool result only, no
+    floating or complex ones for an integer or bool result; for a bool result an int is
+    read as a bool (``beta=2`` is True, ``beta=0`` False, which ignores ``input``)."""
     from chainrule._dtype import result_type
 
     cat = _kinds.category(result_type(input, vec1, vec2).np)
@@ -103,7 +106,7 @@ def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tu
     for name, v in (("beta", beta), ("alpha", alpha)):
         if type(v) is bool and cat != 0:
             raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
-        if cat == 1 and isinstance(v, (float, complex)):
+        if cat < 2 and isinstance(v, (float, complex)):
             raise RuntimeError(
                 f"For integral input tensors, argument {name} must not be a floating point number."
             )
