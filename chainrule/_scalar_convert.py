@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["complex_scalar_value"]
+__all__ = ["complex_scalar_value", "nan_to_num_args"]
 
 # PyTorch's C++ names of the types a Scalar is converted to.
 _CTYPE = {
@@ -57,3 +57,69 @@ def complex_scalar_value(value: complex, dtype: Any) -> Any:
         if r == r and abs(r) != float("inf"):
             return int(r)  # truncated, as PyTorch's conversion to an integer type
     raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+
+
+_NTN_NAMES = ("nan", "posinf", "neginf")
+
+
+def nan_to_num_args(
+    fname: str, before: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, Any]:
+    """``nan``, ``posinf`` and ``neginf`` from a call's positional ``args`` (``before``
+    positional arguments came first: 1 for ``torch.nan_to_num(input, ...)``, 0 for the
+    methods) and ``kwargs``, with the errors of PyTorch's argument parser for ``fname``. A
+    number (int, bool, float) or None costs one type test each."""
+    if kwargs or len(args) > 3:
+        vals = _ntn_bind(fname, before, args, kwargs)
+    else:
+        vals = args + (0.0, None, None)[len(args) :]
+    nan, posinf, neginf = vals
+    for i, v in enumerate(vals):
+        t = type(v)
+        if t is not float and v is not None and t is not int and t is not bool:
+            pos = before + 1 + i if i < len(args) else None
+            v = _ntn_value(fname, _NTN_NAMES[i], pos, v)
+            if i == 0:
+                nan = v
+            elif i == 1:
+                posinf = v
+            else:
+                neginf = v
+    return (0.0 if nan is None else nan), posinf, neginf
+
+
+def _ntn_bind(
+    fname: str, before: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, Any]:
+    if len(args) > 3:
+        raise TypeError(
+            f"{fname}() takes from {before} to {before + 3} positional arguments but "
+            f"{before + len(args)} were given"
+        )
+    vals = list(args + (0.0, None, None)[len(args) :])
+    for k, v in kwargs.items():
+        if k not in _NTN_NAMES:
+            raise TypeError(f"{fname}() got an unexpected keyword argument '{k}'")
+        i = _NTN_NAMES.index(k)
+        if i < len(args):
+            raise TypeError(f"{fname}() got multiple values for argument '{k}'")
+        vals[i] = v
+    return vals[0], vals[1], vals[2]
+
+
+def _ntn_value(fname: str, name: str, pos: int | None, v: Any) -> Any:
+    """A value that is not a Python number: a 0-dim tensor or a NumPy real scalar is read as
+    a double (a complex 0-dim tensor with PyTorch's conversion error); anything else raises
+    the parser's TypeError, "(position N)" when it was given positionally."""
+    import numbers
+
+    data = getattr(v, "_data", None)
+    if data is not None and getattr(data, "ndim", 1) == 0:
+        if data.dtype.kind == "c":
+            return complex_scalar_value(complex(data.item()), "double")
+        return float(data.item())
+    if isinstance(v, numbers.Real):
+        return float(v)
+    where = f" (position {pos})" if pos is not None else ""
+    tname = "Tensor" if data is not None else type(v).__name__
+    raise TypeError(f"{fname}(): argument '{name}'{where} must be float, not {tname}")

@@ -170,3 +170,63 @@ ADDR: list[Any] = [
 @pytest.mark.parametrize("fn", ADDR)
 def test_addr_scalars(fn: Case) -> None:
     _check(fn)
+
+
+# 3. nan_to_num's arguments, positional and by keyword ---------------------------------------
+
+
+def _nx(L: Any) -> Any:
+    return L.tensor([float("nan"), float("inf"), -float("inf"), 1.0])
+
+
+def _ntn_calls() -> dict[str, Callable[[Any, Any], Any]]:
+    return {
+        "fn_pos_nan": lambda L, v: L.nan_to_num(_nx(L), v),
+        "fn_pos_posinf": lambda L, v: L.nan_to_num(_nx(L), 0.0, v),
+        "fn_pos_neginf": lambda L, v: L.nan_to_num(_nx(L), 0.0, 1.0, v),
+        "fn_kw_nan": lambda L, v: L.nan_to_num(_nx(L), nan=v),
+        "fn_kw_posinf": lambda L, v: L.nan_to_num(_nx(L), posinf=v),
+        "fn_kw_neginf": lambda L, v: L.nan_to_num(_nx(L), 1.0, neginf=v),
+        "method_pos_nan": lambda L, v: _nx(L).nan_to_num(v),
+        "method_pos_neginf": lambda L, v: _nx(L).nan_to_num(0.0, 1.0, v),
+        "method_kw_posinf": lambda L, v: _nx(L).nan_to_num(posinf=v),
+        "inplace_pos_posinf": lambda L, v: _nx(L).nan_to_num_(0.0, v),
+        "inplace_kw_nan": lambda L, v: _nx(L).nan_to_num_(nan=v),
+        "f16_pos_nan": lambda L, v: L.nan_to_num(_nx(L).half(), v),
+        "int_kw_nan": lambda L, v: L.nan_to_num(L.tensor([1, 2]), nan=v),
+    }
+
+
+_NTN_VALUES: dict[str, Callable[[Any], Any]] = {
+    "1j": lambda L: 1j,
+    "str": lambda L: "a",
+    "list": lambda L: [1.0],
+    "vector": lambda L: L.tensor([1.0, 2.0]),
+    "0d": lambda L: L.tensor(2.5),
+    "0d_int": lambda L: L.tensor(3),
+    "0d_complex": lambda L: L.tensor(1j),
+    "np_float32": lambda L: np.float32(2.5),
+    "np_int64": lambda L: np.int64(3),
+    "None": lambda L: None,
+    "True": lambda L: True,
+    "int": lambda L: 2,
+    "1e300": lambda L: 1e300,
+    "nan": lambda L: float("nan"),
+}
+
+NTN: list[Any] = [
+    pytest.param(lambda L, c=c, v=v: _ntn_calls()[c](L, _NTN_VALUES[v](L)), id=f"{c}-{v}")
+    for c in _ntn_calls()
+    for v in _NTN_VALUES
+] + [
+    pytest.param(lambda L: L.nan_to_num(_nx(L), 1.0, nan=2.0), id="fn_twice"),
+    pytest.param(lambda L: L.nan_to_num(_nx(L), foo=2.0), id="fn_unknown_kw"),
+    pytest.param(lambda L: L.nan_to_num(_nx(L), 0.0, 1.0, 2.0, 3.0), id="fn_too_many"),
+    pytest.param(lambda L: _nx(L).nan_to_num(0.0, 1.0, 2.0, 3.0), id="method_too_many"),
+    pytest.param(lambda L: _nx(L).nan_to_num(1.0, 2.0, neginf=-3.0), id="method_mixed"),
+]
+
+
+@pytest.mark.parametrize("fn", NTN)
+def test_nan_to_num_arguments(fn: Case) -> None:
+    _check(fn)
