@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["complex_scalar_value", "nan_to_num_args"]
+__all__ = ["complex_scalar_value", "checked_scalar", "nan_to_num_args"]
 
 # PyTorch's C++ names of the types a Scalar is converted to.
 _CTYPE = {
@@ -27,6 +27,8 @@ _CTYPE = {
     "uint32": "uint32_t",
     "int64": "int64_t",
     "uint64": "uint64_t",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
     "float8_e4m3fn": "c10::Float8_e4m3fn",
     "float8_e5m2": "c10::Float8_e5m2",
     "float8_e4m3fnuz": "c10::Float8_e4m3fnuz",
@@ -56,6 +58,90 @@ def complex_scalar_value(value: complex, dtype: Any) -> Any:
             return r
         if r == r and abs(r) != float("inf"):
             return int(r)  # truncated, as PyTorch's conversion to an integer type
+    raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+
+
+# Note [checked scalar conversion]
+# PyTorch converts a Python int or float Scalar to the dtype it is stored in or scaled by
+# (fill_, full, masked_fill, x[i] = v, clamp's bounds, alpha, addcmul's value) with
+# c10::checked_convert, which refuses a value outside the dtype's range: "value cannot be
+# converted to type float without overflow". inf and NaN pass into a floating dtype (not
+# into an integer one); a float into an integer dtype must lie within [min, max] and is then
+# truncated; a negative int into an unsigned dtype wraps if its magnitude fits (uint8 takes
+# -255..255: -1 is 255); a bool dtype takes anything. Before that, the Python int must fit a
+# 64-bit Scalar at all: above 2**64 - 1 "int too big to convert", below -2**63 "can't
+# convert negative int to unsigned" (the OverflowErrors of PyTorch's argument parser). The
+# common case costs one dict lookup and a chained comparison (``_FAST`` holds each dtype's
+# range, narrowed to what an int Scalar can hold); NaN, inf and values out of range take the
+# slow path.
+
+_INT_LO, _INT_HI = -(2**63), 2**64 - 1
+_FLOAT_MAX = {
+    "float32": 3.4028234663852886e38,
+    "complex64": 3.4028234663852886e38,
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float64": float("inf"),
+    "complex128": float("inf"),
+}
+_FAST: dict[Any, tuple[Any, Any]] = {}  # NumPy dtype -> its fast-path range
+
+
+def _range(dtype: Any) -> tuple[Any, Any, bool]:
+    """``dtype``'s (lowest, largest, is_integer); a bool or unknown dtype: no limit."""
+    name = dtype.name
+    if name in _FLOAT_MAX:
+        m = _FLOAT_MAX[name]
+        return -m, m, False
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        if dtype.kind == "u":
+            return 0, 2**bits - 1, True
+        return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1, True
+    if dtype.kind == "b":  # (any number; the fast path leaves the int64 range to the slow one)
+        return -(2**63), 2**63 - 1, False
+    inf = float("inf")
+    return -inf, inf, False
+
+
+def checked_scalar(value: Any, dtype: Any) -> Any:
+    """The Python int or float ``value`` (not a bool) as PyTorch converts it to NumPy
+    ``dtype`` (Note [checked scalar conversion]): ``value`` itself when in range, a wrapped
+    int for a negative value into an unsigned dtype, else PyTorch's RuntimeError (or, for an
+    int no 64-bit Scalar holds, its OverflowError)."""
+    try:
+        lo, hi = _FAST[dtype]
+    except KeyError:
+        lo, hi, _ = _range(dtype)
+        lo, hi = _FAST[dtype] = (max(lo, _INT_LO), min(hi, _INT_HI))
+    if lo <= value <= hi:
+        return value
+    return _checked_slow(value, dtype)
+
+
+def _checked_slow(value: Any, dtype: Any) -> Any:
+    if type(value) is int:
+        if value > _INT_HI:
+            raise OverflowError("int too big to convert")
+        if value < _INT_LO:
+            raise OverflowError("can't convert negative int to unsigned")
+    lo, hi, is_int = _range(dtype)
+    if dtype.kind == "b":
+        return value != 0  # (NaN is True, as a C++ cast to bool)
+    if type(value) is int:
+        if lo <= value <= hi:
+            return value
+        if lo == 0 and value < 0 and -value <= hi:
+            return value + hi + 1  # two's complement wrap into the unsigned dtype
+    elif value != value:  # NaN
+        if not is_int:
+            return value
+    elif abs(value) == float("inf"):
+        if not is_int:
+            return value
+    elif lo <= value <= hi:
+        return int(value) if is_int else value
+    ctype = _CTYPE.get(dtype.name, dtype.name)
     raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
 
 

@@ -230,3 +230,126 @@ NTN: list[Any] = [
 @pytest.mark.parametrize("fn", NTN)
 def test_nan_to_num_arguments(fn: Case) -> None:
     _check(fn)
+
+
+# 4./5. Numbers out of a dtype's range; addcmul's value on integer tensors -------------------
+
+_RANGE_DTYPES = (
+    "float32",
+    "float16",
+    "bfloat16",
+    "float64",
+    "complex64",
+    "int64",
+    "int32",
+    "int8",
+    "uint8",
+    "bool",
+)
+_RANGE_VALUES = (
+    1e300,
+    -1e300,
+    float("inf"),
+    float("nan"),
+    3.5e38,
+    70000.0,
+    2**70,
+    -(2**70),
+    2**63,
+    2**63 - 1,
+    2**31,
+    300,
+    -1,
+    -129,
+    2.5,
+    -2.5,
+    127.5,
+    1e20,
+)
+
+
+def _range_calls() -> dict[str, Callable[[Any, Any, Any], Any]]:
+    def setitem(L: Any, t: Any, v: Any) -> Any:
+        t[0] = v
+        return t
+
+    m = lambda L: L.tensor([True, False])  # noqa: E731
+    return {
+        "fill_": lambda L, t, v: t.fill_(v),
+        "full": lambda L, t, v: L.full((2,), v, dtype=t.dtype),
+        "full_like": lambda L, t, v: L.full_like(t, v),
+        "masked_fill": lambda L, t, v: t.masked_fill(m(L), v),
+        "masked_fill_": lambda L, t, v: t.masked_fill_(m(L), v),
+        "setitem": setitem,
+        "clamp_min": lambda L, t, v: t.clamp(min=v),
+        "clamp_max": lambda L, t, v: L.clamp(t, max=v),
+        "clamp_": lambda L, t, v: t.clamp_(v),
+        "clamp_min_fn": lambda L, t, v: L.clamp_min(t, v),
+        "add_alpha": lambda L, t, v: t.add(L.ones_like(t), alpha=v),
+        "add__alpha": lambda L, t, v: t.add_(L.ones_like(t), alpha=v),
+        "addcmul": lambda L, t, v: L.addcmul(t, t, t, value=v),
+        "addcmul_": lambda L, t, v: t.addcmul_(t, t, value=v),
+    }
+
+
+RANGE: list[Any] = [
+    pytest.param(
+        lambda L, c=c, d=d, v=v: _range_calls()[c](L, L.ones(2, dtype=getattr(L, d)), v),
+        id=f"{c}-{d}-{v!r}",
+    )
+    for c in _range_calls()
+    for d in _RANGE_DTYPES
+    for v in _RANGE_VALUES
+    # (left: a bool tensor clamped by an int above int64, which PyTorch promotes to uint64 and
+    # refuses, "Promotion for uint16, uint32, uint64 types is not supported")
+    if not (d == "bool" and c.startswith("clamp") and v == 2**63)
+]
+
+
+@pytest.mark.parametrize("fn", RANGE)
+def test_number_out_of_range(fn: Case) -> None:
+    _check(fn)
+
+
+def _i(L: Any, dt: str = "int64") -> Any:
+    return L.tensor([1, 2, -3], dtype=getattr(L, dt))
+
+
+ADDC_INT: list[Any] = [
+    pytest.param(
+        lambda L, v=v, dt=dt: L.addcmul(_i(L, dt), _i(L, dt), _i(L, dt), value=v),
+        id=f"addcmul_{dt}_{v!r}",
+    )
+    for dt in ("int64", "int8", "uint8")
+    for v in (0.5, 2.0, 2.7, -1.5, True, 3, 300, 1j, 2 + 0j)
+] + [
+    pytest.param(lambda L: _i(L).addcmul_(_i(L), _i(L), value=0.5), id="addcmul__int_0.5"),
+    pytest.param(
+        lambda L: L.addcmul(_i(L), _i(L), _i(L).float(), value=0.5), id="addcmul_int_float"
+    ),
+    pytest.param(
+        lambda L: L.addcmul(L.tensor(1.5), _i(L), _i(L), value=0.5), id="addcmul_0d_float"
+    ),
+    pytest.param(lambda L: L.addcmul(_i(L).bool(), _i(L).bool(), _i(L).bool()), id="addcmul_bool"),
+    pytest.param(
+        lambda L: L.addcmul(_i(L).bool(), _i(L).bool(), _i(L).bool(), value=True),
+        id="addcmul_bool_True",
+    ),
+    pytest.param(lambda L: L.addcmul(_i(L), _i(L).bool(), _i(L).bool()), id="addcmul_int_bool"),
+    pytest.param(
+        lambda L: L.addcdiv(_i(L), _i(L).float(), _i(L).float(), value=0.5), id="addcdiv_int_self"
+    ),
+    pytest.param(
+        lambda L: L.addcdiv(_i(L).bool(), _i(L).float(), _i(L).float(), value=True),
+        id="addcdiv_bool_self",
+    ),
+    pytest.param(
+        lambda L: L.addcdiv(_i(L).half(), _i(L).half(), _i(L).half(), value=70000.0),
+        id="addcdiv_f16",
+    ),
+]
+
+
+@pytest.mark.parametrize("fn", ADDC_INT)
+def test_addcmul_integer_value(fn: Case) -> None:
+    _check(fn)

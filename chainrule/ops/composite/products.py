@@ -10,7 +10,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule._autocast_state import state as _ac
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
@@ -35,10 +35,38 @@ __all__ = [
 
 
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-    """``input + value * tensor1 * tensor2``."""
-    if type(value) is complex:  # PyTorch casts value to the result's dtype: its error
-        value = _complex_value(value, input, tensor1, tensor2)
+    """``input + value * tensor1 * tensor2``, ``value`` first converted to the result's dtype
+    as PyTorch converts it (``_addc_value``: an integer result truncates ``value=0.5`` to 0)."""
+    if type(value) is not int or value != 1 or _kinds.is_bool(input._data):
+        value = _addc_value("addcmul", value, input, tensor1, tensor2)
     return input + value * tensor1 * tensor2
+
+
+def _addc_value(name: str, value: Any, input: Any, tensor1: Any, tensor2: Any) -> Any:
+    """addcmul's and addcdiv's ``value`` in the result's dtype, as PyTorch's kernels take it:
+    checked against the dtype's range (Note [checked scalar conversion] in
+    _scalar_convert.py; a complex number against a real result), truncated for an integer
+    result; a bool result has no kernel."""
+    from chainrule._dtype import result_type
+
+    rt = result_type(input, tensor1, tensor2).np
+    cat = _kinds.category(rt)
+    t = type(value)
+    if cat == 0:
+        if t is int:
+            checked_scalar(value, rt)  # (an int no Scalar holds fails first)
+        raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    if t is complex:
+        return complex_scalar_value(value, rt)
+    if t is float or t is int:
+        # (a float16/bfloat16 result computes in float32: the value is checked as a float)
+        value = checked_scalar(value, _F32 if cat == 2 and rt.itemsize == 2 else rt)
+        if cat == 1 and type(value) is float:
+            value = int(value)  # truncated toward zero, as PyTorch's cast to the integer type
+    return value
+
+
+_F32 = np.dtype(np.float32)
 
 
 def _complex_value(value: complex, *tensors: Any) -> Any:
@@ -59,8 +87,8 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes."
         )
-    if type(value) is complex:
-        value = _complex_value(value, input, tensor1, tensor2)
+    if type(value) is not int or value != 1:
+        value = _addc_value("addcdiv", value, input, tensor1, tensor2)
     return input + value * tensor1 / tensor2
 
 

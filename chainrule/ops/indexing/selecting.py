@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.indexing._common import _legacy, scatter_add_into
@@ -182,7 +182,10 @@ def _masked_fill_args(input: Tensor, mask: Tensor, value: Any) -> tuple[OpDef, A
             complex_scalar_value(complex(value.item()), input._data.dtype)
             value = value.real
         return _masked_fill_t, value
-    if type(value) is complex:
+    tv = type(value)
+    if tv is float or tv is int:  # PyTorch's range check (Note [checked scalar conversion])
+        value = checked_scalar(value, input._data.dtype)
+    elif tv is complex:
         value = complex_scalar_value(value, input._data.dtype)
     return _masked_fill, value
 
