@@ -167,6 +167,19 @@ ADDR: list[Any] = [
 ]
 
 
+ADDR += [
+    pytest.param(
+        lambda L, d=d, k=k, v=v: L.addr(
+            L.ones(2, 2, dtype=getattr(L, d)), *[L.ones(2, dtype=getattr(L, d))] * 2, **{k: v}
+        ),
+        id=f"addr_range-{d}-{k}-{v!r}",
+    )
+    for d in ("int8", "uint8", "bool", "float32", "float16")
+    for k in ("beta", "alpha")
+    for v in (300, -1, -129, 2**70, 1e300, 70000.0)
+]
+
+
 @pytest.mark.parametrize("fn", ADDR)
 def test_addr_scalars(fn: Case) -> None:
     _check(fn)

@@ -129,7 +129,8 @@ def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tu
     read as a bool (``beta=2`` is True, ``beta=0`` False, which ignores ``input``)."""
     from chainrule._dtype import result_type
 
-    cat = _kinds.category(result_type(input, vec1, vec2).np)
+    rt = result_type(input, vec1, vec2).np
+    cat = _kinds.category(rt)
     out = []
     for name, v in (("beta", beta), ("alpha", alpha)):
         if type(v) is bool and cat != 0:
@@ -138,6 +139,9 @@ def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tu
             raise RuntimeError(
                 f"For integral input tensors, argument {name} must not be a floating point number."
             )
+        t = type(v)
+        if t is int or t is float:  # PyTorch's range check (Note [checked scalar conversion])
+            v = checked_scalar(v, rt)
         out.append(builtins.bool(v) if cat == 0 else v)
     return out[0], out[1]
 
