@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from chainrule._dispatch import ops as _ops
 from chainrule._methods._base import foreign
@@ -147,7 +147,7 @@ class ElementwiseMethods:
     def nan_to_num_(self, *args: Any, **kwargs: Any) -> Tensor:
         """In-place ``nan_to_num(nan=0.0, posinf=None, neginf=None)``."""
         v = nan_to_num_args("nan_to_num_", 0, args, kwargs)
-        return _ops.inplace_compute(self, lambda a: _ops.nan_to_num(a, *v))
+        return _ops.inplace_compute(cast("Tensor", self), lambda a: _ops.nan_to_num(a, *v))
 
     def isnan(self) -> Tensor:
         return _ops.isnan(self)

@@ -73,10 +73,10 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions."
         )
-    tv = type(value)
-    if tv is float or tv is int:  # PyTorch's range check (Note [checked scalar conversion])
+    if type(value) is float or type(value) is int:  # PyTorch's range check (Note [checked
+        # scalar conversion] in _scalar_convert.py)
         value = checked_scalar(value, self._data.dtype)
-    elif tv is complex:  # PyTorch's error for a nonzero imaginary part in a real tensor
+    elif type(value) is complex:  # PyTorch's error for a nonzero imaginary part
         value = complex_scalar_value(value, self._data.dtype)
     return apply_inplace(_fill, self, (value,))
 

@@ -301,14 +301,14 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         cls = type(value)
         name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
         raise TypeError(f"can't assign a {name} to a {_type(input)}")
-    tv = type(value)
-    if tv is float or tv is int:  # PyTorch's range check (Note [checked scalar conversion])
-        if tv is int and not -(2**63) <= value < 2**63:  # (its Python binding's long long)
+    if type(value) is float or type(value) is int:  # PyTorch's range check (Note [checked
+        # scalar conversion] in _scalar_convert.py)
+        if type(value) is int and not -(2**63) <= value < 2**63:  # (its binding's long long)
             raise ValueError("Overflow when unpacking long long")
         d = input._data.dtype
         if d.itemsize != 2 or d.kind in "iu":  # (float16/bfloat16: PyTorch stores inf)
             value = checked_scalar(value, d)
-    elif tv is complex:  # PyTorch's error for a nonzero imaginary part
+    elif type(value) is complex:  # PyTorch's error for a nonzero imaginary part
         value = complex_scalar_value(value, input._data.dtype)
     parts, basic = normalize_index(index)
     if basic:
