@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["complex_scalar_value", "checked_scalar", "nan_to_num_args"]
+__all__ = ["complex_scalar_value", "checked_scalar", "check_scalar_int", "nan_to_num_args"]
 
 # PyTorch's C++ names of the types a Scalar is converted to.
 _CTYPE = {
@@ -119,12 +119,17 @@ def checked_scalar(value: Any, dtype: Any) -> Any:
     return _checked_slow(value, dtype)
 
 
+def check_scalar_int(value: int) -> None:
+    """PyTorch's OverflowError for a Python int that no 64-bit Scalar holds."""
+    if value > _INT_HI:
+        raise OverflowError("int too big to convert")
+    if value < _INT_LO:
+        raise OverflowError("can't convert negative int to unsigned")
+
+
 def _checked_slow(value: Any, dtype: Any) -> Any:
     if type(value) is int:
-        if value > _INT_HI:
-            raise OverflowError("int too big to convert")
-        if value < _INT_LO:
-            raise OverflowError("can't convert negative int to unsigned")
+        check_scalar_int(value)
     lo, hi, is_int = _range(dtype)
     if dtype.kind == "b":
         return value != 0  # (NaN is True, as a C++ cast to bool)

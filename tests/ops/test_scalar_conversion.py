@@ -366,3 +366,38 @@ ADDC_INT: list[Any] = [
 @pytest.mark.parametrize("fn", ADDC_INT)
 def test_addcmul_integer_value(fn: Case) -> None:
     _check(fn)
+
+
+def _more_range_calls() -> dict[str, Callable[[Any, Any, Any], Any]]:
+    i0 = lambda L: L.tensor([0])  # noqa: E731
+    m = lambda L: L.tensor([True, False])  # noqa: E731
+    sq = lambda L, t: t.new_ones((2, 2))  # noqa: E731
+    return {
+        "masked_fill_T": lambda L, t, v: t.masked_fill(m(L), L.tensor(float(v), dtype=L.float64)),
+        "scatter_value": lambda L, t, v: t.scatter(0, i0(L), v),
+        "index_add_alpha": lambda L, t, v: t.index_add(0, i0(L), t[:1], alpha=v),
+        "addmm_beta": lambda L, t, v: L.addmm(sq(L, t), sq(L, t), sq(L, t), beta=v),
+        "addmm_alpha": lambda L, t, v: L.addmm(sq(L, t), sq(L, t), sq(L, t), alpha=v),
+        "addmv_beta": lambda L, t, v: L.addmv(t, sq(L, t), t, beta=v),
+        "baddbmm_alpha": lambda L, t, v: L.baddbmm(
+            sq(L, t)[None], sq(L, t)[None], sq(L, t)[None], alpha=v
+        ),
+        "lerp_weight": lambda L, t, v: L.lerp(t, t, v),
+    }
+
+
+MORE_RANGE: list[Any] = [
+    pytest.param(
+        lambda L, c=c, d=d, v=v: _more_range_calls()[c](L, L.ones(2, dtype=getattr(L, d)), v),
+        id=f"{c}-{d}-{v!r}",
+    )
+    for c in _more_range_calls()
+    for d in ("float32", "float64", "int8", "uint8", "int64")
+    for v in (1e300, -1e300, float("inf"), 70000.0, 300, -1, 2.5, 2**70)
+    if not (c == "masked_fill_T" and v == 2**70)
+]
+
+
+@pytest.mark.parametrize("fn", MORE_RANGE)
+def test_number_out_of_range_more(fn: Case) -> None:
+    _check(fn)
