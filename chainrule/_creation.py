@@ -16,7 +16,7 @@ from chainrule import _dispatch, _dtype, _kinds
 from chainrule._device import _DEFAULT as _DEFAULT_DEVICE
 from chainrule._device import device as _device
 from chainrule._grad_state import _state as _grad_state
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import (
     REQUIRES_GRAD_DTYPE_MSG,
     Size,
@@ -350,6 +350,9 @@ def full(
         dt = _dt(dtype)
         if type(fill_value) is complex:  # PyTorch's error for a nonzero imaginary part
             fill_value = complex_scalar_value(fill_value, dt)
+    tv = type(fill_value)
+    if tv is float or tv is int:  # PyTorch's range check (Note [checked scalar conversion])
+        fill_value = checked_scalar(fill_value, dt)
     return _finish(np.full(_size((size,)), fill_value, dt), device, requires_grad)
 
 

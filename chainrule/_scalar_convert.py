@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["complex_scalar_value"]
+__all__ = ["complex_scalar_value", "checked_scalar", "check_scalar_int", "nan_to_num_args"]
 
 # PyTorch's C++ names of the types a Scalar is converted to.
 _CTYPE = {
@@ -27,6 +27,8 @@ _CTYPE = {
     "uint32": "uint32_t",
     "int64": "int64_t",
     "uint64": "uint64_t",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
     "float8_e4m3fn": "c10::Float8_e4m3fn",
     "float8_e5m2": "c10::Float8_e5m2",
     "float8_e4m3fnuz": "c10::Float8_e4m3fnuz",
@@ -57,3 +59,158 @@ def complex_scalar_value(value: complex, dtype: Any) -> Any:
         if r == r and abs(r) != float("inf"):
             return int(r)  # truncated, as PyTorch's conversion to an integer type
     raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+
+
+# Note [checked scalar conversion]
+# PyTorch converts a Python int or float Scalar to the dtype it is stored in or scaled by
+# (fill_, full, masked_fill, x[i] = v, clamp's bounds, alpha, addcmul's value) with
+# c10::checked_convert, which refuses a value outside the dtype's range: "value cannot be
+# converted to type float without overflow". inf and NaN pass into a floating dtype (not
+# into an integer one); a float into an integer dtype must lie within [min, max] and is then
+# truncated; a negative int into an unsigned dtype wraps if its magnitude fits (uint8 takes
+# -255..255: -1 is 255); a bool dtype takes anything. Before that, the Python int must fit a
+# 64-bit Scalar at all: above 2**64 - 1 "int too big to convert", below -2**63 "can't
+# convert negative int to unsigned" (the OverflowErrors of PyTorch's argument parser). The
+# common case costs one dict lookup and a chained comparison (``_FAST`` holds each dtype's
+# range, narrowed to what an int Scalar can hold); NaN, inf and values out of range take the
+# slow path.
+
+_INT_LO, _INT_HI = -(2**63), 2**64 - 1
+_FLOAT_MAX = {
+    "float32": 3.4028234663852886e38,
+    "complex64": 3.4028234663852886e38,
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float64": float("inf"),
+    "complex128": float("inf"),
+}
+_FAST: dict[Any, tuple[Any, Any]] = {}  # NumPy dtype -> its fast-path range
+
+
+def _range(dtype: Any) -> tuple[Any, Any, bool]:
+    """``dtype``'s (lowest, largest, is_integer); a bool or unknown dtype: no limit."""
+    name = dtype.name
+    if name in _FLOAT_MAX:
+        m = _FLOAT_MAX[name]
+        return -m, m, False
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        if dtype.kind == "u":
+            return 0, 2**bits - 1, True
+        return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1, True
+    if dtype.kind == "b":  # (any number; the fast path leaves the int64 range to the slow one)
+        return -(2**63), 2**63 - 1, False
+    inf = float("inf")
+    return -inf, inf, False
+
+
+def checked_scalar(value: Any, dtype: Any) -> Any:
+    """The Python int or float ``value`` (not a bool) as PyTorch converts it to NumPy
+    ``dtype`` (Note [checked scalar conversion]): ``value`` itself when in range, a wrapped
+    int for a negative value into an unsigned dtype, else PyTorch's RuntimeError (or, for an
+    int no 64-bit Scalar holds, its OverflowError)."""
+    try:
+        lo, hi = _FAST[dtype]
+    except KeyError:
+        lo, hi, _ = _range(dtype)
+        lo, hi = _FAST[dtype] = (max(lo, _INT_LO), min(hi, _INT_HI))
+    if lo <= value <= hi:
+        return value
+    return _checked_slow(value, dtype)
+
+
+def check_scalar_int(value: int) -> None:
+    """PyTorch's OverflowError for a Python int that no 64-bit Scalar holds."""
+    if value > _INT_HI:
+        raise OverflowError("int too big to convert")
+    if value < _INT_LO:
+        raise OverflowError("can't convert negative int to unsigned")
+
+
+def _checked_slow(value: Any, dtype: Any) -> Any:
+    if type(value) is int:
+        check_scalar_int(value)
+    lo, hi, is_int = _range(dtype)
+    if dtype.kind == "b":
+        return value != 0  # (NaN is True, as a C++ cast to bool)
+    if type(value) is int:
+        if lo <= value <= hi:
+            return value
+        if lo == 0 and value < 0 and -value <= hi:
+            return value + hi + 1  # two's complement wrap into the unsigned dtype
+    elif value != value:  # NaN
+        if not is_int:
+            return value
+    elif abs(value) == float("inf"):
+        if not is_int:
+            return value
+    elif lo <= value <= hi:
+        return int(value) if is_int else value
+    ctype = _CTYPE.get(dtype.name, dtype.name)
+    raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+
+
+_NTN_NAMES = ("nan", "posinf", "neginf")
+
+
+def nan_to_num_args(
+    fname: str, before: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, Any]:
+    """``nan``, ``posinf`` and ``neginf`` from a call's positional ``args`` (``before``
+    positional arguments came first: 1 for ``torch.nan_to_num(input, ...)``, 0 for the
+    methods) and ``kwargs``, with the errors of PyTorch's argument parser for ``fname``. A
+    number (int, bool, float) or None costs one type test each."""
+    if kwargs or len(args) > 3:
+        vals = _ntn_bind(fname, before, args, kwargs)
+    else:
+        vals = args + (0.0, None, None)[len(args) :]
+    nan, posinf, neginf = vals
+    for i, v in enumerate(vals):
+        t = type(v)
+        if t is not float and v is not None and t is not int and t is not bool:
+            pos = before + 1 + i if i < len(args) else None
+            v = _ntn_value(fname, _NTN_NAMES[i], pos, v)
+            if i == 0:
+                nan = v
+            elif i == 1:
+                posinf = v
+            else:
+                neginf = v
+    return (0.0 if nan is None else nan), posinf, neginf
+
+
+def _ntn_bind(
+    fname: str, before: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, Any]:
+    if len(args) > 3:
+        raise TypeError(
+            f"{fname}() takes from {before} to {before + 3} positional arguments but "
+            f"{before + len(args)} were given"
+        )
+    vals = list(args + (0.0, None, None)[len(args) :])
+    for k, v in kwargs.items():
+        if k not in _NTN_NAMES:
+            raise TypeError(f"{fname}() got an unexpected keyword argument '{k}'")
+        i = _NTN_NAMES.index(k)
+        if i < len(args):
+            raise TypeError(f"{fname}() got multiple values for argument '{k}'")
+        vals[i] = v
+    return vals[0], vals[1], vals[2]
+
+
+def _ntn_value(fname: str, name: str, pos: int | None, v: Any) -> Any:
+    """A value that is not a Python number: a 0-dim tensor or a NumPy real scalar is read as
+    a double (a complex 0-dim tensor with PyTorch's conversion error); anything else raises
+    the parser's TypeError, "(position N)" when it was given positionally."""
+    import numbers
+
+    data = getattr(v, "_data", None)
+    if data is not None and getattr(data, "ndim", 1) == 0:
+        if data.dtype.kind == "c":
+            return complex_scalar_value(complex(data.item()), "double")
+        return float(data.item())
+    if isinstance(v, numbers.Real):
+        return float(v)
+    where = f" (position {pos})" if pos is not None else ""
+    tname = "Tensor" if data is not None else type(v).__name__
+    raise TypeError(f"{fname}(): argument '{name}'{where} must be float, not {tname}")

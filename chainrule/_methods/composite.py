@@ -3,7 +3,7 @@ see chainrule/_methods/__init__.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from chainrule._dispatch import ops as _ops
 from chainrule._methods._base import TensorAttrs
@@ -19,13 +19,23 @@ class CompositeMethods(TensorAttrs):
         return _ops.addcmul(self, tensor1, tensor2, value=value)
 
     def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
-        return self.copy_(_ops.addcmul(self, tensor1, tensor2, value=value))
+        # through inplace_compute, whose write refuses a result of a higher kind than self's
+        # dtype (a complex operand on a real self: PyTorch's "result type ... can't be cast")
+        return _ops.inplace_compute(
+            cast("Tensor", self),
+            lambda a: _ops.addcmul(a, tensor1, tensor2, value=value),
+            (tensor1, tensor2),
+        )
 
     def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
         return _ops.addcdiv(self, tensor1, tensor2, value=value)
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
-        return self.copy_(_ops.addcdiv(self, tensor1, tensor2, value=value))
+        return _ops.inplace_compute(
+            cast("Tensor", self),
+            lambda a: _ops.addcdiv(a, tensor1, tensor2, value=value),
+            (tensor1, tensor2),
+        )
 
     def addr(self, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return _ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)

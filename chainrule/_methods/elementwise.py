@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from chainrule._dispatch import ops as _ops
 from chainrule._methods._base import foreign
+from chainrule._scalar_convert import nan_to_num_args
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
@@ -138,10 +139,15 @@ class ElementwiseMethods:
     def clamp_max(self, max: Any) -> Tensor:
         return _ops.clamp_max(self, max)
 
-    def nan_to_num(
-        self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-    ) -> Tensor:
-        return _ops.nan_to_num(self, nan, posinf, neginf)
+    def nan_to_num(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``nan_to_num(nan=0.0, posinf=None, neginf=None)``."""
+        v = nan_to_num_args("nan_to_num", 0, args, kwargs)
+        return _ops.nan_to_num(self, *v)
+
+    def nan_to_num_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """In-place ``nan_to_num(nan=0.0, posinf=None, neginf=None)``."""
+        v = nan_to_num_args("nan_to_num_", 0, args, kwargs)
+        return _ops.inplace_compute(cast("Tensor", self), lambda a: _ops.nan_to_num(a, *v))
 
     def isnan(self) -> Tensor:
         return _ops.isnan(self)

@@ -72,7 +72,6 @@ INPLACE_OF: dict[str, str] = {
             "subtract",
             "float_power",
             "lerp",
-            "nan_to_num",
             "renorm",
             "cumsum",
             "cumprod",

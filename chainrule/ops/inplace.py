@@ -10,7 +10,7 @@ import numpy as np
 from chainrule import _kinds
 from chainrule._dispatch import upper
 from chainrule._dtype import result_type
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import _CPP_NAMES, Tensor
 from chainrule.ops import binary, unary
 from chainrule.ops._registry import OpDef, _legacy_name, _state, ns
@@ -73,7 +73,10 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             "fill_ only supports 0-dimension value tensor but got tensor with "
             f"{value._data.ndim} dimensions."
         )
-    if type(value) is complex:  # PyTorch's error for a nonzero imaginary part in a real tensor
+    if type(value) is float or type(value) is int:  # PyTorch's range check (Note [checked
+        # scalar conversion] in _scalar_convert.py)
+        value = checked_scalar(value, self._data.dtype)
+    elif type(value) is complex:  # PyTorch's error for a nonzero imaginary part
         value = complex_scalar_value(value, self._data.dtype)
     return apply_inplace(_fill, self, (value,))
 
@@ -266,7 +269,26 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """self = clamp(self, min, max)."""
     if type(min) is complex or type(max) is complex or _tensors(min, max):
         _complex_bound_into_real(self, min, max)
-    return inplace_compute(self, lambda a: _ops().clamp(a, min, max), _tensors(min, max))
+    try:
+        return inplace_compute(self, lambda a: _ops().clamp(a, min, max), _tensors(min, max))
+    except RuntimeError:
+        _number_bound_into_integral(self, min, max)
+        raise
+
+
+def _number_bound_into_integral(self: Tensor, min: Any, max: Any) -> None:
+    """After a failed ``clamp_``: PyTorch checks first that a number bound cannot make an
+    integer or bool ``self`` floating (or a bool one integral), so its error is "result
+    type Float can't be cast to the desired output type signed char" (C++ names), even where
+    the bound would also fail its range check."""
+    if _kinds.is_inexact(self._data) or any(isinstance(b, Tensor) for b in (min, max)):
+        return
+    rt = result_type(self, min, max).np
+    if _kinds.category(rt) > _kinds.category(self._data):
+        raise RuntimeError(
+            f"result type {_legacy_name(rt)} can't be cast to the desired output type "
+            f"{_CPP_NAMES.get(self._data.dtype.name, self._data.dtype.name)}"
+        ) from None
 
 
 clip_ = clamp_

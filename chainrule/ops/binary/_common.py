@@ -73,10 +73,26 @@ def _tensor_pair(name: str, input: Any, other: Any) -> None:
 
 
 def _torch_name(t: Any) -> str:
-    # c10's names of the scalar types, as PyTorch's dtype checks print them
+    # c10's C++ names of the scalar types, as PyTorch's dtype checks print them ("long int",
+    # "c10::Half", "unsigned char" ...)
     n: str = t.dtype.name
-    c10 = {"complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-    return c10[n] if n in c10 else n.replace("float32", "float").replace("float64", "double")
+    return _C10_NAMES.get(n, n)
+
+
+_C10_NAMES = {
+    "float64": "double",
+    "float32": "float",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
 
 
 def _legacy(t: Any) -> str:

@@ -29,6 +29,7 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule._dispatch import upper
+from chainrule._scalar_convert import checked_scalar
 from chainrule.ops._complex_guard import refuse_complex_scalar, refuses_complex
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
@@ -100,18 +101,28 @@ def check_alpha(input: Any, other: Any, alpha: Any) -> Any:
     the default ``alpha=1``."""
     d = getattr(input, "_data", None)
     if d is not None and _kinds.category(d) >= 2 and type(alpha) in (int, float):
-        return alpha  # the common case (a real alpha, an inexact result): nothing to check
+        # the common case (a real alpha, an inexact result): an alpha that every floating
+        # dtype holds needs no more; a larger one gets PyTorch's range check against the
+        # result's dtype (Note [checked scalar conversion])
+        if -65504.0 <= alpha <= 65504.0:
+            return alpha
+        from chainrule._dtype import result_type
+
+        return checked_scalar(alpha, result_type(input, other).np)
     from chainrule._dtype import result_type
 
-    cat = _kinds.category(result_type(input, other).np)
+    rt = result_type(input, other).np
+    cat = _kinds.category(rt)
     if type(alpha) is bool and cat != 0:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if cat == 0:
-        return builtins.bool(alpha)
-    if cat == 1 and isinstance(alpha, (float, complex)):
+    if type(alpha) is int:
+        alpha = checked_scalar(alpha, rt)
+    if cat < 2 and isinstance(alpha, (float, complex)):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number."
         )
+    if cat == 0:
+        return builtins.bool(alpha)
     if cat != 3 and isinstance(alpha, complex):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number."

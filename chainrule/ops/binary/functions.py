@@ -7,7 +7,7 @@ from typing import Any
 
 from chainrule import _kinds
 from chainrule._dtype import result_type
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import check_scalar_int, checked_scalar, complex_scalar_value
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import (
     _checked,
@@ -236,7 +236,12 @@ def lerp(input: Any, end: Any, weight: Any) -> Any:
             )
         return apply_op(_lerp, (input, end, weight))
     if not _kinds.is_inexact(input._data):
+        if type(weight) is int:  # (an int no 64-bit Scalar holds fails first, as in PyTorch)
+            check_scalar_int(weight)
         raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{_legacy(input)}'")
     if type(weight) is complex:  # PyTorch's error for a nonzero imaginary part on real input
         weight = complex_scalar_value(weight, input._data.dtype)
+    elif type(weight) is float or type(weight) is int:  # its range check (Note [checked
+        # scalar conversion] in _scalar_convert.py)
+        weight = checked_scalar(weight, input._data.dtype)
     return apply_op(_lerp_s, (input, end), {"weight": weight})

@@ -10,10 +10,11 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule._autocast_state import state as _ac
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
+from chainrule.ops.linalg import check_addmm_dtype
 
 __all__ = [
     "addcmul",
@@ -34,10 +35,38 @@ __all__ = [
 
 
 def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-    """``input + value * tensor1 * tensor2``."""
-    if type(value) is complex:  # PyTorch casts value to the result's dtype: its error
-        value = _complex_value(value, input, tensor1, tensor2)
+    """``input + value * tensor1 * tensor2``, ``value`` first converted to the result's dtype
+    as PyTorch converts it (``_addc_value``: an integer result truncates ``value=0.5`` to 0)."""
+    if type(value) is not int or value != 1 or _kinds.is_bool(input._data):
+        value = _addc_value("addcmul", value, input, tensor1, tensor2)
     return input + value * tensor1 * tensor2
+
+
+def _addc_value(name: str, value: Any, input: Any, tensor1: Any, tensor2: Any) -> Any:
+    """addcmul's and addcdiv's ``value`` in the result's dtype, as PyTorch's kernels take it:
+    checked against the dtype's range (Note [checked scalar conversion] in
+    _scalar_convert.py; a complex number against a real result), truncated for an integer
+    result; a bool result has no kernel."""
+    from chainrule._dtype import result_type
+
+    rt = result_type(input, tensor1, tensor2).np
+    cat = _kinds.category(rt)
+    t = type(value)
+    if cat == 0:
+        if t is int:
+            checked_scalar(value, rt)  # (an int no Scalar holds fails first)
+        raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    if t is complex:
+        return complex_scalar_value(value, rt)
+    if t is float or t is int:
+        # (a float16/bfloat16 result computes in float32: the value is checked as a float)
+        value = checked_scalar(value, _F32 if cat == 2 and rt.itemsize == 2 else rt)
+        if cat == 1 and type(value) is float:
+            value = int(value)  # truncated toward zero, as PyTorch's cast to the integer type
+    return value
+
+
+_F32 = np.dtype(np.float32)
 
 
 def _complex_value(value: complex, *tensors: Any) -> Any:
@@ -47,8 +76,9 @@ def _complex_value(value: complex, *tensors: Any) -> Any:
 
 
 def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
-    """``input + value * tensor1 / tensor2``; integer inputs raise as in PyTorch."""
-    if not tensor1.is_floating_point() and not tensor2.is_floating_point():
+    """``input + value * tensor1 / tensor2``; integer (or bool) tensor1 and tensor2 raise as in
+    PyTorch (a complex one divides)."""
+    if _kinds.category(tensor1._data) < 2 and _kinds.category(tensor2._data) < 2:
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
@@ -57,8 +87,8 @@ def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes."
         )
-    if type(value) is complex:
-        value = _complex_value(value, input, tensor1, tensor2)
+    if type(value) is not int or value != 1:
+        value = _addc_value("addcdiv", value, input, tensor1, tensor2)
     return input + value * tensor1 / tensor2
 
 
@@ -69,6 +99,8 @@ def _scaled(beta: Any, input: Any, alpha: Any, prod: Any) -> Any:
         alpha = _complex_value(alpha, input, prod) if type(alpha) is complex else alpha
     p = prod if alpha == 1 else alpha * prod
     if beta == 0:
+        if type(beta) is bool:  # (addr's bool result: p or'd with an all-False input)
+            return p | (input & False)
         # input still gets a (zero) gradient, as in PyTorch, but its NaN/inf do not propagate.
         return p + (input * 0).nan_to_num(0.0, 0.0, 0.0)
     return (input if beta == 1 else beta * input) + p
@@ -86,25 +118,30 @@ def addr(input: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> 
             if vec1.ndim != 1
             else f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D"
         )
-    if type(beta) is not int or type(alpha) is not int:
+    if type(beta) is not int or type(alpha) is not int or beta != 1 or alpha != 1:
         beta, alpha = _addr_scalars(input, vec1, vec2, beta, alpha)
     return _scaled(beta, input, alpha, _ops().outer(vec1, vec2))
 
 
 def _addr_scalars(input: Any, vec1: Any, vec2: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
-    """addr's checks of beta and alpha, PyTorch's (bool ones for a bool result only, no
-    floating or complex ones for an integer result; bools for a bool result)."""
+    """addr's checks of beta and alpha, PyTorch's: bool ones for a bool result only, no
+    floating or complex ones for an integer or bool result; for a bool result an int is
+    read as a bool (``beta=2`` is True, ``beta=0`` False, which ignores ``input``)."""
     from chainrule._dtype import result_type
 
-    cat = _kinds.category(result_type(input, vec1, vec2).np)
+    rt = result_type(input, vec1, vec2).np
+    cat = _kinds.category(rt)
     out = []
     for name, v in (("beta", beta), ("alpha", alpha)):
         if type(v) is bool and cat != 0:
             raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
-        if cat == 1 and isinstance(v, (float, complex)):
+        if cat < 2 and isinstance(v, (float, complex)):
             raise RuntimeError(
                 f"For integral input tensors, argument {name} must not be a floating point number."
             )
+        t = type(v)
+        if t is int or t is float:  # PyTorch's range check (Note [checked scalar conversion])
+            v = checked_scalar(v, rt)
         out.append(builtins.bool(v) if cat == 0 else v)
     return out[0], out[1]
 
@@ -117,6 +154,11 @@ def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 
         raise RuntimeError(
             "batch1 must be a 3D tensor" if batch1.ndim != 3 else "batch2 must be a 3D tensor"
         )
+    # PyTorch runs addbmm as addmm over the batch: addmm's dtype rule (no promotion: a complex
+    # or double batch beside a float input is refused, in place or not) and its Bool refusal
+    check_addmm_dtype(input, batch1, batch2)
+    if _kinds.category(input._data) == 0:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     return _scaled(beta, input, alpha, _ops().bmm(batch1, batch2).sum(0))
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
@@ -226,6 +226,9 @@ def _scatter_args(
         value = value.item()
     if type(value) is complex:  # PyTorch's error for a nonzero imaginary part
         value = complex_scalar_value(value, input._data.dtype)
+    elif type(value) is float or type(value) is int:  # its range check (Note [checked
+        # scalar conversion] in _scalar_convert.py)
+        value = checked_scalar(value, input._data.dtype)
     _, idx, src_sl = _gather_index("scatter", input, dim, index, src)
     if reduce is not None:
         if reduce not in ("add", "multiply"):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.indexing._common import _legacy, scatter_add_into
@@ -123,6 +123,8 @@ def _index_add_args(
     idx = (slice(None),) * d + (ia.reshape(-1).astype(np.intp),)
     if type(alpha) is complex:  # PyTorch's error for an imaginary part on a real input
         alpha = complex_scalar_value(alpha, input._data.dtype)
+    elif (type(alpha) is float or type(alpha) is int) and alpha != 1:  # its range check
+        alpha = checked_scalar(alpha, input._data.dtype)
     return {"index": idx, "alpha": alpha}
 
 
@@ -181,8 +183,15 @@ def _masked_fill_args(input: Tensor, mask: Tensor, value: Any) -> tuple[OpDef, A
             # raises, a zero one stores the real part (without the cast's warning)
             complex_scalar_value(complex(value.item()), input._data.dtype)
             value = value.real
+        elif value._data.dtype != input._data.dtype and _kinds.category(value._data) in (1, 2):
+            # the value tensor is read as a number too, with the range check (Note [checked
+            # scalar conversion] in _scalar_convert.py): float64 1e300 into float32 raises
+            checked_scalar(value.item(), input._data.dtype)
         return _masked_fill_t, value
-    if type(value) is complex:
+    tv = type(value)
+    if tv is float or tv is int:  # PyTorch's range check (Note [checked scalar conversion])
+        value = checked_scalar(value, input._data.dtype)
+    elif tv is complex:
         value = complex_scalar_value(value, input._data.dtype)
     return _masked_fill, value
 

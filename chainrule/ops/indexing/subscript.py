@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from chainrule import _kinds
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import Tensor
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.indexing._common import ZERO_DIM_MSG, _legacy, scatter_add_into
@@ -301,7 +301,14 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         cls = type(value)
         name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
         raise TypeError(f"can't assign a {name} to a {_type(input)}")
-    if type(value) is complex:  # PyTorch's error for a nonzero imaginary part
+    if type(value) is float or type(value) is int:  # PyTorch's range check (Note [checked
+        # scalar conversion] in _scalar_convert.py)
+        if type(value) is int and not -(2**63) <= value < 2**63:  # (its binding's long long)
+            raise ValueError("Overflow when unpacking long long")
+        d = input._data.dtype
+        if d.itemsize != 2 or d.kind in "iu":  # (float16/bfloat16: PyTorch stores inf)
+            value = checked_scalar(value, d)
+    elif type(value) is complex:  # PyTorch's error for a nonzero imaginary part
         value = complex_scalar_value(value, input._data.dtype)
     parts, basic = normalize_index(index)
     if basic:

@@ -9,7 +9,7 @@ import numpy as np
 
 from chainrule._autocast_state import state as _ac
 from chainrule._dispatch import upper as _upper
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule.ops import _autocast
 from chainrule.ops._registry import OpDef, apply_op, defop, ns
 from chainrule.ops.complex_numbers import cj
@@ -365,13 +365,27 @@ _addmv = _addprod_op("addmv", "AddmvBackward0")
 _baddbmm = _addprod_op("baddbmm", "BaddbmmBackward0")
 
 
+def _addprod_scalars(dt: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """beta and alpha converted to the operands' dtype as PyTorch converts them: a complex
+    one with a nonzero imaginary part refused on real operands, a real one range-checked
+    (Note [checked scalar conversion] in _scalar_convert.py)."""
+    out = []
+    for v in (beta, alpha):
+        if type(v) is complex:
+            v = complex_scalar_value(v, dt)
+        elif type(v) is float or type(v) is int:
+            v = checked_scalar(v, dt)
+            if type(v) is float and dt.kind in "iu":
+                v = int(v)  # truncated: integer operands keep an integer result, as PyTorch
+        out.append(v)
+    return out[0], out[1]
+
+
 def _addprod(
     op: OpDef, input: Any, prod_shape: tuple[int, ...], a: Any, b: Any, beta: Any, alpha: Any
 ) -> Any:
-    if type(beta) is complex or type(alpha) is complex:  # PyTorch's error on real operands
-        dt = a._data.dtype
-        beta = complex_scalar_value(beta, dt) if type(beta) is complex else beta
-        alpha = complex_scalar_value(alpha, dt) if type(alpha) is complex else alpha
+    if beta != 1 or alpha != 1:  # (the default 1, 1 needs no conversion)
+        beta, alpha = _addprod_scalars(a._data.dtype, beta, alpha)
     shape = tuple(input._data.shape)
     ok = len(shape) <= len(prod_shape) and all(
         s in (1, t) for s, t in zip(shape[::-1], prod_shape[::-1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule import _kinds
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule.ops._registry import OpDef, apply_op, ns
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max"]
@@ -108,6 +108,19 @@ def clamp(input: Any, min: Any = None, max: Any = None) -> Any:
     from chainrule._dtype import result_type
 
     rt = result_type(input, min, max)
+    # each number bound is converted to the result's dtype with PyTorch's range check
+    # (Note [checked scalar conversion]): clamp(float32, min=1e300) raises; a complex
+    # result raises clamp's own error first (in the op)
+    try:
+        t = type(min)
+        if t is float or t is int:
+            min = checked_scalar(min, rt.np)
+        t = type(max)
+        if t is float or t is int:
+            max = checked_scalar(max, rt.np)
+    except RuntimeError:
+        if rt.np.kind != "c":
+            raise
     if input._data.dtype != rt.np:
         input = input.to(rt)
     return apply_op(_clamp, (input,), {"min": min, "max": max})
@@ -177,11 +190,16 @@ _clamp_max = OpDef(
 )
 
 
-def _bound_promote(input: Any, bound: Any) -> Any:
+def _bound_promote(input: Any, bound: Any) -> tuple[Any, Any]:
+    """``input`` promoted with a number ``bound``, and the bound converted to the result's
+    dtype with PyTorch's range check (Note [checked scalar conversion])."""
     from chainrule._dtype import result_type
 
     rt = result_type(input, bound)
-    return input if input._data.dtype == rt.np else input.to(rt)
+    t = type(bound)
+    if t is int or (t is float and rt.np.kind != "c"):
+        bound = checked_scalar(bound, rt.np)
+    return (input if input._data.dtype == rt.np else input.to(rt)), bound
 
 
 def clamp_min(input: Any, min: Any) -> Any:
@@ -190,7 +208,8 @@ def clamp_min(input: Any, min: Any) -> Any:
         if _kinds.is_complex(min._data):
             _real_input_bounds(input, min, None)
         return apply_op(_clamp_t, (input, min, None))
-    return apply_op(_clamp_min, (_bound_promote(input, min),), {"min": min})
+    input, min = _bound_promote(input, min)
+    return apply_op(_clamp_min, (input,), {"min": min})
 
 
 def clamp_max(input: Any, max: Any) -> Any:
@@ -199,4 +218,5 @@ def clamp_max(input: Any, max: Any) -> Any:
         if _kinds.is_complex(max._data):
             _real_input_bounds(input, None, max)
         return apply_op(_clamp_t, (input, None, max))
-    return apply_op(_clamp_max, (_bound_promote(input, max),), {"max": max})
+    input, max = _bound_promote(input, max)
+    return apply_op(_clamp_max, (input,), {"max": max})

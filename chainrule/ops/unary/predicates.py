@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule import _kinds
+from chainrule._scalar_convert import nan_to_num_args
 from chainrule.ops._registry import OpDef, apply_op, ns, unary
 
 __all__ = ["square", "nan_to_num", "isnan", "isinf", "isfinite", "logical_not"]
@@ -47,23 +48,14 @@ _nan_to_num = OpDef(
 )
 
 
-def nan_to_num(
-    input: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
-) -> Any:
-    """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (defaults: 0 and the dtype's
-    largest/lowest finite values). VJP: g where x is finite, else 0."""
-    if complex in (type(nan), type(posinf), type(neginf)):  # PyTorch's argument parser's text
-        name = next(
-            n
-            for n, v in zip(("nan", "posinf", "neginf"), (nan, posinf, neginf))
-            if type(v) is complex
-        )
-        raise TypeError(f"nan_to_num(): argument '{name}' must be float, not complex")
-    return apply_op(
-        _nan_to_num,
-        (input,),
-        {"nan": 0.0 if nan is None else nan, "posinf": posinf, "neginf": neginf},
-    )
+def nan_to_num(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """``nan_to_num(input, nan=0.0, posinf=None, neginf=None)``: NaN -> ``nan``, +inf ->
+    ``posinf``, -inf -> ``neginf`` (defaults: 0 and the dtype's largest/lowest finite
+    values). VJP: g where x is finite, else 0. The arguments are read as PyTorch's parser
+    reads them (``nan_to_num_args``), so that its errors say "(position 2)" for a positional
+    argument."""
+    nan, posinf, neginf = nan_to_num_args("nan_to_num", 1, args, kwargs)
+    return apply_op(_nan_to_num, (input,), {"nan": nan, "posinf": posinf, "neginf": neginf})
 
 
 def square(input: Any) -> Any:
