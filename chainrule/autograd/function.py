@@ -116,6 +116,9 @@ class FunctionCtx:
 
     @property
     def saved_variables(self) -> tuple[Any, ...]:
+        import warnings
+
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, 2)
         return self.saved_tensors
 
 
@@ -183,7 +186,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls: Any = None  # set on each per-Function subclass
     num_outputs: int
-    _out_meta_f: tuple[Any, ...]  # (shape, dtype) of each differentiable output, else None
+    _out_meta_f: tuple[Any, ...]  # (shape, dtype) of each Tensor output (zeros for backward)
     _arg_is_tensor: tuple[bool, ...]  # per argument of apply: whether it is a Tensor
 
     def __init__(self) -> None:
@@ -194,6 +197,10 @@ class BackwardCFunction(Node, FunctionCtx):
         self._out_meta_f = ()
         self._arg_is_tensor = ()
         self.metadata = {}
+
+    def __repr__(self) -> str:
+        cls = type(self)
+        return f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(self))}>"
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -345,6 +352,9 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     # As in PyTorch, needs_input_grad is requires_grad, grad mode or not.
     needs = tuple(t and a._requires_grad for a, t in zip(args, is_tensor))
     ctx = _new_ctx(cls._backward_cls, needs, is_tensor)
+    record = _state.enabled and any(needs)
+    if record:  # as in PyTorch, forward already sees the node's edges
+        _connect(ctx, args, needs)
     custom_setup = cls.setup_context is not Function.setup_context
     with grad_mode.no_grad():
         if custom_setup:
@@ -355,16 +365,22 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         cls.setup_context(ctx, args, output)
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
-    record = _state.enabled and any(needs)
     if record:
-        _connect(ctx, args, needs, len(outs))
+        ctx.num_outputs = len(outs)
     ctx.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
     input_ids = {id(a) for a, t in zip(args, is_tensor) if t}
     wrapped, out_meta, out_nr = _wrap_outputs(ctx, outs, record, input_ids)
     if record:
-        ctx._out_meta_f = tuple(out_meta)
+        # What backward gets for an output with no gradient: zeros for every Tensor output,
+        # differentiable or not, as in PyTorch (None for other outputs).
+        ctx._out_meta_f = tuple(
+            (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outs
+        )
     if ctx.to_save is not None:
-        _save_for_backward(ctx, record, wrapped, out_meta, out_nr)
+        if record:
+            _save_for_backward(ctx, record, wrapped, out_meta, out_nr)
+        else:  # as in PyTorch, a call that records nothing saves nothing
+            ctx.to_save = None
     if single:
         return wrapped[0]
     return tuple(wrapped)
@@ -396,9 +412,7 @@ def _new_ctx(
     return ctx
 
 
-def _connect(
-    node: BackwardCFunction, args: tuple[Any, ...], needs: tuple[bool, ...], num_outputs: int
-) -> None:
+def _connect(node: BackwardCFunction, args: tuple[Any, ...], needs: tuple[bool, ...]) -> None:
     """Make ``node`` the backward node of one ``cls.apply``: one edge per Tensor argument, to
     the argument's node where it needs a gradient, else ``(None, 0)``."""
     from chainrule._tensor import Tensor
@@ -415,7 +429,6 @@ def _connect(
             meta.append(None)
     node.next_functions = tuple(nexts)
     node._input_meta = tuple(meta)
-    node.num_outputs = num_outputs
     if _record_sites[0] or is_anomaly_enabled():
         node._site = user_site(2)  # Note [sites] in _sites.py
 
@@ -451,7 +464,10 @@ def _wrap_outputs(
                 del t.__dict__["_output_nr"]
         elif not dirty:
             t._requires_grad = False
-        out_nr[id(o)] = i
+        if dirty or id(o) not in input_ids:
+            # An input returned as is stays an input for save_for_backward (PyTorch saves the
+            # input, whose grad_fn is not this node, not the new output tensor).
+            out_nr[id(o)] = i
         wrapped.append(t)
     return wrapped, out_meta, out_nr
 
