@@ -371,14 +371,10 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     input_ids = {id(a) for a, t in zip(args, is_tensor) if t}
     wrapped, out_meta, out_nr = _wrap_outputs(ctx, outs, record, input_ids)
     if record:
-        # What backward gets for an output with no gradient: zeros for every Tensor output,
-        # differentiable or not, as in PyTorch (None for other outputs).
-        ctx._out_meta_f = tuple(
-            (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outs
-        )
+        ctx._out_meta_f = tuple(out_meta)
     if ctx.to_save is not None:
         if record:
-            _save_for_backward(ctx, record, wrapped, out_meta, out_nr)
+            _save_for_backward(ctx, wrapped, out_nr)
         else:  # as in PyTorch, a call that records nothing saves nothing
             ctx.to_save = None
     if single:
@@ -437,8 +433,8 @@ def _wrap_outputs(
     ctx: BackwardCFunction, outs: tuple[Any, ...], record: bool, input_ids: set[int]
 ) -> tuple[list[Any], list[Any], dict[int, int]]:
     """Each differentiable tensor output made an output of the node ``ctx`` when ``record``.
-    Returns the wrapped outputs, their metadata (None where not differentiable) and the output
-    number of each original output, by id."""
+    Returns the wrapped outputs, the (shape, dtype) of each Tensor output (None for other
+    outputs) and the output number of each original output, by id."""
     from chainrule._tensor import Tensor
 
     dirty_ids = {id(t) for t in ctx.dirty_tensors or ()}
@@ -454,7 +450,9 @@ def _wrap_outputs(
         dirty = id(o) in dirty_ids
         t = _output_tensor(o, dirty, id(o) in input_ids, record)
         diff = _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
-        out_meta.append((o._data.shape, o._data.dtype) if diff else None)
+        # What backward gets for an output with no gradient: zeros for every Tensor output,
+        # differentiable or not, as in PyTorch (None for other outputs).
+        out_meta.append((o._data.shape, o._data.dtype))
         if record and diff:
             t.grad_fn = ctx
             t._requires_grad = True
@@ -492,15 +490,9 @@ def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
     return o
 
 
-def _save_for_backward(
-    ctx: BackwardCFunction,
-    record: bool,
-    wrapped: list[Any],
-    out_meta: list[Any],
-    out_nr: dict[int, int],
-) -> None:
+def _save_for_backward(ctx: BackwardCFunction, wrapped: list[Any], out_nr: dict[int, int]) -> None:
     """``ctx.save_for_backward``'s tensors as SavedTensors, taken after the outputs are
-    wrapped (dirty inputs are saved as outputs)."""
+    wrapped (dirty inputs are saved as outputs), for a call that records its node."""
     saved: list[Any] = []
     nrs: list[Any] = []
     for t in ctx.to_save or ():
@@ -508,18 +500,18 @@ def _save_for_backward(
             saved.append(None)
             nrs.append(None)
             continue
-        if t._is_inference and record:
+        if t._is_inference:
             raise RuntimeError(INFERENCE_SAVE_MSG)
         vc = t._get_vc()
         nr = out_nr.get(id(t))
         if nr is not None:
-            is_out = record and out_meta[nr] is not None
+            is_out = wrapped[nr].grad_fn is ctx
             saved.append(SavedTensor(wrapped[nr], True, vc))
             nrs.append(nr if is_out else -1)
         else:
             saved.append(SavedTensor(t, False, vc))
             nrs.append(None)
-    if _hooks_any[0] and _hooks_state.stack and record:
+    if _hooks_any[0] and _hooks_state.stack:
         pack_saved(saved, ctx)
     ctx._saved = tuple(saved)
     ctx._saved_nr = tuple(nrs)
