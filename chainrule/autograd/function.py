@@ -442,6 +442,8 @@ def _wrap_outputs(
     wrapped = []
     out_meta = []
     out_nr: dict[int, int] = {}
+    views: list[tuple[Any, int]] = []
+    n_diff = 0
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             wrapped.append(o)
@@ -462,14 +464,31 @@ def _wrap_outputs(
                 del t.__dict__["_output_nr"]
         elif not dirty:
             t._requires_grad = False
-        if dirty or id(o) not in input_ids:
+        is_input = id(o) in input_ids
+        if dirty or not is_input:
             # An input returned as is stays an input for save_for_backward (PyTorch saves the
             # input, whose grad_fn is not this node, not the new output tensor).
             out_nr[id(o)] = i
+        if record and diff:
+            n_diff += 1
+            if not dirty and (is_input or o._base is not None):
+                views.append((t, i))
         wrapped.append(t)
+    for t, i in views:  # Note [custom Function views]
+        t._fn_view = (n_diff > 1, ctx._forward_cls.__name__, i)
     return wrapped, out_meta, out_nr
 
 
+# Note [custom Function views]
+#     PyTorch returns an input that ``forward`` returns as is as a view of it, and any output
+#     that is a view (of an input, or an input returned as is) is marked as made inside a
+#     custom Function: modifying it, or a view of it, in place under grad mode raises, since
+#     the view+inplace rewrite would replace the custom backward (a Function with more than
+#     one differentiable output has its own wording). An output that is not differentiable
+#     (``mark_non_differentiable``, an integer dtype) is not marked. chainrule's output is a
+#     new tensor on the input's memory (not registered as a view of it) carrying
+#     ``_fn_view = (multi, Function name, output number)``, which ``check_inplace`` in
+#     ops/views.py reads on the tensor and on its base.
 def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
     """The tensor that stands for output ``o``: ``o`` itself when it is a dirty (modified in
     place) input or a fresh tensor, else a new tensor on the same memory."""

@@ -513,3 +513,94 @@ def test_materialize_grads_off() -> None:
 
     ref = _both(run)
     assert ref[0][0][1] is None and ref[0][1][1] == ("int64", [0, 0])
+
+
+# --- outputs that are views: in-place changes refused (Note [custom Function views]) -------
+
+
+def _fn(m: Any, name: str, fwd: Callable[..., Any]) -> Any:
+    def backward(ctx: Any, *g: Any) -> Any:
+        return g[0]
+
+    attrs = {"forward": staticmethod(fwd), "backward": staticmethod(backward)}
+    return type(name, (m.autograd.Function,), attrs)
+
+
+def _nondiff(ctx: Any, x: Any) -> Any:
+    ctx.mark_non_differentiable(x)
+    return x
+
+
+_VIEW_CASES: dict[str, Callable[[Any, Any], Any]] = {
+    "as_is": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a).mul_(2),
+    "as_is_nonleaf": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a * 1).add_(1),
+    "with_bool": lambda m, a: _fn(m, "WithInt", lambda ctx, x: (x, x > 0)).apply(a)[0].mul_(2),
+    "with_none": lambda m, a: _fn(m, "WithNone", lambda ctx, x: (x, None, 3)).apply(a)[0].mul_(2),
+    "two_outputs": lambda m, a: (
+        _fn(m, "Second", lambda ctx, x, y: (y * 2, x)).apply(a, a)[1].mul_(2)
+    ),
+    "int_input": lambda m, a: (
+        _fn(m, "Second", lambda ctx, x, y: (y * 2, x)).apply(m.tensor([1, 2]), a)[1].mul_(2)
+    ),
+    "int_first_output": lambda m, a: (
+        _fn(m, "Second", lambda ctx, x, y: (y * 2, x)).apply(a, m.tensor([1, 2]))[1].mul_(2)
+    ),
+    "tuple_of_one": lambda m, a: _fn(m, "Tup1", lambda ctx, x: (x,)).apply(a)[0].mul_(2),
+    "non_differentiable": lambda m, a: _fn(m, "NonDiff", _nondiff).apply(a).mul_(2),
+    "view_made_in_forward": lambda m, a: _fn(m, "Fwdview", lambda ctx, x: x[0:1]).apply(a).mul_(2),
+    "fresh_output": lambda m, a: _fn(m, "Fresh", lambda ctx, x: x * 2).apply(a).mul_(2),
+    "view_of_it": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a).view(2).mul_(2),
+    "select_of_it": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a)[0].mul_(2),
+    "view_of_view": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a).view(2)[0:1].mul_(2),
+    "view_two_outputs": lambda m, a: (
+        _fn(m, "Second", lambda ctx, x, y: (y * 2, x)).apply(a, a)[1][0:1].mul_(2)
+    ),
+    "setitem_slice": lambda m, a: (
+        _fn(m, "Id1", lambda ctx, x: x).apply(a).__setitem__(slice(0, 1), 5.0)
+    ),
+    "copy_": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a).copy_(m.ones(2)),
+    "zero_": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a).zero_(),
+    "detach_": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a).detach_(),
+    "detach_then_inplace": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(a).detach().mul_(1),
+    "under_no_grad": lambda m, a: _no_grad_mul(m, _fn(m, "Id1", lambda ctx, x: x).apply(a)),
+    "nothing_recorded": lambda m, a: _fn(m, "Id1", lambda ctx, x: x).apply(m.ones(2)).mul_(2),
+}
+
+
+def _no_grad_mul(m: Any, t: Any) -> Any:
+    with m.no_grad():
+        return t.mul_(2)
+
+
+@pytest.mark.parametrize("case", sorted(_VIEW_CASES))
+def test_inplace_on_output_views(case: str) -> None:
+    def run(m: Any) -> Any:
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        return _err(lambda: _VIEW_CASES[case](m, a))
+
+    ref = _both(run)
+    refused = case not in (
+        "non_differentiable",
+        "int_input",
+        "fresh_output",
+        "detach_then_inplace",
+        "under_no_grad",
+        "nothing_recorded",
+    )
+    assert (ref is not None) == refused
+
+
+@pytest.mark.parametrize("layer", ["linear", "relu"])
+def test_full_backward_hook_output_modified_in_place(layer: str) -> None:
+    """A module with a full backward hook returns its output through BackwardHookFunction."""
+
+    def run(m: Any) -> Any:
+        m.manual_seed(0)
+        mod = m.nn.Linear(2, 2) if layer == "linear" else m.nn.ReLU()
+        mod.register_full_backward_hook(lambda mod, gi, go: None)
+        x = m.ones(3, 2, requires_grad=True)
+        out = mod(x * 1)
+        return [_node(out.grad_fn), _err(lambda: out.add_(1))]
+
+    ref = _both(run)
+    assert ref[1][1].startswith("Output 0 of BackwardHookFunction is a view")
