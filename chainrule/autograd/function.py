@@ -450,7 +450,8 @@ def _wrap_outputs(
             out_meta.append(None)
             continue
         dirty = id(o) in dirty_ids
-        t = _output_tensor(o, dirty, id(o) in input_ids, record)
+        is_input = id(o) in input_ids
+        t = _output_tensor(o, dirty, is_input, record)
         diff = _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
         # What backward gets for an output with no gradient: zeros for every Tensor output,
         # differentiable or not, as in PyTorch (None for other outputs).
@@ -458,21 +459,19 @@ def _wrap_outputs(
         if record and diff:
             t.grad_fn = ctx
             t._requires_grad = True
+            n_diff += 1
+            if not dirty and (is_input or o._base is not None):
+                views.append((t, i))
             if i:
                 t._output_nr = i
             elif "_output_nr" in t.__dict__:
                 del t.__dict__["_output_nr"]
         elif not dirty:
             t._requires_grad = False
-        is_input = id(o) in input_ids
         if dirty or not is_input:
             # An input returned as is stays an input for save_for_backward (PyTorch saves the
             # input, whose grad_fn is not this node, not the new output tensor).
             out_nr[id(o)] = i
-        if record and diff:
-            n_diff += 1
-            if not dirty and (is_input or o._base is not None):
-                views.append((t, i))
         wrapped.append(t)
     for t, i in views:  # Note [custom Function views]
         t._fn_view = (n_diff > 1, ctx._forward_cls.__name__, i)
