@@ -48,6 +48,39 @@ def op_chain(m: Any) -> tuple[Step, Check]:
     return step, check
 
 
+def fn_call(m: Any) -> tuple[Step, Check]:
+    """10 calls of a tiny custom ``autograd.Function`` (saves its input and a float) chained on
+    float32[16], forward + backward: the cost of one Function call (ctx, node, save, backward)."""
+
+    class Scale(m.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, k: float) -> Any:
+            ctx.k = k
+            ctx.save_for_backward(x)
+            return x * k
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return g * ctx.k, None
+
+    x = m.tensor(np.linspace(-1, 1, 16, dtype=np.float32), requires_grad=True)
+
+    def step() -> Any:
+        x.grad = None
+        y = x
+        for _ in range(10):
+            y = Scale.apply(y, 0.9)
+        y.sum().backward()
+        return y
+
+    def check() -> float:
+        y = step()
+        return float(y.sum().item()) + float(x.grad.abs().sum().item())
+
+    return step, check
+
+
 def _init_like(m: Any, model: Any, seed: int = 0) -> None:
     """Give ``model`` the same initial weights in both libraries (uniform, fan-in scaled)."""
     rng = np.random.default_rng(seed)
@@ -392,6 +425,7 @@ def _compiled(make: Callable[[Any], tuple[Step, Check]]) -> Callable[[Any], tupl
 
 WORKLOADS: dict[str, Workload] = {
     "op_chain": Workload(op_chain, divisor=200.0, unit="us/op"),
+    "fn_call": Workload(fn_call, divisor=10.0, unit="us/call"),
     "mlp_step": Workload(mlp_step, unit="ms", repeats=50),
     "cnn_step": Workload(cnn_step, unit="ms", repeats=50),
     "chain_20k": Workload(_deep_chain(20_000), unit="s", repeats=5, warmup=1),

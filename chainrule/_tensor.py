@@ -125,6 +125,7 @@ class Tensor(
     _output_nr = 0
     _base: Tensor | None = None
     _view_chain: tuple[Any, ...] = ()
+    _fn_view: tuple[bool, str, int] | None = None  # Note [custom Function views] (function.py)
     _accum: Any = None
     _backward_hooks: OrderedDict[int, Callable[..., Any]] | None = None
     _post_acc_hooks: OrderedDict[int, Callable[..., Any]] | None = None
@@ -350,7 +351,7 @@ class Tensor(
 
     def detach_(self) -> Tensor:
         """Detach this tensor from the graph in place (it becomes a leaf)."""
-        if self._base is not None and self._base._requires_grad:
+        if (self._base is not None and self._base._requires_grad) or self._fn_view:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
                 "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "

@@ -116,6 +116,9 @@ class FunctionCtx:
 
     @property
     def saved_variables(self) -> tuple[Any, ...]:
+        import warnings
+
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, 2)
         return self.saved_tensors
 
 
@@ -183,7 +186,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls: Any = None  # set on each per-Function subclass
     num_outputs: int
-    _out_meta_f: tuple[Any, ...]  # (shape, dtype) of each differentiable output, else None
+    _out_meta_f: tuple[Any, ...]  # (shape, dtype) of each Tensor output (zeros for backward)
     _arg_is_tensor: tuple[bool, ...]  # per argument of apply: whether it is a Tensor
 
     def __init__(self) -> None:
@@ -194,6 +197,10 @@ class BackwardCFunction(Node, FunctionCtx):
         self._out_meta_f = ()
         self._arg_is_tensor = ()
         self.metadata = {}
+
+    def __repr__(self) -> str:
+        cls = type(self)
+        return f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(self))}>"
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -345,6 +352,9 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     # As in PyTorch, needs_input_grad is requires_grad, grad mode or not.
     needs = tuple(t and a._requires_grad for a, t in zip(args, is_tensor))
     ctx = _new_ctx(cls._backward_cls, needs, is_tensor)
+    record = _state.enabled and any(needs)
+    if record:  # as in PyTorch, forward already sees the node's edges
+        _connect(ctx, args, needs)
     custom_setup = cls.setup_context is not Function.setup_context
     with grad_mode.no_grad():
         if custom_setup:
@@ -355,16 +365,18 @@ def _apply(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         cls.setup_context(ctx, args, output)
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
-    record = _state.enabled and any(needs)
     if record:
-        _connect(ctx, args, needs, len(outs))
+        ctx.num_outputs = len(outs)
     ctx.sequence_nr = _next_seq()  # above the AccumulateGrad nodes just made
     input_ids = {id(a) for a, t in zip(args, is_tensor) if t}
     wrapped, out_meta, out_nr = _wrap_outputs(ctx, outs, record, input_ids)
     if record:
         ctx._out_meta_f = tuple(out_meta)
     if ctx.to_save is not None:
-        _save_for_backward(ctx, record, wrapped, out_meta, out_nr)
+        if record:
+            _save_for_backward(ctx, wrapped, out_nr)
+        else:  # as in PyTorch, a call that records nothing saves nothing
+            ctx.to_save = None
     if single:
         return wrapped[0]
     return tuple(wrapped)
@@ -396,9 +408,7 @@ def _new_ctx(
     return ctx
 
 
-def _connect(
-    node: BackwardCFunction, args: tuple[Any, ...], needs: tuple[bool, ...], num_outputs: int
-) -> None:
+def _connect(node: BackwardCFunction, args: tuple[Any, ...], needs: tuple[bool, ...]) -> None:
     """Make ``node`` the backward node of one ``cls.apply``: one edge per Tensor argument, to
     the argument's node where it needs a gradient, else ``(None, 0)``."""
     from chainrule._tensor import Tensor
@@ -415,7 +425,6 @@ def _connect(
             meta.append(None)
     node.next_functions = tuple(nexts)
     node._input_meta = tuple(meta)
-    node.num_outputs = num_outputs
     if _record_sites[0] or is_anomaly_enabled():
         node._site = user_site(2)  # Note [sites] in _sites.py
 
@@ -424,8 +433,8 @@ def _wrap_outputs(
     ctx: BackwardCFunction, outs: tuple[Any, ...], record: bool, input_ids: set[int]
 ) -> tuple[list[Any], list[Any], dict[int, int]]:
     """Each differentiable tensor output made an output of the node ``ctx`` when ``record``.
-    Returns the wrapped outputs, their metadata (None where not differentiable) and the output
-    number of each original output, by id."""
+    Returns the wrapped outputs, the (shape, dtype) of each Tensor output (None for other
+    outputs) and the output number of each original output, by id."""
     from chainrule._tensor import Tensor
 
     dirty_ids = {id(t) for t in ctx.dirty_tensors or ()}
@@ -433,29 +442,52 @@ def _wrap_outputs(
     wrapped = []
     out_meta = []
     out_nr: dict[int, int] = {}
+    views: list[tuple[Any, int]] = []
+    n_diff = 0
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             wrapped.append(o)
             out_meta.append(None)
             continue
         dirty = id(o) in dirty_ids
-        t = _output_tensor(o, dirty, id(o) in input_ids, record)
+        is_input = id(o) in input_ids
+        t = _output_tensor(o, dirty, is_input, record)
         diff = _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
-        out_meta.append((o._data.shape, o._data.dtype) if diff else None)
+        # What backward gets for an output with no gradient: zeros for every Tensor output,
+        # differentiable or not, as in PyTorch (None for other outputs).
+        out_meta.append((o._data.shape, o._data.dtype))
         if record and diff:
             t.grad_fn = ctx
             t._requires_grad = True
+            n_diff += 1
+            if not dirty and (is_input or o._base is not None):
+                views.append((t, i))
             if i:
                 t._output_nr = i
             elif "_output_nr" in t.__dict__:
                 del t.__dict__["_output_nr"]
         elif not dirty:
             t._requires_grad = False
-        out_nr[id(o)] = i
+        if dirty or not is_input:
+            # An input returned as is stays an input for save_for_backward (PyTorch saves the
+            # input, whose grad_fn is not this node, not the new output tensor).
+            out_nr[id(o)] = i
         wrapped.append(t)
+    for t, i in views:  # Note [custom Function views]
+        t._fn_view = (n_diff > 1, ctx._forward_cls.__name__, i)
     return wrapped, out_meta, out_nr
 
 
+# Note [custom Function views]
+#     PyTorch returns an input that ``forward`` returns as is as a view of it, and any output
+#     that is a view (of an input, or an input returned as is) is marked as made inside a
+#     custom Function: modifying it, or a view of it, in place under grad mode raises, since
+#     the view+inplace rewrite would replace the custom backward (a Function with more than
+#     one differentiable output has its own wording). An output that is not differentiable
+#     (``mark_non_differentiable``, an integer dtype) is not marked. chainrule's output is a
+#     new tensor on the input's memory (not registered as a view of it) carrying
+#     ``_fn_view = (multi, Function name, output number)``, which ``check_inplace`` in
+#     ops/views.py reads on the tensor and on its base.
 def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
     """The tensor that stands for output ``o``: ``o`` itself when it is a dirty (modified in
     place) input or a fresh tensor, else a new tensor on the same memory."""
@@ -476,15 +508,9 @@ def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
     return o
 
 
-def _save_for_backward(
-    ctx: BackwardCFunction,
-    record: bool,
-    wrapped: list[Any],
-    out_meta: list[Any],
-    out_nr: dict[int, int],
-) -> None:
+def _save_for_backward(ctx: BackwardCFunction, wrapped: list[Any], out_nr: dict[int, int]) -> None:
     """``ctx.save_for_backward``'s tensors as SavedTensors, taken after the outputs are
-    wrapped (dirty inputs are saved as outputs)."""
+    wrapped (dirty inputs are saved as outputs), for a call that records its node."""
     saved: list[Any] = []
     nrs: list[Any] = []
     for t in ctx.to_save or ():
@@ -492,18 +518,18 @@ def _save_for_backward(
             saved.append(None)
             nrs.append(None)
             continue
-        if t._is_inference and record:
+        if t._is_inference:
             raise RuntimeError(INFERENCE_SAVE_MSG)
         vc = t._get_vc()
         nr = out_nr.get(id(t))
         if nr is not None:
-            is_out = record and out_meta[nr] is not None
+            is_out = wrapped[nr].grad_fn is ctx
             saved.append(SavedTensor(wrapped[nr], True, vc))
             nrs.append(nr if is_out else -1)
         else:
             saved.append(SavedTensor(t, False, vc))
             nrs.append(None)
-    if _hooks_any[0] and _hooks_state.stack and record:
+    if _hooks_any[0] and _hooks_state.stack:
         pack_saved(saved, ctx)
     ctx._saved = tuple(saved)
     ctx._saved_nr = tuple(nrs)

@@ -16,6 +16,7 @@ Differs from torch: a regenerated view's node is named after the view op that ma
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 from weakref import ref as _weakref
 
@@ -246,6 +247,8 @@ def check_inplace(self: Tensor) -> None:
     if _state.enabled and self._requires_grad and self.grad_fn is None:
         raise RuntimeError(LEAF_INPLACE_MSG)
     base = self._base
+    if _state.enabled and (self._fn_view or (base is not None and base._fn_view)):
+        raise RuntimeError(_fn_view_message(self))
     if _state.enabled and base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -256,6 +259,34 @@ def check_inplace(self: Tensor) -> None:
             "make a clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
+
+
+def _fn_view_message(t: Tensor) -> str:
+    """PyTorch's error for an in-place change to an output of a custom Function that is a view,
+    or to a view of one (Note [custom Function views] in autograd/function.py)."""
+    mark = t._fn_view
+    if mark is not None:
+        multi, name, nr = mark
+    else:
+        base = t._base
+        assert base is not None and base._fn_view is not None
+        multi = base._fn_view[0]
+        gf = t.grad_fn
+        name = re.sub(r"Backward\d*$", "", gf.name()) if gf is not None else "?"
+        nr = t._output_nr
+    head = f"Output {nr} of {name} is a view and is being modified inplace. "
+    if multi:
+        return head + (
+            "This view is the output of a function that returns multiple views. Such functions "
+            "do not allow the output views to be modified inplace. You should replace the "
+            "inplace operation by an out-of-place one."
+        )
+    return head + (
+        "This view was created inside a custom Function (or because an input was returned "
+        "as-is) and the autograd logic to handle view+inplace would override the custom "
+        "backward associated with the custom Function, leading to incorrect gradients. This "
+        "behavior is forbidden. You can fix this by cloning the output of the custom Function."
+    )
 
 
 def apply_inplace(
