@@ -359,12 +359,13 @@ class RNNBase(Module):
             self.bidirectional,
             self.dropout,
             self.training,
+            None if packed else RF.dense_kind(self.mode, self.proj_size > 0, data, 2),
         )
         final: Any = (finals[0], finals[1]) if lstm else finals[0]
         if packed:
             output: Any = PackedSequence(out, bs_t, sorted_indices, unsorted_indices)
             return output, self.permute_hidden(final, unsorted_indices)
-        output = _ops.reshape(out, (steps, batch, out.shape[-1]))
+        output = out
         if self.batch_first:
             output = _ops.transpose(output, 0, 1)
         if not batched:
