@@ -176,7 +176,7 @@ def _run(name: str, mode: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         dense,
     )
     if not a["packed"] and a["batch_first"]:
-        out = ops.transpose(out, 0, 1)
+        out = ops.transpose(out, 0, 1) if mode == "LSTM" else out.transpose_(0, 1)  # as nn's
     return (out, *finals)
 
 

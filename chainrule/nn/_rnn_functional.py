@@ -229,7 +229,7 @@ def dense_kind(mode: str, proj: bool, data: Tensor, stacklevel: int) -> str:
     oneDNN LSTM layer for a float32 LSTM without projections (``torch.backends.mkldnn.enabled``),
     a stack otherwise; with a projection it warns that oneDNN is not used, as PyTorch does
     (``stacklevel`` names the frame that called the layer, as PyTorch's warning does)."""
-    from chainrule import float32
+    from chainrule._dtype import float32
     from chainrule.backends import mkldnn
 
     if mode != "LSTM" or data.dtype != float32 or data.device.type != "cpu":

@@ -1,6 +1,7 @@
 """The output of nn.LSTM / nn.GRU / nn.RNN shows PyTorch's grad_fn (sequence_models_tutorial
 prints an LSTM's output): a stack of the steps, the oneDNN LSTM layer's node for a float32 LSTM
-on the CPU, a cat when bidirectional; values and gradients stay PyTorch's."""
+on the CPU, a cat when bidirectional, an in-place transpose for a batch-first GRU/RNN (and the
+in-place view methods' own node names); values and gradients stay PyTorch's."""
 
 from __future__ import annotations
 
@@ -35,9 +36,6 @@ CASES = [
     for kind, dtype, bi, layers, bf in itertools.product(
         ("LSTM", "GRU", "RNN"), ("float32", "float64"), (False, True), (1, 2), (False, True)
     )
-    # PyTorch's GRU/RNN transpose their batch-first output in place (TransposeBackward1):
-    # chainrule's transpose_ records TransposeBackward0 (docs/compatibility.md).
-    if not (bf and kind != "LSTM")
 ]
 
 
@@ -103,3 +101,34 @@ def test_projection_warns_that_onednn_is_not_used():
         warnings.simplefilter("always")
         ours.double()(chainrule.tensor(x.astype(np.float64)))
     assert not got_o  # no oneDNN for float64: nothing to warn about
+
+
+def test_in_place_view_ops_show_pytorch_node_names():
+    def names(m, shape, fn):
+        x = m.ones(*shape, requires_grad=True) * 1
+        fn(x)
+        return type(x.grad_fn).__name__
+
+    cases = [
+        ((2, 1, 3), lambda x: x.transpose_(0, 2)),
+        ((2, 1, 3), lambda x: x.swapaxes_(0, 1)),
+        ((2, 1, 3), lambda x: x.swapdims_(1, 2)),
+        ((2, 3), lambda x: x.t_()),
+        ((2, 1, 3), lambda x: x.squeeze_()),
+        ((2, 1, 3), lambda x: x.squeeze_(1)),
+        ((2, 1, 3), lambda x: x.squeeze_((1, 0))),
+        ((2, 1, 3), lambda x: x.unsqueeze_(-1)),
+        ((2, 1, 3), lambda x: x.as_strided_((3,), (2,))),
+    ]
+    for shape, fn in cases:
+        assert names(chainrule, shape, fn) == names(torch, shape, fn)
+    # the gradient is the out-of-place op's
+    w = np.arange(6.0).reshape(3, 2)
+    grads = []
+    for m in (chainrule, torch):
+        x = m.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = x * 2
+        y.transpose_(0, 1)
+        (y * m.tensor(w)).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

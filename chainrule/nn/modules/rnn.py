@@ -367,7 +367,9 @@ class RNNBase(Module):
             return output, self.permute_hidden(final, unsorted_indices)
         output = out
         if self.batch_first:
-            output = _ops.transpose(output, 0, 1)
+            # PyTorch's LSTM transposes its output, the GRU and RNN transpose it in place
+            # (TransposeBackward1 as grad_fn); the output is a fresh tensor, not a view.
+            output = _ops.transpose(output, 0, 1) if lstm else output.transpose_(0, 1)
         if not batched:
             output = _ops.squeeze(output, 0 if self.batch_first else 1)
             if lstm:
