@@ -2,8 +2,12 @@
 
 ``torch`` and every ``torch.<x>`` the program imports resolve to chainrule's modules
 (``chainrule._torch_namespace``). ``sys.argv``, ``sys.path[0]``, ``__name__ == "__main__"`` and
-``__file__`` are set as ``python SCRIPT ARGS`` would set them. ``-m MODULE`` and ``-c CODE`` work
-as they do for ``python``. The console script ``chainrule-run`` is the same command.
+``__file__`` are set as ``python SCRIPT ARGS`` would set them (``__file__``, and so the file
+named in warnings and tracebacks, is the script's absolute path, ``sys.argv[0]`` as given). An
+uncaught exception is reported as ``python`` reports it: ``sys.excepthook`` with a traceback
+that starts in the program (this runner's and ``runpy``'s frames left out), exit status 1.
+``-m MODULE`` and ``-c CODE`` work as they do for ``python``. The console script
+``chainrule-run`` is the same command.
 
 Processes the program starts with the *spawn* or *forkserver* method (``mp.set_start_method(
 "spawn")``, ``DataLoader(multiprocessing_context="spawn")``) run under ``chainrule-run`` too
@@ -17,6 +21,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+from typing import Callable
 
 __all__ = ["main"]
 
@@ -69,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = ["-c", *args[2:]]
         sys.path[0] = ""
         globs = {"__name__": "__main__", "__builtins__": __builtins__}
-        exec(compile(args[1], "<string>", "exec"), globs)  # noqa: S102 - the user's own code
+        code = compile(args[1], "<string>", "exec")
+        return _report_uncaught(lambda: exec(code, globs))  # noqa: S102 - the user's own code
     else:
         script = args[0]
         if not os.path.exists(script):
@@ -79,8 +85,32 @@ def main(argv: list[str] | None = None) -> int:
         # `python -m chainrule` put the working directory first on sys.path; `python SCRIPT`
         # puts the script's directory there instead.
         sys.path[0] = os.path.dirname(os.path.abspath(script))
-        runpy.run_path(script, run_name="__main__")
+        # `python SCRIPT` runs the script under its absolute path (Python >= 3.9): that is
+        # the __file__ the program sees and the file its warnings and tracebacks name.
+        return _report_uncaught(
+            lambda: runpy.run_path(os.path.abspath(script), run_name="__main__")
+        )
     return 0
+
+
+def _report_uncaught(run: Callable[[], object]) -> int:
+    """Run the program; an exception it lets escape goes to ``sys.excepthook`` as ``python``
+    hands it over, with the frames above the program's (this module's, ``runpy``'s) dropped
+    from its traceback, and the exit status is 1. ``SystemExit`` and ``KeyboardInterrupt``
+    pass through (the interpreter handles them as for ``python SCRIPT``)."""
+    try:
+        run()
+    except Exception as e:  # noqa: BLE001 - reported as the interpreter reports it
+        tb = e.__traceback__
+        while tb is not None and _is_runner_frame(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        return 1
+    return 0
+
+
+def _is_runner_frame(filename: str) -> bool:
+    return filename in (__file__, runpy.__file__) or filename == "<frozen runpy>"
 
 
 if __name__ == "__main__":

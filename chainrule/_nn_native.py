@@ -162,13 +162,21 @@ def _run(name: str, mode: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         steps, batch = x.shape[0], x.shape[1]
         data = ops.reshape(x, (steps * batch, x.shape[2]))
         batch_sizes = [batch] * steps
+    dense = None if a["packed"] else _rf().dense_kind(mode, proj, data, 4)
     out, finals = _rf().rnn(
-        mode, data, batch_sizes, states, weights, layers, bidir, float(a["dropout"]), a["train"]
+        mode,
+        data,
+        batch_sizes,
+        states,
+        weights,
+        layers,
+        bidir,
+        float(a["dropout"]),
+        a["train"],
+        dense,
     )
-    if not a["packed"]:
-        out = ops.reshape(out, (steps, batch, out.shape[-1]))
-        if a["batch_first"]:
-            out = ops.transpose(out, 0, 1)
+    if not a["packed"] and a["batch_first"]:
+        out = ops.transpose(out, 0, 1) if mode == "LSTM" else out.transpose_(0, 1)  # as nn's
     return (out, *finals)
 
 

@@ -129,3 +129,64 @@ def test_install_in_process_and_uninstall():
         sys.modules.update(saved)
     assert sys.modules.get("torch") is saved.get("torch")
     assert _torch_namespace._FINDER not in sys.meta_path
+
+
+_REPORTS = """
+import warnings
+import torch
+
+print(__file__)
+warnings.warn("a warning names the script's file")
+x = torch.ones(2, 3)
+
+
+def inner():
+    return torch.cat([x, torch.ones(2, 4)], dim=0)
+
+
+inner()
+"""
+
+
+def _without_lib_frames(text):
+    """The traceback's lines from the program's frames (the library's own differ: PyTorch's
+    error comes from C++, chainrule's from Python frames) and the final line."""
+    lines = text.splitlines()
+    out, skip = [], False
+    for line in lines:
+        if line.startswith('  File "'):
+            skip = "site-packages" in line or os.path.join(ROOT, "chainrule") in line
+        elif not line.startswith(" "):
+            skip = False
+        if not skip and not line.strip().startswith(("^", "~")):
+            out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("cwd_is_dir", [True, False])
+def test_file_warnings_and_traceback_as_python_reports_them(tmp_path, cwd_is_dir):
+    """`python SCRIPT` runs the script under its absolute path and reports an uncaught error
+    with a traceback that starts in the program; `python -m chainrule SCRIPT` does the same."""
+    pytest.importorskip("torch")
+    (tmp_path / "rep.py").write_text(_REPORTS)
+    cwd = str(tmp_path) if cwd_is_dir else str(tmp_path.parent)
+    arg = "rep.py" if cwd_is_dir else os.path.join(tmp_path.name, "rep.py")
+    ours = _run(["-m", "chainrule", arg], cwd=cwd)
+    theirs = _run([arg], cwd=cwd)
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stdout == theirs.stdout == str(tmp_path / "rep.py") + "\n"
+    mine, ref = _without_lib_frames(ours.stderr), _without_lib_frames(theirs.stderr)
+    assert mine[0] == f"{tmp_path / 'rep.py'}:6: UserWarning: a warning names the script's file"
+    assert mine == ref
+    assert mine[3] == f'  File "{tmp_path / "rep.py"}", line 14, in <module>'
+    assert "runpy" not in ours.stderr and "__main__.py" not in ours.stderr
+
+
+def test_code_string_traceback_starts_in_the_code(tmp_path):
+    res = _run(["-m", "chainrule", "-c", "import torch\n1 / 0\n"], cwd=str(tmp_path))
+    assert res.returncode == 1
+    assert res.stderr.splitlines() == [
+        "Traceback (most recent call last):",
+        '  File "<string>", line 2, in <module>',
+        "ZeroDivisionError: division by zero",
+    ]

@@ -66,16 +66,23 @@ _VIEW_MSG = (
 )
 
 
-def _reshape_inplace(self: Any, name: str, base: str, make: Callable[[Any], Any]) -> Any:
+def _reshape_inplace(
+    self: Any, name: str, base: str, make: Callable[[Any], Any], node: str | None = None
+) -> Any:
     """Give ``self`` the shape of ``make(self)`` (a view op), in place: same memory, new
-    metadata; when recorded, ``self``'s history becomes that op's node."""
+    metadata; when recorded, ``self``'s history becomes that op's node, shown under PyTorch's
+    name ``node`` for the in-place form (``TransposeBackward1`` for ``transpose_``: the node's
+    class only, Note [node classes] in chainrule/autograd/_nodes.py; it computes as the op's)."""
     _ops.check_inplace(self)
     if self._base is not None or self.__dict__.get("_views"):
         raise RuntimeError(_VIEW_MSG.format(name=name, base=base))
     if _state.enabled and self.requires_grad:
         result = make(_ops.history_alias(self, False))
         self._data = result._data
-        self.grad_fn = result.grad_fn
+        fn = result.grad_fn
+        if node is not None and fn is not None:
+            fn._show_as(node)
+        self.grad_fn = fn
         if "_output_nr" in self.__dict__:
             del self.__dict__["_output_nr"]
     else:
@@ -353,27 +360,42 @@ class NamesMethods(TensorAttrs):
 
     def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
         return _reshape_inplace(
-            self, "swapaxes_", "swapaxes", lambda a: _ops.transpose(a, axis0, axis1)
+            self,
+            "swapaxes_",
+            "swapaxes",
+            lambda a: _ops.transpose(a, axis0, axis1),
+            "TransposeBackward1",
         )
 
     def swapdims_(self, dim0: int, dim1: int) -> Tensor:
         return _reshape_inplace(
-            self, "swapdims_", "swapdims", lambda a: _ops.transpose(a, dim0, dim1)
+            self,
+            "swapdims_",
+            "swapdims",
+            lambda a: _ops.transpose(a, dim0, dim1),
+            "TransposeBackward1",
         )
 
     def transpose_(self, dim0: int, dim1: int) -> Tensor:
         return _reshape_inplace(
-            self, "transpose_", "transpose", lambda a: _ops.transpose(a, dim0, dim1)
+            self,
+            "transpose_",
+            "transpose",
+            lambda a: _ops.transpose(a, dim0, dim1),
+            "TransposeBackward1",
         )
 
     def t_(self) -> Tensor:
-        return _reshape_inplace(self, "t_", "t", _ops.t)
+        return _reshape_inplace(self, "t_", "t", _ops.t, "TBackward1")
 
     def squeeze_(self, dim: Any = None) -> Tensor:
-        return _reshape_inplace(self, "squeeze_", "squeeze", lambda a: _ops.squeeze(a, dim))
+        node = f"SqueezeBackward{3 if dim is None else 4 if isinstance(dim, int) else 5}"
+        return _reshape_inplace(self, "squeeze_", "squeeze", lambda a: _ops.squeeze(a, dim), node)
 
     def unsqueeze_(self, dim: int) -> Tensor:
-        return _reshape_inplace(self, "unsqueeze_", "unsqueeze", lambda a: _ops.unsqueeze(a, dim))
+        return _reshape_inplace(
+            self, "unsqueeze_", "unsqueeze", lambda a: _ops.unsqueeze(a, dim), "UnsqueezeBackward1"
+        )
 
     def ravel(self) -> Tensor:
         return _ops.ravel(self)
@@ -778,7 +800,11 @@ class NamesMethods(TensorAttrs):
     ) -> Tensor:
         """In place: give ``self`` the sizes, strides and offset over its storage."""
         return _reshape_inplace(
-            self, "as_strided_", "as_strided", lambda a: a.as_strided(size, stride, storage_offset)
+            self,
+            "as_strided_",
+            "as_strided",
+            lambda a: a.as_strided(size, stride, storage_offset),
+            "AsStridedBackward1",
         )
 
     # The older torch linear-algebra functions -----------------------------------------------

@@ -148,6 +148,13 @@ class OpNode(Node):
 
     __slots__ = ("op", "params", "saved", "needs_input_grad", "_aux", "num_outputs")
 
+    def _show_as(self, name: str) -> None:
+        """Show this node under PyTorch's name ``name`` (the in-place form of a view op:
+        ``transpose_``'s ``TransposeBackward1``): only its class changes (Note [node
+        classes]); it still computes as its op's node."""
+        if type(self).__name__ != name:
+            object.__setattr__(self, "__class__", node_class(name))
+
     def _saved_tensors(self) -> tuple[SavedTensor, ...]:
         return tuple(s for s in self.saved if isinstance(s, SavedTensor))
 

@@ -17,14 +17,15 @@ Gate layouts and equations are PyTorch's:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 from chainrule import ops as _ops
 from chainrule._tensor import Tensor
 from chainrule.nn import functional as F
-from chainrule.ops.rnn import gru_pointwise, lstm_pointwise
+from chainrule.ops.rnn import gru_pointwise, lstm_layer_steps, lstm_pointwise
 
-__all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn"]
+__all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn", "dense_kind"]
 
 
 def rnn_tanh_cell(
@@ -115,9 +116,11 @@ def _direction(
     state0: tuple[Tensor, ...],
     w: tuple[Any, ...],
     reverse: bool,
+    dense: str | None = None,
 ) -> tuple[Tensor, tuple[Tensor, ...]]:
     """One layer in one direction over packed rows ``x`` (N, I). Returns the packed outputs
-    (N, H_out) and the final states (B, *), B = batch_sizes[0], in the batch's order."""
+    (N, H_out) (with ``dense``, the steps' outputs stacked as (T, B, H_out), see ``rnn``) and
+    the final states (B, *), B = batch_sizes[0], in the batch's order."""
     w_ih, w_hh, b_ih, b_hh, w_hr = w
     if mode == "GRU" or b_ih is None:
         bias = b_ih
@@ -155,8 +158,11 @@ def _direction(
                 state = tuple(_ops.cat([s, s0[cur:bs]], 0) for s, s0 in zip(state, state0))
             state = step(steps[t], state)
             outs[t] = state[0]
-    out = _ops.cat(outs, 0) if n > 1 else outs[0]
-    return out, state
+    if dense == "onednn":
+        return lstm_layer_steps(outs), state
+    if dense is not None:
+        return _ops.stack(outs, 0), state
+    return (_ops.cat(outs, 0) if n > 1 else outs[0]), state
 
 
 def rnn(
@@ -169,6 +175,7 @@ def rnn(
     bidirectional: bool,
     dropout: float = 0.0,
     training: bool = False,
+    dense: str | None = None,
 ) -> tuple[Tensor, tuple[Tensor, ...]]:
     """A stack of recurrent layers over packed rows.
 
@@ -182,9 +189,15 @@ def rnn(
             None for absent biases and projection.
         dropout: probability of zeroing each output of every layer but the last (training
             only).
+        dense: None for packed rows; for a dense input (every ``batch_sizes[t]`` equal),
+            ``"stack"`` or ``"onednn"``: each layer's outputs are its steps' stacked along a
+            new time dim, (T, B, *), as PyTorch builds them, so the output's ``grad_fn`` is
+            PyTorch's: ``StackBackward0`` (its generic loop), ``MkldnnRnnLayerBackward0``
+            (``"onednn"``, its oneDNN LSTM layer), ``CatBackward0`` when bidirectional.
 
     Returns:
-        The last layer's packed outputs (N, num_directions * H_out) and the final states, each
+        The last layer's packed outputs (N, num_directions * H_out) ((T, B, *) with
+        ``dense``) and the final states, each
         (num_layers * num_directions, B, *), in the order of ``hx``.
     """
     batch_sizes = [int(b) for b in batch_sizes]
@@ -194,16 +207,40 @@ def rnn(
     x = data
     for layer in range(num_layers):
         outs = []
+        if x.ndim == 3:  # a dense layer's (T, B, *) output as the next layer's rows
+            x = _ops.reshape(x, (x.shape[0] * x.shape[1], x.shape[2]))
         for d in range(dirs):
             k = layer * dirs + d
             w = tuple(weights[5 * k : 5 * k + 5])
             out, state = _direction(
-                mode, x, batch_sizes, tuple(s[k] for s in per_state), w, reverse=d == 1
+                mode, x, batch_sizes, tuple(s[k] for s in per_state), w, d == 1, dense
             )
             outs.append(out)
             for lst, s in zip(finals, state):
                 lst.append(s)
-        x = _ops.cat(outs, 1) if dirs == 2 else outs[0]
+        x = _ops.cat(outs, outs[0].ndim - 1) if dirs == 2 else outs[0]
         if dropout and training and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
     return x, tuple(_ops.stack(lst, 0) for lst in finals)
+
+
+def dense_kind(mode: str, proj: bool, data: Tensor, stacklevel: int) -> str:
+    """How PyTorch's CPU build joins a dense layer's steps (see ``_rnn_functional.rnn``): its
+    oneDNN LSTM layer for a float32 LSTM without projections (``torch.backends.mkldnn.enabled``),
+    a stack otherwise; with a projection it warns that oneDNN is not used, as PyTorch does
+    (``stacklevel`` names the frame that called the layer, as PyTorch's warning does)."""
+    from chainrule._dtype import float32
+    from chainrule.backends import mkldnn
+
+    if mode != "LSTM" or data.dtype != float32 or data.device.type != "cpu":
+        return "stack"
+    if not mkldnn.enabled or data.numel() == 0:
+        return "stack"
+    if proj:
+        warnings.warn(
+            "LSTM with projections is not supported with oneDNN. Using default implementation.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+        return "stack"
+    return "onednn"

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.ops._registry import apply_op, defop, ns
+from chainrule.ops._registry import OpDef, apply_op, defop, ns
 
-__all__ = ["lstm_pointwise", "gru_pointwise"]
+__all__ = ["lstm_pointwise", "gru_pointwise", "lstm_layer_steps"]
 
 
 def _sigmoid(xp: Any, x: Any) -> Any:
@@ -147,3 +147,26 @@ def gru_pointwise(gi: Any, gh: Any, h: Any, b_hh: Any = None) -> Any:
     PyTorch's [r, z, n] order), the state ``h`` (*, H) and the optional bias ``b_hh`` (3H,)
     added to ``gh``; see ``_gru_pointwise``."""
     return apply_op(_gru_pointwise, (gi, gh, h, b_hh))
+
+
+def _steps_fwd(xp: Any, *outs: Any) -> Any:
+    return xp.stack(outs, axis=0)
+
+
+# A dense LSTM layer's step outputs joined along a new time dim (a stack), recorded as the node
+# of PyTorch's oneDNN LSTM layer (``mkldnn_rnn_layer``), which is what ``nn.LSTM``'s output shows
+# as its ``grad_fn`` on the CPU in float32 (Note [node classes] in chainrule/autograd/_nodes.py).
+_lstm_layer_steps = OpDef(
+    "lstm_layer_steps", _steps_fwd, (), promote="same", node_name="MkldnnRnnLayerBackward0"
+)
+
+
+@_lstm_layer_steps.vjp
+def _lstm_layer_steps_vjp(ctx: Any, g: Any) -> Any:
+    return ns.unbind(g, dim=0)
+
+
+def lstm_layer_steps(outs: Any) -> Any:
+    """The step outputs ``outs`` (each (B, H)) of one dense LSTM layer as one (T, B, H) tensor:
+    ``stack(outs)``, recorded as PyTorch's ``MkldnnRnnLayerBackward0``."""
+    return apply_op(_lstm_layer_steps, tuple(outs), {})

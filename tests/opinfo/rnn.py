@@ -36,6 +36,14 @@ def _gru_pw(m, gi, gh, h, b=None):
     return (1 - z) * n + z * h
 
 
+def _layer_steps(m, a, b, c):
+    if not _torch(m):
+        from chainrule.ops.rnn import lstm_layer_steps
+
+        return lstm_layer_steps([a, b, c])
+    return m.stack([a, b, c])
+
+
 def _u(rng, shape, scale=1.0):
     return rng.standard_normal(shape) * scale
 
@@ -124,6 +132,11 @@ def _lstm_cell_samples(rng):
 OPS = [
     OpInfo("lstm_pointwise", _lstm_pw, samples=_lstm_samples),
     OpInfo("gru_pointwise", _gru_pw, samples=_gru_samples),
+    OpInfo(
+        "lstm_layer_steps",
+        _layer_steps,
+        samples=lambda rng: [Sample(tuple(_u(rng, (2, 3)) for _ in range(3)))],
+    ),
     OpInfo("rnn_tanh_cell", _cell("rnn_tanh_cell"), samples=_cell_samples(1), covers=()),
     OpInfo("rnn_relu_cell", _cell("rnn_relu_cell"), samples=_cell_samples(1), covers=()),
     OpInfo("gru_cell", _cell("gru_cell"), samples=_cell_samples(3), covers=()),

@@ -359,14 +359,17 @@ class RNNBase(Module):
             self.bidirectional,
             self.dropout,
             self.training,
+            None if packed else RF.dense_kind(self.mode, self.proj_size > 0, data, 2),
         )
         final: Any = (finals[0], finals[1]) if lstm else finals[0]
         if packed:
             output: Any = PackedSequence(out, bs_t, sorted_indices, unsorted_indices)
             return output, self.permute_hidden(final, unsorted_indices)
-        output = _ops.reshape(out, (steps, batch, out.shape[-1]))
+        output = out
         if self.batch_first:
-            output = _ops.transpose(output, 0, 1)
+            # PyTorch's LSTM transposes its output, the GRU and RNN transpose it in place
+            # (TransposeBackward1 as grad_fn); the output is a fresh tensor, not a view.
+            output = _ops.transpose(output, 0, 1) if lstm else output.transpose_(0, 1)
         if not batched:
             output = _ops.squeeze(output, 0 if self.batch_first else 1)
             if lstm:
