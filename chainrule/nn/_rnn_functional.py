@@ -224,11 +224,15 @@ def rnn(
     return x, tuple(_ops.stack(lst, 0) for lst in finals)
 
 
+_PROJ_WARNED: list[bool] = []
+
+
 def dense_kind(mode: str, proj: bool, data: Tensor, stacklevel: int) -> str:
     """How PyTorch's CPU build joins a dense layer's steps (see ``_rnn_functional.rnn``): its
     oneDNN LSTM layer for a float32 LSTM without projections (``torch.backends.mkldnn.enabled``),
-    a stack otherwise; with a projection it warns that oneDNN is not used, as PyTorch does
-    (``stacklevel`` names the frame that called the layer, as PyTorch's warning does)."""
+    a stack otherwise; with a projection it warns, once per process as PyTorch does, that
+    oneDNN is not used (``stacklevel`` names the frame that called the layer, as PyTorch's
+    warning does)."""
     from chainrule._dtype import float32
     from chainrule.backends import mkldnn
 
@@ -237,10 +241,12 @@ def dense_kind(mode: str, proj: bool, data: Tensor, stacklevel: int) -> str:
     if not mkldnn.enabled or data.numel() == 0:
         return "stack"
     if proj:
-        warnings.warn(
-            "LSTM with projections is not supported with oneDNN. Using default implementation.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
+        if not _PROJ_WARNED:  # PyTorch's TORCH_WARN_ONCE: once per process
+            _PROJ_WARNED.append(True)
+            warnings.warn(
+                "LSTM with projections is not supported with oneDNN. Using default implementation.",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
         return "stack"
     return "onednn"
