@@ -235,6 +235,24 @@ _ABBR = {
 }
 
 
+# The C++ element types of NumPy dtype names, as PyTorch's kernel messages print them
+# ("Found dtype Float but expected double", "'long int' to a ...").
+CPP_NAMES = {
+    "float64": "double",
+    "float32": "float",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
 def c_name(d: dtype) -> str:
     """PyTorch's C++ name of a dtype's scalar type (``Float``, ``Long``, ``UInt1``), as its
     messages print it."""

@@ -1088,18 +1088,4 @@ def _legacy_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
     return t
 
 
-# PyTorch's C++ names of dtypes, as its error messages print them.
-_CPP_NAMES = {
-    "float64": "double",
-    "float32": "float",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
+_CPP_NAMES = _dtype.CPP_NAMES

@@ -60,21 +60,7 @@ def _warn_typed_storage_removal(stacklevel: int = 3) -> None:
         warnings.warn(_DEPRECATION, UserWarning, stacklevel=stacklevel)
 
 
-# C++ element type names, as PyTorch's set_ errors print them.
-_CPP_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
+_CPP_NAMES = _dt.CPP_NAMES
 
 
 def cpp_type_name(dt: Any) -> str:

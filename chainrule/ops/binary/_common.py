@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule import _dtype
+
 __all__ = ["broadcast_error"]
 
 
@@ -79,20 +81,7 @@ def _torch_name(t: Any) -> str:
     return _C10_NAMES.get(n, n)
 
 
-_C10_NAMES = {
-    "float64": "double",
-    "float32": "float",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
+_C10_NAMES = _dtype.CPP_NAMES
 
 
 def _legacy(t: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from chainrule import _dtype
 from chainrule.ops._registry import ns
 from chainrule.ops.complex_numbers import cj
 
@@ -40,19 +41,7 @@ def _type_name(t: Any) -> str:
     return _type_name(t._data.dtype).replace("Tensor", "")
 
 
-_C_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
+_C_NAMES = _dtype.CPP_NAMES
 
 
 def _c_name(t: Any) -> str:
