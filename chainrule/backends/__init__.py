@@ -244,12 +244,20 @@ def backend_of(*arrays: Any) -> Backend:
     return found if found is not None else _NUMPY
 
 
+# NumPy's scalar types (np.float32, np.int64, np.bool_, ...), which NumPy's ufuncs and
+# reductions return for 0-d results.
+_NP_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, np.generic))
+_np_asarray = np.asarray
+
+
 def as_array(value: Any) -> Any:
     """An op's raw result as an array of its own backend: NumPy scalars (what NumPy's
     reductions return) become 0-d NumPy arrays; device arrays are returned as they are."""
     t = type(value)
     if t is np.ndarray:
         return value
+    if t in _NP_SCALARS:  # what an op on 0-d arrays returns: no backend lookup, no method call
+        return _np_asarray(value)
     b = _BY_TYPE.get(t) or _lookup(t)
     return b.ensure_array(value)
 

@@ -43,6 +43,13 @@ __all__ = [
 ]
 
 
+# Python's and NumPy's real scalar types: conj is the identity on them.
+_REAL_SCALARS = frozenset(
+    {bool, int, float}
+    | {t for t in np.sctypeDict.values() if issubclass(t, (np.integer, np.floating, np.bool_))}
+)
+
+
 def cj(x: Any) -> Any:
     """conj(x) for a complex Tensor, array or number; x itself otherwise (no copy). The
     first test is the ordinary backward's case (a NumPy array), kept short: every VJP of a
@@ -50,6 +57,8 @@ def cj(x: Any) -> Any:
     if type(x) is _ndarray:
         t = x.dtype
         return _np_conj(x) if t is _C64 or t is _C128 else x
+    if type(x) in _REAL_SCALARS:  # a number saved by an op with a scalar, or a 0-d result
+        return x
     d = getattr(x, "_data", x)
     dt = getattr(d, "dtype", None)
     if dt is None:

@@ -75,7 +75,10 @@ def normalize_index(index: Any) -> tuple[tuple[Any, ...], bool]:
 
 
 def _index_name(p: dict[str, Any]) -> str:
-    parts = [i for i in p["index"] if i is not Ellipsis]
+    index = p["index"]
+    if len(index) == 2 and type(index[0]) is int and index[1] is Ellipsis:
+        return "SelectBackward0"  # x[i] (normalized to (i, ...)), the commonest: no list built
+    parts = [i for i in index if i is not Ellipsis]
     if parts and all(isinstance(i, int) for i in parts):
         return "SelectBackward0"
     if parts and all(i is None for i in parts):
