@@ -60,6 +60,7 @@ def _srgan_timer(m, dist, rank: int, world: int, steps: int):
 
     def timed(ddp: bool) -> float:
         m.manual_seed(0)
+        barrier = (dist or _NoBarrier).barrier
         plainG, plainD = mods.Generator(2, 24, 2), mods.Discriminator(24)
         criterion = mods.GeneratorLoss()
         DDP = m.nn.parallel.DistributedDataParallel
@@ -68,7 +69,7 @@ def _srgan_timer(m, dist, rank: int, world: int, steps: int):
         optD = m.optim.Adam(netD.parameters(), lr=1e-4)
         times = []
         for _ in range(steps + 3):
-            dist.barrier()
+            barrier()
             t0 = time.perf_counter()
             fake = netG(lr, bic)
             netD.zero_grad()
@@ -81,8 +82,49 @@ def _srgan_timer(m, dist, rank: int, world: int, steps: int):
             times.append(time.perf_counter() - t0)
         return float(np.median(times[3:]))
 
+    if dist is None:  # an independent process (the ceiling): the plain step only
+        return float("nan"), timed(False)
     t_ddp = timed(True)
     return t_ddp, (timed(False) if world == 1 else float("nan"))
+
+
+class _NoBarrier:
+    """Stands in for the process group in an independent process."""
+
+    @staticmethod
+    def barrier() -> None:
+        pass
+
+
+def independent(lib: str, steps: int, workload: str, rank: int, world: int) -> None:
+    """The ceiling: the plain step (no DDP, no process group) on ``1/world`` of the global
+    batch, in one of ``world`` processes started together. Their summed throughput is what
+    ``world`` ranks could reach on this machine if communication and DDP cost nothing."""
+    if lib == "torch":
+        import torch as m
+
+        m.set_num_threads(1)
+    else:
+        import chainrule as m
+    if workload == "srgan":
+        _, t = _srgan_timer(m, None, rank, world, steps)
+        local = SRGAN_BATCH // world
+    else:
+        local = GLOBAL_BATCH // world
+        rng = np.random.default_rng(rank)
+        x = m.from_numpy(rng.standard_normal((local, 784)).astype(np.float32))
+        y = m.from_numpy(rng.integers(0, 10, local))
+        model = _mlp(m)
+        opt = m.optim.SGD(model.parameters(), lr=0.01)
+        times = []
+        for _ in range(steps + 3):
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            m.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+            times.append(time.perf_counter() - t0)
+        t = float(np.median(times[3:]))
+    print("RESULT " + json.dumps({"step_ms": t * 1e3, "samples_per_s": local / t}), flush=True)
 
 
 def worker(lib: str, steps: int, workload: str = "mlp") -> None:
@@ -221,6 +263,38 @@ def run(lib: str, ranks: int, steps: int, workload: str = "mlp") -> dict:
     return json.loads(line[len("RESULT ") :])
 
 
+def run_independent(lib: str, ranks: int, steps: int, workload: str) -> dict:
+    """``ranks`` independent processes at once (``independent``): their summed throughput."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    me = [sys.executable, str(HERE / "ddp_scaling.py"), "--worker", lib, "--steps", str(steps)]
+    me += ["--workloads", workload, "--independent", str(ranks)]
+    procs = [
+        subprocess.Popen(me + ["--rank", str(r)], stdout=subprocess.PIPE, text=True, env=env)
+        for r in range(ranks)
+    ]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    res = [
+        json.loads(ln[len("RESULT ") :])
+        for o in outs
+        for ln in o.splitlines()
+        if ln.startswith("RESULT ")
+    ]
+    return {
+        "workload": workload,
+        "lib": lib,
+        "ranks": ranks,
+        "independent": True,
+        "step_ms": max(r["step_ms"] for r in res),
+        "samples_per_s": sum(r["samples_per_s"] for r in res),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--worker", default=None)
@@ -228,7 +302,17 @@ def main() -> None:
     p.add_argument("--srgan-steps", type=int, default=10)
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--workloads", default="mlp,srgan")
+    p.add_argument("--independent", type=int, default=0)
+    p.add_argument("--rank", type=int, default=0)
+    p.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also time N independent processes (no DDP, no communication) on B/N each",
+    )
     a = p.parse_args()
+    if a.worker and a.independent:
+        independent(a.worker, a.steps, a.workloads, a.rank, a.independent)
+        return
     if a.worker:
         worker(a.worker, a.steps, a.workloads)
         return
@@ -238,6 +322,14 @@ def main() -> None:
         for n in a.ranks.split(",")
         for lib in ("chainrule", "torch")
     ]
+    if a.ceiling:
+        rows += [
+            run_independent(lib, int(n), a.srgan_steps if w == "srgan" else a.steps, w)
+            for w in a.workloads.split(",")
+            for n in a.ranks.split(",")
+            if int(n) > 1
+            for lib in ("chainrule", "torch")
+        ]
     one = {(r["workload"], r["lib"]): r["samples_per_s"] for r in rows if r["ranks"] == 1}
     for r in rows:
         base = one.get((r["workload"], r["lib"]))
@@ -247,6 +339,13 @@ def main() -> None:
         f"{'scaling':>8} {'DDP overhead ms':>16} {'25MB allreduce ms':>18} {'MPI Allreduce ms':>17}"
     )
     for r in rows:
+        if r.get("independent"):
+            print(
+                f"{r['workload']:<8} {r['lib']:<10} {r['ranks']:>5} {r['step_ms']:>8.2f} "
+                f"{r['samples_per_s']:>10.1f} {r['scaling']:>7.2f}x  (independent processes, "
+                "no DDP: the machine's ceiling)"
+            )
+            continue
         over = r["step_ms"] - r["plain_step_ms"]
         ar = r.get("allreduce_25MB_ms", float("nan"))
         ref = r.get("mpi_allreduce_25MB_ms", float("nan"))
