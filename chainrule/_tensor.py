@@ -636,7 +636,13 @@ class Tensor(
                 "https://github.com/pytorch/pytorch/pull/103001"
             )
         t = _new(type(self))
-        t._data = self._data.copy()
+        d = self._data
+        if type(d) is np.ndarray:
+            t._data = d.copy()
+        else:  # CuPy copies onto the current GPU: make the array's own GPU current (PyTorch
+            # keeps a deep copy on its tensor's device)
+            with backend_of(d).array_device(d):
+                t._data = d.copy()
         t._requires_grad = self._requires_grad
         t.grad_fn = None
         t._vc = None

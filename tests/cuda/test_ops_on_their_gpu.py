@@ -117,3 +117,18 @@ def test_training_on_cuda1_while_cuda0_is_current(fake_cuda: Any, opt: str) -> N
         assert q.device.index == 1 and q.grad.device.index == 1
         np.testing.assert_allclose(_host(q.grad), p.grad.numpy(), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(_host(q), p.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_a_deep_copy_stays_on_its_tensors_gpu(fake_cuda: Any) -> None:
+    # PyTorch keeps copy.deepcopy on the tensor's device; CuPy's copy() allocates on the
+    # current one, so the copy must run with the array's GPU current.
+    w = cr.ones(3, device="cuda:1", requires_grad=True)
+    w.grad = cr.full((3,), 2.0, device="cuda:1")
+    c = copy.deepcopy(w)
+    assert str(c.device) == "cuda:1" and str(c.grad.device) == "cuda:1"
+    assert c._data.device.id == 1 and c.grad._data.device.id == 1
+    np.testing.assert_array_equal(_host(c), np.ones(3))
+    model = nn.Linear(2, 2).to("cuda:1")
+    m2 = copy.deepcopy(model)
+    assert {str(p.device) for p in m2.parameters()} == {"cuda:1"}
+    np.testing.assert_array_equal(_host(m2.weight), _host(model.weight))
