@@ -33,12 +33,14 @@ Note [tracing arrays]
 
 from __future__ import annotations
 
+import gc
 import operator
+import types
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Tracer", "CuTracer", "ACTIVE", "is_array", "is_tracer", "CUPY_TYPES"]
+__all__ = ["Tracer", "CuTracer", "ACTIVE", "is_array", "is_tracer", "CUPY_TYPES", "detrace"]
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
@@ -611,3 +613,124 @@ setattr(CuTracer, "__rdivmod__", _cu_op(divmod, reflected=True))
 CuTracer.__hash__ = None  # type: ignore[assignment]  # as cupy.ndarray's
 for _n in ("__bool__", "__float__", "__int__", "__index__", "__complex__", "__format__"):
     setattr(CuTracer, _n, _cu_reader(_n))
+
+
+# Note [de-tracing after a break]
+#     After a graph break the run goes on eagerly (Note [tracing arrays]), and on CPU nothing
+#     more is needed: a NumPy Tracer is an ndarray, so every use of one (a plain array's
+#     ``__setitem__`` or in-place operator given a Tracer, NumPy's own functions) is a plain
+#     use of the same memory. A CuTracer is no ``cupy.ndarray``: while paused its own methods
+#     run on the plain array, but a plain CuPy array's method given one (``canvas[...] = x``
+#     in the convolutions' padding, ``plain += tracer``) refuses it, or worse, takes it for a
+#     scalar (``cupy.ndarray.fill``). The arrays that the eager continuation makes are plain
+#     (the recording paths hand out plain results while paused), so the CuTracers that it
+#     would meet are the ones handed out before the break, held by the tensors of the run
+#     (activations, the loss, ``.grad``), by the saved values of the graph's nodes, by
+#     optimizer state, module attributes and any Python container. So at the first break of a
+#     capture that tracks CuPy arrays, :func:`detrace` puts each live CuTracer's plain array
+#     (the same memory: no copy, the same values) where the CuTracer was: in every object the
+#     garbage collector sees holding one (``gc.get_referrers``, one pass per level): list
+#     items, dict values, ``__slots__`` (a tensor's ``_data``, a node's saved values), closure
+#     cells, and tuples, which are rebuilt and put in place in their own holders the same way.
+#     The recorder's own lists are left alone (the capture is not used after a break). What
+#     the collector cannot reach is a raw CuTracer in a local variable of a frame running at
+#     the break (a library frame between two calls, never a user's: users hold tensors, which
+#     are reached); such a CuTracer still runs its own methods plainly while paused and after
+#     the capture (its backend is the tracing one, whose ``xp`` strips it). The pass costs one
+#     walk of the tracked objects per level, once per capture that breaks (a signature that
+#     broke runs eagerly afterwards, without capturing).
+
+
+def _slot_names(t: type) -> list[str]:
+    """The ``__slots__`` names of ``t`` and its bases, mangled as Python stores them."""
+    out = []
+    for c in t.__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{c.__name__.lstrip('_')}{name}"
+            out.append(name)
+    return out
+
+
+_NONE = object()
+
+
+def _holding_tuples(tracers: list[Any], held: dict[int, Any], skip_ids: set[int]) -> None:
+    """Add to ``held`` the tuples that hold one of ``tracers``, directly or through other
+    tuples (one walk of the collector's objects per level)."""
+    level = tracers
+    while level:
+        found = [
+            r
+            for r in gc.get_referrers(*level)
+            if isinstance(r, tuple) and id(r) not in held and id(r) not in skip_ids
+        ]
+        for r in found:
+            held[id(r)] = r
+        level = found
+
+
+def _rebind(r: Any, replaced: Callable[[Any], Any]) -> int:
+    """Put ``replaced(v)`` in place of each entry ``v`` of the mutable holder ``r``."""
+    changed = 0
+    t = type(r)
+    if t is list:
+        for i, v in enumerate(r):
+            w = replaced(v)
+            if w is not v:
+                r[i] = w
+                changed += 1
+    elif t is dict:
+        for k, v in list(r.items()):
+            w = replaced(v)
+            if w is not v:
+                r[k] = w
+                changed += 1
+    elif t is types.CellType:
+        v = r.cell_contents
+        w = replaced(v)
+        if w is not v:
+            r.cell_contents = w
+            changed += 1
+    elif not isinstance(r, (tuple, types.FrameType, type, types.ModuleType)):
+        for name in _slot_names(t):
+            v = getattr(r, name, None)
+            w = replaced(v)
+            if w is not v:
+                object.__setattr__(r, name, w)
+                changed += 1
+    return changed
+
+
+def detrace(tracers: list[CuTracer], skip: tuple[Any, ...]) -> int:
+    """Note [de-tracing after a break]: in every holder of one of ``tracers`` (but the
+    containers in ``skip``), the plain array in its place; returns how many entries changed."""
+    held: dict[int, Any] = {id(t): t for t in tracers}  # tracers and the tuples holding them
+    new: dict[int, Any] = {}
+    skip_ids = {id(o) for o in skip} | {id(held), id(new)}
+    _holding_tuples(list(tracers), held, skip_ids)
+
+    def replaced(v: Any) -> Any:
+        k = id(v)
+        if held.get(k, _NONE) is not v:
+            return v
+        r = new.get(k)
+        if r is None:
+            if isinstance(v, CuTracer):
+                r = v._a
+            else:  # a tuple holding one: rebuilt (a named tuple as its own type)
+                items = [replaced(o) for o in v]
+                r = type(v)._make(items) if hasattr(type(v), "_make") else type(v)(items)
+            new[k] = r
+        return r
+
+    objs = list(held.values())
+    skip_ids.add(id(objs))
+    changed = 0
+    for r in gc.get_referrers(*objs):
+        if id(r) not in skip_ids and id(r) not in held:
+            changed += _rebind(r, replaced)
+    return changed
