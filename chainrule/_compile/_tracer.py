@@ -658,19 +658,26 @@ def _slot_names(t: type) -> list[str]:
 _NONE = object()
 
 
-def _holding_tuples(tracers: list[Any], held: dict[int, Any], skip_ids: set[int]) -> None:
-    """Add to ``held`` the tuples that hold one of ``tracers``, directly or through other
-    tuples (one walk of the collector's objects per level)."""
+def _holders(tracers: list[Any], held: dict[int, Any], skip_ids: set[int]) -> list[Any]:
+    """The objects holding one of ``tracers``, directly or through tuples; the tuples among
+    them are added to ``held`` (one walk of the collector's objects per level of tuples)."""
+    out: list[Any] = []
+    skip_ids.add(id(out))
     level = tracers
     while level:
-        found = [
-            r
-            for r in gc.get_referrers(*level)
-            if isinstance(r, tuple) and id(r) not in held and id(r) not in skip_ids
-        ]
-        for r in found:
-            held[id(r)] = r
+        found: list[Any] = []
+        skip_ids.add(id(found))
+        for r in gc.get_referrers(*level):
+            k = id(r)
+            if k in skip_ids or k in held:
+                continue
+            if isinstance(r, tuple):
+                held[k] = r
+                found.append(r)
+            else:
+                out.append(r)
         level = found
+    return out
 
 
 def _rebind(r: Any, replaced: Callable[[Any], Any]) -> int:
@@ -710,8 +717,8 @@ def detrace(tracers: list[CuTracer], skip: tuple[Any, ...]) -> int:
     containers in ``skip``), the plain array in its place; returns how many entries changed."""
     held: dict[int, Any] = {id(t): t for t in tracers}  # tracers and the tuples holding them
     new: dict[int, Any] = {}
-    skip_ids = {id(o) for o in skip} | {id(held), id(new)}
-    _holding_tuples(list(tracers), held, skip_ids)
+    skip_ids = {id(o) for o in skip} | {id(held), id(new), id(tracers)}
+    holders = _holders(tracers, held, skip_ids)
 
     def replaced(v: Any) -> Any:
         k = id(v)
@@ -727,10 +734,7 @@ def detrace(tracers: list[CuTracer], skip: tuple[Any, ...]) -> int:
             new[k] = r
         return r
 
-    objs = list(held.values())
-    skip_ids.add(id(objs))
     changed = 0
-    for r in gc.get_referrers(*objs):
-        if id(r) not in skip_ids and id(r) not in held:
-            changed += _rebind(r, replaced)
+    for r in holders:
+        changed += _rebind(r, replaced)
     return changed

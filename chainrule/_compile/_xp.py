@@ -309,6 +309,13 @@ class TracingCupyBackend(CupyBackend):
     def ensure_array(self, value: Any) -> Any:
         return value if is_array(value) else self._cp.asarray(value)
 
+    def on_node_devices(self, evaluate: Any) -> Any:
+        """The backward engine's per-node device switch for CuTracers (this backend's
+        ``ndarray``) and, around it, the live backend's for plain CuPy arrays: the gradients
+        that a backward makes after a graph break are plain (Note [de-tracing after a break]
+        in _tracer.py), and a node on another GPU than the current one needs its switch."""
+        return CupyBackend.on_node_devices(self, self._live.on_node_devices(evaluate))
+
     def lu_factor(self, a: Any) -> tuple[Any, Any]:
         """cupyx's one-matrix LU per matrix (the batched cuBLAS call reads raw pointers, which
         a replay cannot follow)."""

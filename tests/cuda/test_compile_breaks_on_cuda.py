@@ -245,3 +245,33 @@ def test_detrace_reaches_lists_dicts_slots_cells_and_nested_tuples(fake_cuda: An
     kept = [tb]
     detrace([tb], (kept,))
     assert kept[0] is tb
+
+
+def test_a_backward_after_a_break_runs_on_the_nodes_gpu(fake_cuda: Any) -> None:
+    """The gradients made after a break are plain CuPy arrays: the engine's per-node device
+    switch sees them too (TracingCupyBackend.on_node_devices), so a backward on cuda:1 with
+    cuda:0 current runs as eager's."""
+    cr.manual_seed(0)
+    cpu_model = _conv()
+    # Copied on the CPU: a CUDA tensor's deepcopy is made on the current GPU here.
+    eager_model = copy.deepcopy(cpu_model).to("cuda:1")
+    comp_model = cpu_model.to("cuda:1")
+
+    def make(model: nn.Module) -> Callable[..., Any]:
+        def f(x: Any, y: Any) -> Any:
+            loss = F.cross_entropy(model(x), y)
+            scale = float(loss)
+            loss.backward()
+            return loss.detach() * scale
+
+        return f
+
+    eager, compiled = make(eager_model), cr.compile(make(comp_model))
+    assert cr.cuda.current_device() == 0
+    for xb, yb in _batches(3):
+        x, y = cr.tensor(xb).to("cuda:1"), cr.tensor(yb).to("cuda:1")
+        np.testing.assert_array_equal(_host(compiled(x, y)), _host(eager(x, y)))
+        for p, q in zip(eager_model.parameters(), comp_model.parameters()):
+            assert q.grad.device == p.grad.device
+            np.testing.assert_array_equal(_host(q.grad), _host(p.grad))
+    assert cr.cuda.current_device() == 0
