@@ -1,7 +1,9 @@
 """The tracing arrays: how a capture sees every array call of one eager run.
 
-This file is over 400 lines because it holds the two tracing array types, NumPy's
-(:class:`Tracer`) and CuPy's (:class:`CuTracer`), which share one recording protocol.
+This file is over 600 lines because it holds the two tracing array types, NumPy's
+(:class:`Tracer`) and CuPy's (:class:`CuTracer`), which share one recording protocol, and the
+de-tracing of CuTracers after a graph break (Note [de-tracing after a break], at the end),
+which rests on what a CuTracer is and is not.
 
 Note [tracing arrays]
     While ``compile`` captures, the arrays of the tensors that the function reads (its
@@ -616,29 +618,38 @@ for _n in ("__bool__", "__float__", "__int__", "__index__", "__complex__", "__fo
 
 
 # Note [de-tracing after a break]
-#     After a graph break the run goes on eagerly (Note [tracing arrays]), and on CPU nothing
-#     more is needed: a NumPy Tracer is an ndarray, so every use of one (a plain array's
+#     After a graph break the run goes on eagerly (Note [tracing arrays]). On CPU nothing more
+#     is needed: a NumPy Tracer is an ndarray, so every use of one (a plain array's
 #     ``__setitem__`` or in-place operator given a Tracer, NumPy's own functions) is a plain
 #     use of the same memory. A CuTracer is no ``cupy.ndarray``: while paused its own methods
-#     run on the plain array, but a plain CuPy array's method given one (``canvas[...] = x``
-#     in the convolutions' padding, ``plain += tracer``) refuses it, or worse, takes it for a
-#     scalar (``cupy.ndarray.fill``). The arrays that the eager continuation makes are plain
-#     (the recording paths hand out plain results while paused), so the CuTracers that it
-#     would meet are the ones handed out before the break, held by the tensors of the run
-#     (activations, the loss, ``.grad``), by the saved values of the graph's nodes, by
-#     optimizer state, module attributes and any Python container. So at the first break of a
-#     capture that tracks CuPy arrays, :func:`detrace` puts each live CuTracer's plain array
-#     (the same memory: no copy, the same values) where the CuTracer was: in every object the
-#     garbage collector sees holding one (``gc.get_referrers``, one pass per level): list
-#     items, dict values, ``__slots__`` (a tensor's ``_data``, a node's saved values), closure
-#     cells, and tuples, which are rebuilt and put in place in their own holders the same way.
-#     The recorder's own lists are left alone (the capture is not used after a break). What
-#     the collector cannot reach is a raw CuTracer in a local variable of a frame running at
-#     the break (a library frame between two calls, never a user's: users hold tensors, which
-#     are reached); such a CuTracer still runs its own methods plainly while paused and after
-#     the capture (its backend is the tracing one, whose ``xp`` strips it). The pass costs one
-#     walk of the tracked objects per level, once per capture that breaks (a signature that
-#     broke runs eagerly afterwards, without capturing).
+#     and the tracing backend's ``xp`` run on its plain array, but a plain CuPy array's method
+#     given one refuses it (``canvas[...] = x`` in the convolutions' padding: the stand-in's
+#     TypeError; real CuPy's basic-slice assignment would take a non-ndarray for a scalar and
+#     ``fill`` with it) and, once the capture ends, the live backend's ``xp`` (real CuPy
+#     functions) gets it raw. The arrays that the eager continuation makes are plain (the
+#     recording paths hand out plain results while paused), so the CuTracers it would meet
+#     are the ones handed out before the break: held by the run's tensors (activations, the
+#     loss, gradients), the saved values of the graph's nodes, optimizer state, module
+#     attributes, any Python container. So at the first break of a capture that tracks CuPy
+#     arrays, :func:`detrace` puts each live CuTracer's plain array (the same memory: no copy,
+#     the same values) where the CuTracer was, in every object that the garbage collector sees
+#     holding one (``gc.get_referrers``): list items, dict values, ``__slots__`` (a tensor's
+#     ``_data``, a node's saved values), closure cells, and tuples, which are rebuilt (a named
+#     tuple as its own type) and put in place in their own holders. The recorder's own lists
+#     keep theirs (the capture is not used after a break). After that every array that the
+#     rest of the call, its result and its graph reach is a plain CuPy array, and the capture's
+#     end puts the scope tensors' arrays back as always (``restore``).
+#
+#     What the collector cannot reach is a CuTracer held only in a local variable of a frame
+#     running at the break: a library frame between two array calls (the user's frames hold
+#     tensors, which are reached). Such a CuTracer lives no longer than that frame's call,
+#     inside the capture, where its own methods and the tracing ``xp`` run on its plain array;
+#     one that the frame stores into a scope tensor (the engine's gradient of a parameter) is
+#     stripped by ``restore``. The plain gradients of a backward after the break are also why
+#     the tracing backend's per-node device switch looks at both array types
+#     (``TracingCupyBackend.on_node_devices`` in _xp.py). The pass walks the collector's
+#     objects once per level of tuples (about 55 ms with 190,000 objects), once per capture
+#     that breaks: a signature that broke runs eagerly afterwards, without capturing.
 
 
 def _slot_names(t: type) -> list[str]:
