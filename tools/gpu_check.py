@@ -508,21 +508,21 @@ def _more_gaps(torch: Any) -> dict[str, Callable[[], bool]]:
 
 
 def _compile_cuda_break() -> bool:
-    """A compiled conv training step on CUDA that reads ``float(loss)`` before its
-    backward (a graph break) runs the rest eagerly on plain CuPy arrays (Note [de-tracing
-    after a break] in _compile/_tracer.py): results and weights equal eager's bit for
-    bit over three steps, no replay."""
+    """A compiled conv training step on the last GPU (GPU 0 current) that reads
+    ``float(loss)`` before its backward (a graph break) runs the rest eagerly on plain CuPy
+    arrays (Note [de-tracing after a break] in _compile/_tracer.py): results and weights
+    equal eager's bit for bit over three steps, no replay."""
     import chainrule as cr
 
     F = cr.nn.functional
-    dev = "cuda"  # the current GPU (a compiled step on another one: docs/compile.md)
+    dev = f"cuda:{cr.cuda.device_count() - 1}"  # the last GPU, GPU 0 current
 
     def h(t: Any) -> np.ndarray:
         return t.detach().cpu().numpy()
 
     cr.manual_seed(3)
     net = cr.nn.Sequential(cr.nn.Conv2d(2, 4, 3, padding=1), cr.nn.Flatten(), cr.nn.Linear(64, 3))
-    nets = [net.to(dev), copy.deepcopy(net).to(dev)]
+    nets = [copy.deepcopy(net).to(dev), net.to(dev)]
 
     def make(m: Any) -> Callable[..., Any]:
         o = cr.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)

@@ -275,3 +275,44 @@ def test_a_backward_after_a_break_runs_on_the_nodes_gpu(fake_cuda: Any) -> None:
             assert q.grad.device == p.grad.device
             np.testing.assert_array_equal(_host(q.grad), _host(p.grad))
     assert cr.cuda.current_device() == 0
+
+
+@pytest.mark.parametrize("read", ["none", "float"])
+@pytest.mark.parametrize("net", [_conv, _mlp], ids=["conv", "mlp"])
+def test_a_compiled_step_on_a_gpu_that_is_not_current(
+    fake_cuda: Any, net: Callable[[], nn.Module], read: str
+) -> None:
+    """A training step on cuda:1 with cuda:0 current, replayed (no read) or broken
+    (``float(loss)`` before the backward): the optimizer step, run unrecorded on the plain
+    arrays, finds its parameters' GPU (the tracing backend's ``ndarray`` is the plain type
+    while paused), as eager's does; equal to eager bit for bit."""
+    cr.manual_seed(0)
+    cpu_model = net()
+    eager_model = copy.deepcopy(cpu_model).to("cuda:1")
+    comp_model = cpu_model.to("cuda:1")
+
+    def make(model: nn.Module) -> Callable[..., Any]:
+        opt = cr.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x: Any, y: Any) -> Any:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            scale = float(loss) if read == "float" else 1.0
+            loss.backward()
+            opt.step()
+            return loss.detach() * scale
+
+        return step
+
+    eager, compiled = make(eager_model), cr.compile(make(comp_model))
+    for xb, yb in _batches(5):
+        x, y = cr.tensor(xb).to("cuda:1"), cr.tensor(yb).to("cuda:1")
+        np.testing.assert_array_equal(_host(compiled(x, y)), _host(eager(x, y)))
+        assert cr.cuda.current_device() == 0
+        for p, q in zip(eager_model.parameters(), comp_model.parameters()):
+            assert q.device == p.device
+            np.testing.assert_array_equal(_host(q), _host(p))
+    if read == "none":
+        assert compiled.stats["replays"] >= 1
+    else:
+        assert compiled.stats["replays"] == 0
