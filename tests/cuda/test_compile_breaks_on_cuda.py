@@ -247,10 +247,31 @@ def test_detrace_reaches_lists_dicts_slots_cells_and_nested_tuples(fake_cuda: An
     assert kept[0] is tb
 
 
-def test_a_backward_after_a_break_runs_on_the_nodes_gpu(fake_cuda: Any) -> None:
-    """The gradients made after a break are plain CuPy arrays: the engine's per-node device
-    switch sees them too (TracingCupyBackend.on_node_devices), so a backward on cuda:1 with
-    cuda:0 current runs as eager's."""
+def _no_step(model: nn.Module, where: str) -> Callable[..., Any]:
+    """A forward and backward that reads the loss before the backward, or the gradient in the
+    middle of it (a hook on the first layer's output)."""
+    seen: list[float] = []
+
+    def f(x: Any, y: Any) -> Any:
+        out, hooked = x, False
+        for m in model:
+            out = m(out)
+            if where == "hook" and out.requires_grad and not hooked:
+                out.register_hook(lambda g: seen.append(float(g.abs().sum())))
+                hooked = True
+        loss = F.cross_entropy(out, y)
+        scale = float(loss) if where == "before" else 1.0
+        loss.backward()
+        return loss.detach() * (seen[-1] if where == "hook" else scale)
+
+    return f
+
+
+@pytest.mark.parametrize("where", ["before", "hook"])
+def test_a_backward_after_a_break_runs_on_the_nodes_gpu(fake_cuda: Any, where: str) -> None:
+    """A backward on cuda:1 with cuda:0 current, after a break before it or broken by a hook
+    inside it, runs as eager's: its gradients are plain CuPy arrays, which the engine's
+    per-node device switch sees (TracingCupyBackend.ndarray and on_node_devices)."""
     cr.manual_seed(0)
     cpu_model = _conv()
     # Copied on the CPU: a CUDA tensor's deepcopy is made on the current GPU here.
@@ -258,13 +279,7 @@ def test_a_backward_after_a_break_runs_on_the_nodes_gpu(fake_cuda: Any) -> None:
     comp_model = cpu_model.to("cuda:1")
 
     def make(model: nn.Module) -> Callable[..., Any]:
-        def f(x: Any, y: Any) -> Any:
-            loss = F.cross_entropy(model(x), y)
-            scale = float(loss)
-            loss.backward()
-            return loss.detach() * scale
-
-        return f
+        return _no_step(model, where)
 
     eager, compiled = make(eager_model), cr.compile(make(comp_model))
     assert cr.cuda.current_device() == 0
@@ -316,3 +331,38 @@ def test_a_compiled_step_on_a_gpu_that_is_not_current(
         assert compiled.stats["replays"] >= 1
     else:
         assert compiled.stats["replays"] == 0
+
+
+def test_a_backward_that_breaks_in_a_hook_crosses_gpus_as_eager(fake_cuda: Any) -> None:
+    """A graph over two GPUs (a layer on cuda:1, a copy to cuda:0, a layer there) whose
+    backward began while recording and broke in a hook: the nodes after the break get plain
+    gradients, and the engine's switch to cuda:1 for the first layer still happens
+    (TracingCupyBackend.on_node_devices looks at both array types)."""
+    cr.manual_seed(0)
+    cpu_a, cpu_b = nn.Linear(6, 5), nn.Linear(5, 3)
+    eager_ab = (copy.deepcopy(cpu_a).to("cuda:1"), copy.deepcopy(cpu_b).to("cuda:0"))
+    comp_ab = (cpu_a.to("cuda:1"), cpu_b.to("cuda:0"))
+
+    def make(a: nn.Module, b: nn.Module) -> Callable[..., Any]:
+        seen: list[float] = []
+
+        def f(x: Any, y: Any) -> Any:
+            h = b(a(x).tanh().to("cuda:0"))
+            h.register_hook(lambda g: seen.append(float(g.abs().sum())))
+            loss = F.cross_entropy(h, y)
+            loss.backward()
+            return loss.detach() * seen[-1]
+
+        return f
+
+    eager, compiled = make(*eager_ab), cr.compile(make(*comp_ab))
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = cr.tensor(rng.standard_normal((4, 6)).astype(np.float32)).to("cuda:1")
+        y = cr.tensor(rng.integers(0, 3, 4)).to("cuda:0")
+        np.testing.assert_array_equal(_host(compiled(x, y)), _host(eager(x, y)))
+        for m, n in zip(eager_ab, comp_ab):
+            for p, q in zip(m.parameters(), n.parameters()):
+                assert q.grad.device == p.grad.device
+                np.testing.assert_array_equal(_host(q.grad), _host(p.grad))
+    assert compiled.stats["replays"] == 0
