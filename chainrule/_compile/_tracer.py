@@ -642,12 +642,17 @@ for _n in ("__bool__", "__float__", "__int__", "__index__", "__complex__", "__fo
 #
 #     What the collector cannot reach is a CuTracer held only in a local variable of a frame
 #     running at the break: a library frame between two array calls (the user's frames hold
-#     tensors, which are reached). Such a CuTracer lives no longer than that frame's call,
-#     inside the capture, where its own methods and the tracing ``xp`` run on its plain array;
-#     one that the frame stores into a scope tensor (the engine's gradient of a parameter) is
-#     stripped by ``restore``. The plain gradients of a backward after the break are also why
-#     the tracing backend's per-node device switch looks at both array types
-#     (``TracingCupyBackend.on_node_devices`` in _xp.py). The pass walks the collector's
+#     tensors, which are reached). That frame's own code goes on using it inside the capture,
+#     where its own methods and the tracing ``xp`` run on its plain array; one that it stores
+#     in a scope tensor (the engine's gradient of a parameter) is stripped by ``restore``, one
+#     that it stores elsewhere would outlive the call (none does in the breaks that
+#     tests/cuda/test_compile_breaks_on_cuda.py makes, a hook inside the backward included:
+#     no CuTracer is alive after those calls).
+#
+#     The plain arrays after the break are also why the tracing backend's ``ndarray`` is the
+#     plain CuPy type while paused and its per-node device switch looks at both types
+#     (``TracingCupyBackend`` in _xp.py): a backward or an optimizer step on another GPU than
+#     the current one finds its GPU by them. The pass walks the collector's
 #     objects once per level of tuples (about 55 ms with 190,000 objects), once per capture
 #     that breaks: a signature that broke runs eagerly afterwards, without capturing.
 
