@@ -62,4 +62,4 @@ def test_on_the_stand_in_it_reports_every_part(tmp_path):
     (label,) = res["srgan_step"]
     assert label.startswith("demo") and res["srgan_step"][label]["chainrule_ms"] > 0
     gaps = res["beyond_op_table"]
-    assert len(gaps) == 14 and all(v is True for v in gaps.values()), gaps
+    assert len(gaps) == 15 and all(v is True for v in gaps.values()), gaps

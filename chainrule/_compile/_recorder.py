@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from chainrule._compile._tracer import CuTracer, Tracer, _strip, is_array
+from chainrule._compile._tracer import CuTracer, Tracer, _strip, detrace, is_array
 
 __all__ = ["Recorder", "Ref", "Instr", "CheckFailed"]
 
@@ -200,6 +200,9 @@ class Recorder:
             raise Unsupported(f"{reason} at {site} (fullgraph=True forbids graph breaks)")
         if not self.breaks:
             self.breaks.append((reason, site))
+            if self.cuda:  # Note [de-tracing after a break] in _tracer.py
+                live = [t for t in (r() for r in self.alive) if isinstance(t, CuTracer)]
+                detrace(live, (self.tracer, self.keep, live))
         self.paused += 1  # never un-paused: the rest of the run is plain eager
 
     @property

@@ -1,7 +1,9 @@
 """The tracing arrays: how a capture sees every array call of one eager run.
 
-This file is over 400 lines because it holds the two tracing array types, NumPy's
-(:class:`Tracer`) and CuPy's (:class:`CuTracer`), which share one recording protocol.
+This file is over 600 lines because it holds the two tracing array types, NumPy's
+(:class:`Tracer`) and CuPy's (:class:`CuTracer`), which share one recording protocol, and the
+de-tracing of CuTracers after a graph break (Note [de-tracing after a break], at the end),
+which rests on what a CuTracer is and is not.
 
 Note [tracing arrays]
     While ``compile`` captures, the arrays of the tensors that the function reads (its
@@ -33,12 +35,14 @@ Note [tracing arrays]
 
 from __future__ import annotations
 
+import gc
 import operator
+import types
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Tracer", "CuTracer", "ACTIVE", "is_array", "is_tracer", "CUPY_TYPES"]
+__all__ = ["Tracer", "CuTracer", "ACTIVE", "is_array", "is_tracer", "CUPY_TYPES", "detrace"]
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
@@ -611,3 +615,142 @@ setattr(CuTracer, "__rdivmod__", _cu_op(divmod, reflected=True))
 CuTracer.__hash__ = None  # type: ignore[assignment]  # as cupy.ndarray's
 for _n in ("__bool__", "__float__", "__int__", "__index__", "__complex__", "__format__"):
     setattr(CuTracer, _n, _cu_reader(_n))
+
+
+# Note [de-tracing after a break]
+#     After a graph break the run goes on eagerly (Note [tracing arrays]). On CPU nothing more
+#     is needed: a NumPy Tracer is an ndarray, so every use of one (a plain array's
+#     ``__setitem__`` or in-place operator given a Tracer, NumPy's own functions) is a plain
+#     use of the same memory. A CuTracer is no ``cupy.ndarray``: while paused its own methods
+#     and the tracing backend's ``xp`` run on its plain array, but a plain CuPy array's method
+#     given one refuses it (``canvas[...] = x`` in the convolutions' padding: the stand-in's
+#     TypeError; real CuPy's basic-slice assignment would take a non-ndarray for a scalar and
+#     ``fill`` with it) and, once the capture ends, the live backend's ``xp`` (real CuPy
+#     functions) gets it raw. The arrays that the eager continuation makes are plain (the
+#     recording paths hand out plain results while paused), so the CuTracers it would meet
+#     are the ones handed out before the break: held by the run's tensors (activations, the
+#     loss, gradients), the saved values of the graph's nodes, optimizer state, module
+#     attributes, any Python container. So at the first break of a capture that tracks CuPy
+#     arrays, :func:`detrace` puts each live CuTracer's plain array (the same memory: no copy,
+#     the same values) where the CuTracer was, in every object that the garbage collector sees
+#     holding one (``gc.get_referrers``): list items, dict values, ``__slots__`` (a tensor's
+#     ``_data``, a node's saved values), closure cells, and tuples, which are rebuilt (a named
+#     tuple as its own type) and put in place in their own holders. The recorder's own lists
+#     keep theirs (the capture is not used after a break). After that every array that the
+#     rest of the call, its result and its graph reach is a plain CuPy array, and the capture's
+#     end puts the scope tensors' arrays back as always (``restore``).
+#
+#     What the collector cannot reach is a CuTracer held only in a local variable of a frame
+#     running at the break: a library frame between two array calls (the user's frames hold
+#     tensors, which are reached). That frame's own code goes on using it inside the capture,
+#     where its own methods and the tracing ``xp`` run on its plain array; one that it stores
+#     in a scope tensor (the engine's gradient of a parameter) is stripped by ``restore``, one
+#     that it stores elsewhere would outlive the call (none does in the breaks that
+#     tests/cuda/test_compile_breaks_on_cuda.py makes, a hook inside the backward included:
+#     no CuTracer is alive after those calls).
+#
+#     The plain arrays after the break are also why the tracing backend's ``ndarray`` is the
+#     plain CuPy type while paused and its per-node device switch looks at both types
+#     (``TracingCupyBackend`` in _xp.py): a backward or an optimizer step on another GPU than
+#     the current one finds its GPU by them. The pass walks the collector's
+#     objects once per level of tuples (about 55 ms with 190,000 objects), once per capture
+#     that breaks: a signature that broke runs eagerly afterwards, without capturing.
+
+
+def _slot_names(t: type) -> list[str]:
+    """The ``__slots__`` names of ``t`` and its bases, mangled as Python stores them."""
+    out = []
+    for c in t.__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{c.__name__.lstrip('_')}{name}"
+            out.append(name)
+    return out
+
+
+_NONE = object()
+
+
+def _holders(tracers: list[Any], held: dict[int, Any], skip_ids: set[int]) -> list[Any]:
+    """The objects holding one of ``tracers``, directly or through tuples; the tuples among
+    them are added to ``held`` (one walk of the collector's objects per level of tuples)."""
+    out: list[Any] = []
+    skip_ids.add(id(out))
+    level = tracers
+    while level:
+        found: list[Any] = []
+        skip_ids.add(id(found))
+        for r in gc.get_referrers(*level):
+            k = id(r)
+            if k in skip_ids or k in held:
+                continue
+            if isinstance(r, tuple):
+                held[k] = r
+                found.append(r)
+            else:
+                out.append(r)
+        level = found
+    return out
+
+
+def _rebind(r: Any, replaced: Callable[[Any], Any]) -> int:
+    """Put ``replaced(v)`` in place of each entry ``v`` of the mutable holder ``r``."""
+    changed = 0
+    t = type(r)
+    if t is list:
+        for i, v in enumerate(r):
+            w = replaced(v)
+            if w is not v:
+                r[i] = w
+                changed += 1
+    elif t is dict:
+        for k, v in list(r.items()):
+            w = replaced(v)
+            if w is not v:
+                r[k] = w
+                changed += 1
+    elif t is types.CellType:
+        v = r.cell_contents
+        w = replaced(v)
+        if w is not v:
+            r.cell_contents = w
+            changed += 1
+    elif not isinstance(r, (tuple, types.FrameType, type, types.ModuleType)):
+        for name in _slot_names(t):
+            v = getattr(r, name, None)
+            w = replaced(v)
+            if w is not v:
+                object.__setattr__(r, name, w)
+                changed += 1
+    return changed
+
+
+def detrace(tracers: list[CuTracer], skip: tuple[Any, ...]) -> int:
+    """Note [de-tracing after a break]: in every holder of one of ``tracers`` (but the
+    containers in ``skip``), the plain array in its place; returns how many entries changed."""
+    held: dict[int, Any] = {id(t): t for t in tracers}  # tracers and the tuples holding them
+    new: dict[int, Any] = {}
+    skip_ids = {id(o) for o in skip} | {id(held), id(new), id(tracers)}
+    holders = _holders(tracers, held, skip_ids)
+
+    def replaced(v: Any) -> Any:
+        k = id(v)
+        if held.get(k, _NONE) is not v:
+            return v
+        r = new.get(k)
+        if r is None:
+            if isinstance(v, CuTracer):
+                r = v._a
+            else:  # a tuple holding one: rebuilt (a named tuple as its own type)
+                items = [replaced(o) for o in v]
+                r = type(v)._make(items) if hasattr(type(v), "_make") else type(v)(items)
+            new[k] = r
+        return r
+
+    changed = 0
+    for r in holders:
+        changed += _rebind(r, replaced)
+    return changed

@@ -128,10 +128,12 @@ TRACING_BACKEND = _TracingBackend()
 #     or a backend method calls (``xp.add``, ``cupyx.scatter_add``, ``cupy.asarray`` of a host
 #     array, ``cupy.asnumpy``) is one instruction of the program. ``cupy.cuda`` (devices,
 #     streams, the runtime) is not wrapped, and the device runtime (device counts, generators,
-#     memory statistics, streams, events) is the live backend's own. ``ndarray`` is CuTracer,
-#     so the backward engine's per-node device switch (``on_node_devices``) sees the traced
-#     gradients. Each instruction records the device that was current when it ran (Note
-#     [replay devices] in replay.py).
+#     memory statistics, streams, events) is the live backend's own. ``ndarray`` is CuTracer
+#     while the capture records, so the backward engine's per-node device switch
+#     (``on_node_devices``) sees the traced gradients, and the plain CuPy type while it is
+#     paused, so an optimizer step (run on the plain arrays) finds its parameters' GPU
+#     (``optim/_devices.run_on_param_devices``). Each instruction records the device that
+#     was current when it ran (Note [replay devices] in replay.py).
 
 _CUDA_WRITES_FIRST = _WRITES_FIRST | {"scatter_add", "scatter_max", "scatter_min"}
 # cupy functions whose array result is new memory, never a view of an argument (Note [CUDA
@@ -293,7 +295,6 @@ class TracingCupyBackend(CupyBackend):
         self._live = live
         self.xp = self._cp = _RecordingCupy(live._cp)  # type: ignore[assignment]
         self._cpx = _RecordingCupy(live._cpx)
-        self.ndarray = CuTracer
         for name in _LIVE_METHODS:
             setattr(self, name, getattr(live, name))
 
@@ -306,8 +307,24 @@ class TracingCupyBackend(CupyBackend):
     def multi_gpu(self) -> bool:  # type: ignore[override]
         return self._live.multi_gpu
 
+    @property
+    def ndarray(self) -> Any:  # type: ignore[override]
+        """The array type that the code asking holds: CuTracer while the capture records,
+        the plain CuPy type while it is paused (an optimizer step, which runs on the plain
+        arrays, Note [an unrecorded step on CUDA] in capture.py, and finds its parameters'
+        GPU by this type; the rest of a call after a graph break)."""
+        rec = ACTIVE[0]
+        return CuTracer if rec is not None and not rec.paused else self._live.ndarray
+
     def ensure_array(self, value: Any) -> Any:
         return value if is_array(value) else self._cp.asarray(value)
+
+    def on_node_devices(self, evaluate: Any) -> Any:
+        """The backward engine's per-node device switch for CuTracers (this backend's
+        ``ndarray``) and, around it, the live backend's for plain CuPy arrays: the gradients
+        that a backward makes after a graph break are plain (Note [de-tracing after a break]
+        in _tracer.py), and a node on another GPU than the current one needs its switch."""
+        return CupyBackend.on_node_devices(self, self._live.on_node_devices(evaluate))
 
     def lu_factor(self, a: Any) -> tuple[Any, Any]:
         """cupyx's one-matrix LU per matrix (the batched cuBLAS call reads raw pointers, which

@@ -190,14 +190,6 @@ def test_data_read_on_cuda_is_a_graph_break(fake_cuda: Any) -> None:
     assert "graph break: Tensor data read into Python" in g.explain()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="after a graph break the run goes on eagerly with CuTracers still held (saved "
-    "activations): conv's padding writes one into a plain canvas (plain[...] = tracer), which "
-    "the stand-in refuses (CuTracer.__array__); real CuPy may take it through "
-    "__cuda_array_interface__ (unchecked: no GPU)",
-)
 def test_a_graph_break_in_a_cuda_conv_step_runs_the_rest_eagerly(fake_cuda: Any) -> None:
     cr.manual_seed(0)
     eager_model = nn.Sequential(
