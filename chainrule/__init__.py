@@ -94,6 +94,9 @@ from chainrule.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from chainrule.backends import _malloc
+
+_malloc.tune_malloc()  # before the program's first large array (backends/_malloc.py)
 
 # The ops' public functions (chainrule.exp, chainrule.matmul, ...), family by family.
 _OP_NAMES = [
