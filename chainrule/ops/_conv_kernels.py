@@ -24,10 +24,10 @@ import numpy as np
 from chainrule import _kinds
 from chainrule.backends import backend_of
 from chainrule.backends._threads import (
-    _blas_controls,
     chunks,
     in_worker,
     num_threads,
+    one_blas_thread,
     parallel_map,
 )
 from chainrule.ops._conv_args import (
@@ -222,16 +222,10 @@ def _serial(xp: Any, fn: Any, *args: Any) -> Any:
     timeout (about 0.1 s) after the call: measured at two threads on the SRGAN step, 97 ms
     of CPU per step on OpenBLAS's worker, which on two cores takes the core that chainrule's
     pool worker needs (the step at two threads slower than at one)."""
-    if xp is not np or num_threads() < 2 or in_worker():
+    if xp is not np or in_worker():
         return fn(*args)
-    controls = [(get(), set_) for get, set_ in _blas_controls()]
-    for _, set_ in controls:
-        set_(1)
-    try:
+    with one_blas_thread():
         return fn(*args)
-    finally:
-        for count, set_ in controls:
-            set_(count)
 
 
 def _by_samples(xp: Any, part: Any, x: Any, out_shape: tuple[int, ...], flops: float) -> Any:

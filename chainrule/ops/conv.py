@@ -73,11 +73,13 @@ because tests patch them on this module.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from chainrule._autocast_state import state as _ac
 from chainrule.backends import backend_of
+from chainrule.backends._threads import one_blas_thread
 from chainrule.ops import _autocast
 from chainrule.ops import _conv_inputgrad as _inputgrad
 from chainrule.ops import _conv_kernels as _kernels
@@ -112,6 +114,20 @@ from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.nn import _gather_along
 
 __all__ = ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d"]
+
+
+def _one_blas_thread(forward: Callable[..., Any]) -> Callable[..., Any]:
+    """A conv op's forward run with OpenBLAS at one thread when chainrule's pool has several
+    (``backends/_threads.one_blas_thread``): its kernels' products are per sample or per
+    chunk of samples, too small for OpenBLAS's threads, which would then spin through the
+    rest of the step on the core the pool's workers need."""
+
+    @functools.wraps(forward)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with one_blas_thread():
+            return forward(*args, **kwargs)
+
+    return run
 
 
 def _phase_plan(stride: Any, dilation: Any, groups: int, out_pixels: int | None = None) -> bool:
@@ -170,6 +186,7 @@ def _weight_phased(xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any, paddi
 
 
 @defop(name="conv2d", saves=("x", "w"), promote="same", node_name="ConvolutionBackward0")
+@_one_blas_thread
 def _conv2d(
     xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int
 ) -> Any:
@@ -246,6 +263,7 @@ def _conv2d_vjp(ctx: Any, g: Any) -> Any:
 
 
 @defop(name="conv_transpose2d", saves=("y", "w"), promote="same", node_name="ConvolutionBackward0")
+@_one_blas_thread
 def _conv_transpose2d(
     xp: Any,
     y: Any,
@@ -364,6 +382,7 @@ def _conv_transpose2d_vjp(ctx: Any, g: Any) -> Any:
 @defop(
     name="conv2d_weight", saves=("x", "g"), promote="same", node_name="ConvolutionBackwardBackward0"
 )
+@_one_blas_thread
 def _conv2d_weight(
     xp: Any, x: Any, g: Any, *, stride: Any, padding: Any, dilation: Any, groups: int, kernel: Any
 ) -> Any:
