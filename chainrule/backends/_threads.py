@@ -16,15 +16,23 @@ running on a worker runs its inner kernels serially, so parts never wait on part
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["num_threads", "set_threads", "parallel_map", "chunks", "one_blas_thread"]
+__all__ = [
+    "num_threads",
+    "set_threads",
+    "parallel_map",
+    "chunks",
+    "one_blas_thread",
+    "blas_threads",
+]
 
 T = TypeVar("T")
 
@@ -222,6 +230,21 @@ def one_blas_thread() -> _OneBlasThread:
     """``with one_blas_thread(): ...`` runs the block with OpenBLAS at one thread (nested
     regions, and regions of several threads at once, keep it there until the last ends)."""
     return _ONE_BLAS_THREAD
+
+
+@contextlib.contextmanager
+def blas_threads() -> Iterator[None]:
+    """Inside a ``one_blas_thread`` region, BLAS back at its own thread count for the block
+    (a product over a whole batch, large enough for BLAS's threads); elsewhere, nothing."""
+    with _lock:
+        saved = list(_hold["saved"]) if _hold["depth"] and not in_worker() else []
+    for count, set_ in saved:
+        set_(count)
+    try:
+        yield
+    finally:
+        for _, set_ in saved:
+            set_(1)
 
 
 def chunks(n: int, parts: int) -> list[tuple[int, int]]:

@@ -79,7 +79,7 @@ from typing import Any, Callable
 
 from chainrule._autocast_state import state as _ac
 from chainrule.backends import backend_of
-from chainrule.backends._threads import one_blas_thread
+from chainrule.backends._threads import blas_threads, one_blas_thread
 from chainrule.ops import _autocast
 from chainrule.ops import _conv_inputgrad as _inputgrad
 from chainrule.ops import _conv_kernels as _kernels
@@ -205,13 +205,11 @@ def _conv2d(
     if _windows.taps_plan(x, w, groups):
         return _windows.conv_taps(xp, x, w, ho, wo, stride, padding, dilation, b)
     if groups == 1 and stride != (1, 1):
-        if _rowphase_forward(xp, x, w, ho, wo, stride, groups):
+        if _rowphase_forward(ho, wo, stride, groups):
             return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         return _windows.conv_sample_windows(xp, x, w, ho, wo, stride, padding, dilation, b)
     if stride == (1, 1) and groups == 1:
-        if _rowphase.stride1_plan(x, w, ho, wo, padding, dilation) and not _kernels.splits(
-            xp, n, _kernels._conv_flops(x, w, ho, wo)
-        ):
+        if _rowphase.stride1_plan(x, w, ho, wo, padding, dilation):
             return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         if _kernels._rowfold_plan(x, kw) or _kernels._rowfold_few_channels(x, w):
             return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
@@ -219,20 +217,21 @@ def _conv2d(
             return _conv_shifted(xp, x, w, ho, wo, padding, dilation, b)
         return _conv_sample_cols(xp, x, w, ho, wo, padding, dilation, b)
     cols, wr = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
-    out = _crop_cols(xp, xp.matmul(w.reshape(groups, o // groups, -1), cols), n, ho, wo, wr)
+    with blas_threads():  # one product per group over the whole batch: BLAS's own threads
+        prod = xp.matmul(w.reshape(groups, o // groups, -1), cols)
+    out = _crop_cols(xp, prod, n, ho, wo, wr)
     if b is not None:
         out += b.reshape(1, o, 1, 1)
     return out
 
 
-def _rowphase_forward(xp: Any, x: Any, w: Any, ho: int, wo: int, stride: Any, groups: int) -> bool:
+def _rowphase_forward(ho: int, wo: int, stride: Any, groups: int) -> bool:
     """Whether a strided conv's forward runs on row-phase columns (``_conv_rowphase.py``):
     row stride > 1, one group, at least PHASE_MIN_PIXELS output pixels (below, the per-sample
     windows are as fast or faster: measured 0.49 / 0.50 ms at x (8, 64, 16, 16), 3x3, stride
-    2), and not split over the pool (the windows plan splits)."""
-    if not _rowphase.rowphase_plan(stride, groups) or ho * wo < PHASE_MIN_PIXELS:
-        return False
-    return not _kernels.splits(xp, x.shape[0], _kernels._conv_flops(x, w, ho, wo))
+    2). Both plans split their batch over the pool, so the choice does not depend on the
+    thread count."""
+    return _rowphase.rowphase_plan(stride, groups) and ho * wo >= PHASE_MIN_PIXELS
 
 
 def _empty_batch(xp: Any, shape: tuple[int, ...], dtype: Any, b: Any) -> Any:
@@ -353,9 +352,7 @@ def _transpose_stride1(
     )
     y = y[sl]
     pads = tuple((max(t, 0), max(b_, 0)) for t, b_ in pads)
-    if _inputgrad.plan(y, w, dilation, groups) and not _kernels.splits(
-        xp, n, _kernels._conv_flops(y, wt, *out_hw)
-    ):
+    if _inputgrad.plan(y, w, dilation, groups):
         return _inputgrad.transpose_shifted(xp, y, w, pads, out_hw)
     return _conv2d.forward(
         xp,
@@ -407,11 +404,7 @@ def _conv2d_weight(
             return _kernels._weight_rowfold(xp, x, g, kh, kw, padding, dilation)
         return _weight_shifted(xp, x, g, kh, kw, padding, dilation)
     flops = 2.0 * n * o * x.shape[1] * kh * kw * ho * wo
-    if (
-        _rowphase.rowphase_plan(stride, groups)
-        and o >= _wgrad.WGRAD_T_MIN_O
-        and not _kernels.splits(xp, n, flops)
-    ):
+    if _rowphase.rowphase_plan(stride, groups) and o >= _wgrad.WGRAD_T_MIN_O:
         return _rowphase.weight_rowphase(xp, x, g, kh, kw, stride, padding, dilation)
     if _phase_plan(stride, dilation, groups, ho * wo):
         return _weight_phased(xp, x, g, kh, kw, stride, padding)
@@ -421,7 +414,8 @@ def _conv2d_weight(
     # g as (O, N, Ho, Wr), zeros against the junk columns of cols.
     gt = xp.zeros((o, n, ho, wr), dtype=g.dtype)
     gt[..., :wo] = xp.swapaxes(g, 0, 1)
-    gw = xp.matmul(gt.reshape(groups, o // groups, -1), xp.swapaxes(cols, -1, -2))
+    with blas_threads():
+        gw = xp.matmul(gt.reshape(groups, o // groups, -1), xp.swapaxes(cols, -1, -2))
     return gw.reshape(o, x.shape[1] // groups, kh, kw)
 
 
