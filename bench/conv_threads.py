@@ -1,6 +1,8 @@
 """Per-kernel time of the convolution kernels at one and at two threads, as a workload's step
 calls them: ``python bench/conv_threads.py [workload] [repeats] [min_flops ...]``.
 
+``PARTS_PER_THREAD=k`` in the environment sets ``_conv_kernels.PARTS_PER_THREAD``.
+
 One step of the workload (default srgan_step) is run with the conv kernels wrapped, which
 records each top-level kernel call (module, function, arguments); each distinct call is then
 replayed on its recorded arrays, alternating one thread (serial) and two threads with
@@ -116,6 +118,8 @@ def main() -> None:
     workload = sys.argv[1] if len(sys.argv) > 1 else "srgan_step"
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 50
     flops = [float(v) for v in sys.argv[3:]] or [_conv_kernels.PARALLEL_MIN_FLOPS]
+    if os.environ.get("PARTS_PER_THREAD"):
+        _conv_kernels.PARTS_PER_THREAD = int(os.environ["PARTS_PER_THREAD"])
     calls = record(workload)
     counts = Counter(_key(m, n, a) for m, n, a, _ in calls)
     first = {}

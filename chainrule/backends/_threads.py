@@ -12,6 +12,11 @@ may run on. The pool is a ``concurrent.futures.ThreadPoolExecutor`` of ``count -
 (the calling thread takes parts too, and the threads take the next part left as they come
 free), made on first use and remade when the count changes or after a ``fork``. A kernel
 running on a worker runs its inner kernels serially, so parts never wait on parts.
+
+``one_blas_thread()`` holds OpenBLAS at one thread for a region (the conv ops' forwards,
+parallel regions): OpenBLAS's own threads, once a product splits, spin on the cores the pool
+needs (see ``_OneBlasThread``); ``blas_threads()`` gives BLAS its count back inside a region
+for a product over a whole batch.
 """
 
 from __future__ import annotations

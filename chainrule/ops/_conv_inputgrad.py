@@ -11,6 +11,10 @@ With y_pad in NHWC layout, each kernel offset is one product of the shifted wind
 forward with C output channels (measured one thread, batch 8, 16x16: O = 64, 1.7-2.2 ms
 -> 1.0-1.6 ms; O = 128, 3.2-4.4 -> 3.1-3.2), since the forward plans' products then have
 only C rows.
+
+Both kernels here split their batch over chainrule's thread pool
+(``_conv_kernels._by_samples``): each sample's products (one per output row, or one per
+sample for the strided kernel) do not depend on its part, so a split gives the serial values.
 """
 
 from __future__ import annotations

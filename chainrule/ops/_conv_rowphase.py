@@ -19,7 +19,12 @@ about Hp/(kh*Ho) of the size (2/3 for a 3x3 kernel at stride 2) and the products
 (faster than K = C*kh*kw at these sizes); against the stride phases (four stride-1 convs of
 2x2, 2x1, 1x2 and 1x1 kernels, K = C*4 at most) fewer and longer products and no phase copies.
 Measured (thread CPU time, one thread, float32, 3x3 kernel, stride 2, padding 1) in
-bench/README.md, "SRGAN convolutions, third round"."""
+bench/README.md, "SRGAN convolutions, third round".
+
+All three split their batch over chainrule's thread pool as the other per-sample kernels
+(``_conv_kernels._by_samples``, ``_summed_over_samples``; ``PARALLEL_MIN_FLOPS``): a sample's
+products and sums do not depend on its part or chunk, so the forward and the adjoint are
+bit-identical to the serial kernel."""
 
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
     batch-major columns, whose product needs a transposing copy; even at O = 4C).
   * stride 1, one group, O >= 16, C*kw >= 12, small columns (a sample's at most 128 KB, the
     batch's 1 MB): row-phase columns with exact Wo-wide rows (``_conv_rowphase.py``).
-  * row stride > 1, one group, Ho*Wo >= PHASE_MIN_PIXELS, not split over the pool: row-phase
-    columns, kh products with K = C*kw (``_conv_rowphase.py``).
+  * row stride > 1, one group, Ho*Wo >= PHASE_MIN_PIXELS: row-phase columns, kh products
+    with K = C*kw (``_conv_rowphase.py``).
   * stride > 1, one group: per-sample im2col of the strided windows (N, C*kh*kw, Ho*Wo)
     and one GEMM per sample, split over the pool (``_conv_windows.py``; measured 1.3-2.4x
     faster than the sum over the stride phases of stride-1 convs, which the adjoint and
@@ -45,8 +45,15 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   no padding), a plain product per sample; strided, per phase; otherwise im2col and one GEMM.
   With O >= 16 the stride-1 kernels (and the phases' ones) multiply by the transposed g
   (``_conv_wgrad.py``: both operands in BLAS's plain layout); a row stride > 1 with O >= 16,
-  not split, on the row-phase columns. The strided adjoint (conv_transpose2d) runs on the
+  on the row-phase columns. The strided adjoint (conv_transpose2d) runs on the
   row-phase columns for Ho*Wo < PHASE_MIN_PIXELS or dilation > 1.
+
+Threads: every plan with per-sample (or per-chunk) products splits its batch over chainrule's
+pool when a part is worth it (``_conv_kernels.PARALLEL_MIN_FLOPS``), each part writing its
+samples, so the plan, and the forward's and input gradient's values, do not depend on the
+thread count (the weight gradient's parts are summed: the same up to the sum's order). The
+three ops' forwards run with OpenBLAS at one thread (``_one_blas_thread``); only the
+one-GEMM-per-group im2col products of the last plan run at BLAS's own count.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
 sum g); conv_transpose2d -> (conv2d(g, w), conv2d_weight(g, y), sum g); conv2d_weight ->
