@@ -12,19 +12,32 @@ may run on. The pool is a ``concurrent.futures.ThreadPoolExecutor`` of ``count -
 (the calling thread takes parts too, and the threads take the next part left as they come
 free), made on first use and remade when the count changes or after a ``fork``. A kernel
 running on a worker runs its inner kernels serially, so parts never wait on parts.
+
+``one_blas_thread()`` holds OpenBLAS at one thread for a region (the conv ops' forwards,
+parallel regions): OpenBLAS's own threads, once a product splits, spin on the cores the pool
+needs (see ``_OneBlasThread``); ``blas_threads()`` gives BLAS its count back inside a region
+for a product over a whole batch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["num_threads", "set_threads", "parallel_map", "chunks"]
+__all__ = [
+    "num_threads",
+    "set_threads",
+    "parallel_map",
+    "chunks",
+    "one_blas_thread",
+    "blas_threads",
+]
 
 T = TypeVar("T")
 
@@ -156,10 +169,7 @@ def parallel_map(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
         finally:
             _local.worker = False
 
-    blas = [(get(), set_) for get, set_ in _blas_controls()]
-    for _, set_ in blas:
-        set_(1)
-    try:
+    with one_blas_thread():
         futures = [pool.submit(run) for _ in range(helpers)]
         try:
             run()
@@ -167,10 +177,79 @@ def parallel_map(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
             for f in futures:
                 if not f.cancel():
                     f.result()
-    finally:
-        for count, set_ in blas:
-            set_(count)
     return results
+
+
+# The BLAS thread counts saved by the outermost ``one_blas_thread`` region still open, and how
+# many regions are open (over all threads: OpenBLAS's count is process-wide).
+_hold: dict[str, Any] = {"depth": 0, "saved": []}
+
+
+class _OneBlasThread:
+    """Context manager: OpenBLAS at one thread inside, its count restored when the outermost
+    region (of any thread) ends; nothing to do (no region) when chainrule runs one thread.
+
+    Why: OpenBLAS splits any product from about M*N*K = 262144 (a conv's per-sample
+    (32, 96) @ (96, 256) already) over its own threads, which then spin for their timeout after
+    the call. Measured (2026-12-03, 2-core AMD EPYC VM, load ~2.4): the SRGAN step at two
+    threads, with the row-phase kernels calling OpenBLAS at two threads, used 401 ms of CPU on
+    the main thread and 349 ms on OpenBLAS's worker per step (one thread: 161 ms in all);
+    with OpenBLAS at one thread, 112 ms. Setting the count costs ~1.2 us a call."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        # Whether this region holds BLAS, per thread (a region opened at one thread stays a
+        # no-op when set_num_threads changes inside it).
+        stack = _local.__dict__.setdefault("held", [])
+        if num_threads() < 2:
+            stack.append(False)
+            return
+        stack.append(True)
+        with _lock:
+            if _hold["depth"] == 0:
+                saved = []
+                for get, set_ in _blas_controls():
+                    count = get()
+                    if count != 1:
+                        set_(1)
+                        saved.append((count, set_))
+                _hold["saved"] = saved
+            _hold["depth"] += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        if not _local.held.pop():
+            return
+        with _lock:
+            _hold["depth"] -= 1
+            if _hold["depth"] == 0:
+                for count, set_ in _hold["saved"]:
+                    set_(count)
+                _hold["saved"] = []
+
+
+_ONE_BLAS_THREAD = _OneBlasThread()
+
+
+def one_blas_thread() -> _OneBlasThread:
+    """``with one_blas_thread(): ...`` runs the block with OpenBLAS at one thread (nested
+    regions, and regions of several threads at once, keep it there until the last ends)."""
+    return _ONE_BLAS_THREAD
+
+
+@contextlib.contextmanager
+def blas_threads() -> Iterator[None]:
+    """Inside a ``one_blas_thread`` region, BLAS back at its own thread count for the block
+    (a product over a whole batch, large enough for BLAS's threads); elsewhere, nothing."""
+    with _lock:
+        saved = list(_hold["saved"]) if _hold["depth"] and not in_worker() else []
+    for count, set_ in saved:
+        set_(count)
+    try:
+        yield
+    finally:
+        for _, set_ in saved:
+            set_(1)
 
 
 def chunks(n: int, parts: int) -> list[tuple[int, int]]:

@@ -3,12 +3,16 @@ chooses among these plans and runs the stride phases; its docstring describes th
 window views, im2col columns, the per-thread scratch buffers, the stride-1 shifted products,
 per-sample columns, and the argmax passes of max pooling. Arrays in, arrays out.
 
-The stride-1 kernels (shifted products and per-sample columns, forward and weight gradient)
-split the batch into parts run at once on chainrule's thread pool (``backends/_threads.py``)
-when it has several threads and each part is worth a dispatch (``PARALLEL_MIN_FLOPS``): their
-products are per sample anyway, too small for OpenBLAS to split. Each part writes its samples
-of the output (the weight gradient: the parts' sums are added), so one part gives the values
-of the serial kernel, and several the same up to the order of the weight gradient's sum.
+The per-sample kernels (here the stride-1 shifted products, row-folded products and
+per-sample columns; also the row-phase, window, pointwise, transposed-g and channel-last
+input-gradient kernels of the other ``_conv_*`` files) split the batch into parts run at once
+on chainrule's thread pool (``backends/_threads.py``) through ``_by_samples`` and
+``_summed_over_samples``, when it has several threads and each part is worth a dispatch
+(``PARALLEL_MIN_FLOPS``): their products are per sample anyway, too small for OpenBLAS to
+split. Each part writes its samples of the output (the weight gradient: the parts' sums are
+added) and a sample's products do not depend on its part, so the forward and the input
+gradient have the serial kernel's values bit for bit, and the weight gradient the same up to
+the order of its sum (tests/ops/test_conv_split.py, test_conv_threads.py).
 
 Why this file is over 400 lines: the conv plans' kernels (forward and weight gradient of each)
 share the scratch buffers and the batch split; the max-pooling argmax passes at the end are the
@@ -24,10 +28,10 @@ import numpy as np
 from chainrule import _kinds
 from chainrule.backends import backend_of
 from chainrule.backends._threads import (
-    _blas_controls,
     chunks,
     in_worker,
     num_threads,
+    one_blas_thread,
     parallel_map,
 )
 from chainrule.ops._conv_args import (
@@ -185,6 +189,12 @@ def _shifted_input(xp: Any, x: Any, kw: int, padding: Any, dilation: Any) -> tup
 # slower than not splitting (SRGAN 155-168 ms split at 4e6 flops per part, 136 at 2e7, 126 at
 # 1e8, 121-124 unsplit, 122 at one thread; CNN 13.6-15.1 ms split, 9.3-9.7 unsplit), so only
 # convs big enough for parts of ~4 ms each split.
+# Re-measured 2026-12-03 (2-core AMD EPYC VM, load 8-15, so by CPU time only; bench/README.md,
+# "Convolutions on both cores"): the SRGAN step's conv kernels, replayed, 72.1 ms of thread
+# CPU serial, 73.8 ms in 2 parts and 80.0 ms in 4 parts run one after the other (the parts'
+# own cost, before any GIL contention), 84.0 ms of process CPU split over two threads at no
+# minimum (4 parts). Whether parts below 4e8 flops gain wall time on a quiet machine is for
+# ``bench/conv_threads.py`` there to show; until then the value above stands.
 PARALLEL_MIN_FLOPS = 400_000_000
 # A split conv has up to this many parts per thread, taken by the threads as they come free
 # (``parallel_map``): a thread that starts late, or whose core another process holds, then
@@ -222,16 +232,10 @@ def _serial(xp: Any, fn: Any, *args: Any) -> Any:
     timeout (about 0.1 s) after the call: measured at two threads on the SRGAN step, 97 ms
     of CPU per step on OpenBLAS's worker, which on two cores takes the core that chainrule's
     pool worker needs (the step at two threads slower than at one)."""
-    if xp is not np or num_threads() < 2 or in_worker():
+    if xp is not np or in_worker():
         return fn(*args)
-    controls = [(get(), set_) for get, set_ in _blas_controls()]
-    for _, set_ in controls:
-        set_(1)
-    try:
+    with one_blas_thread():
         return fn(*args)
-    finally:
-        for count, set_ in controls:
-            set_(count)
 
 
 def _by_samples(xp: Any, part: Any, x: Any, out_shape: tuple[int, ...], flops: float) -> Any:

@@ -19,14 +19,26 @@ about Hp/(kh*Ho) of the size (2/3 for a 3x3 kernel at stride 2) and the products
 (faster than K = C*kh*kw at these sizes); against the stride phases (four stride-1 convs of
 2x2, 2x1, 1x2 and 1x1 kernels, K = C*4 at most) fewer and longer products and no phase copies.
 Measured (thread CPU time, one thread, float32, 3x3 kernel, stride 2, padding 1) in
-bench/README.md, "SRGAN convolutions, third round"."""
+bench/README.md, "SRGAN convolutions, third round".
+
+All three split their batch over chainrule's thread pool as the other per-sample kernels
+(``_conv_kernels._by_samples``, ``_summed_over_samples``; ``PARALLEL_MIN_FLOPS``): a sample's
+products and sums do not depend on its part or chunk, so the forward and the adjoint are
+bit-identical to the serial kernel."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from chainrule.backends import backend_of
-from chainrule.ops._conv_kernels import _fill, _scratch_array, _zero_pad
+from chainrule.ops._conv_kernels import (
+    _by_samples,
+    _conv_flops,
+    _fill,
+    _scratch_array,
+    _summed_over_samples,
+    _zero_pad,
+)
 
 __all__: list[str] = []
 
@@ -110,29 +122,37 @@ def conv_rowphase(
     b: Any = None,
 ) -> Any:
     """conv2d (one group) as sum_i w[:, :, i, :] @ block_i per sample, in chunks of samples
-    (``CHUNK_BYTES``); plus the bias."""
-    n = x.shape[0]
+    (``CHUNK_BYTES``); plus the bias. The batch is split over the thread pool
+    (``_conv_kernels._by_samples``); a sample's products do not depend on its chunk or part."""
     o, c, kh, kw = w.shape
     rows = _rows(kh, ho, stride, dilation)
     wrows = xp.ascontiguousarray(xp.moveaxis(w, 2, 0)).reshape(kh, o, c * kw)
     length = ho * wo
     offs = _blocks(kh, ho, wo, stride, dilation, rows)
-    m = _chunk(c * kw * stride[0] * rows * wo * x.itemsize, n)
-    out = xp.empty((n, o, length), dtype=x.dtype)
-    tmp = _scratch_array(xp, (m, o, length), x.dtype, "tmp") if kh > 1 else None
-    for s0 in range(0, n, m):
-        cols = _row_phase_cols(xp, x[s0 : s0 + m], kw, rows, wo, stride, padding, dilation)
-        dest = out[s0 : s0 + m]
-        xp.matmul(wrows[0], cols[:, :, offs[0] : offs[0] + length], out=dest)
-        for i in range(1, kh):
-            assert tmp is not None  # made when kh > 1
-            t = tmp[: dest.shape[0]]
-            xp.matmul(wrows[i], cols[:, :, offs[i] : offs[i] + length], out=t)
-            dest += t
-    out = out.reshape(n, o, ho, wo)
-    if b is not None:
-        out += b.reshape(1, -1, 1, 1)
-    return out
+    sample_bytes = c * kw * stride[0] * rows * wo * x.itemsize
+
+    def part(xs: Any, dest: Any) -> Any:
+        n = xs.shape[0]
+        m = _chunk(sample_bytes, n)
+        out = (
+            xp.empty((n, o, length), dtype=xs.dtype) if dest is None else dest.reshape(n, o, length)
+        )
+        tmp = _scratch_array(xp, (m, o, length), xs.dtype, "tmp") if kh > 1 else None
+        for s0 in range(0, n, m):
+            cols = _row_phase_cols(xp, xs[s0 : s0 + m], kw, rows, wo, stride, padding, dilation)
+            d = out[s0 : s0 + m]
+            xp.matmul(wrows[0], cols[:, :, offs[0] : offs[0] + length], out=d)
+            for i in range(1, kh):
+                assert tmp is not None  # made when kh > 1
+                t = tmp[: d.shape[0]]
+                xp.matmul(wrows[i], cols[:, :, offs[i] : offs[i] + length], out=t)
+                d += t
+        out = out.reshape(n, o, ho, wo)
+        if b is not None:
+            out += b.reshape(1, -1, 1, 1)
+        return out
+
+    return _by_samples(xp, part, x, (x.shape[0], o, ho, wo), _conv_flops(x, w, ho, wo))
 
 
 # Samples per chunk of the row-phase kernels: as many as keep a chunk's columns within this
@@ -149,17 +169,25 @@ def weight_rowphase(
     xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any, padding: Any, dilation: Any
 ) -> Any:
     """Weight gradient of a conv of one group with row stride > 1: gw[:, :, i, :] =
-    sum_n g[n] @ block_i[n]^T."""
+    sum_n g[n] @ block_i[n]^T. The batch is split over the thread pool, the parts' sums
+    added (``_conv_kernels._summed_over_samples``)."""
     n, o, ho, wo = g.shape
     c = x.shape[1]
     rows = _rows(kh, ho, stride, dilation)
-    cols = _row_phase_cols(xp, x, kw, rows, wo, stride, padding, dilation)
     length = ho * wo
     offs = _blocks(kh, ho, wo, stride, dilation, rows)
-    gt = xp.ascontiguousarray(xp.moveaxis(g.reshape(n, o, length), 1, 2))
-    acc = xp.empty((kh, c * kw, o), dtype=g.dtype)
-    for i in range(kh):
-        acc[i] = xp.matmul(cols[:, :, offs[i] : offs[i] + length], gt).sum(axis=0)
+
+    def part(xs: Any, gs: Any) -> Any:
+        m = xs.shape[0]
+        cols = _row_phase_cols(xp, xs, kw, rows, wo, stride, padding, dilation)
+        gt = xp.ascontiguousarray(xp.moveaxis(gs.reshape(m, o, length), 1, 2))
+        acc = xp.empty((kh, c * kw, o), dtype=gs.dtype)
+        for i in range(kh):
+            acc[i] = xp.matmul(cols[:, :, offs[i] : offs[i] + length], gt).sum(axis=0)
+        return acc
+
+    flops = 2.0 * n * o * c * kh * kw * ho * wo
+    acc = _summed_over_samples(xp, part, x, g, flops)
     # acc[i, (c, j), o] -> gw[o, c, i, j]
     return xp.ascontiguousarray(acc.reshape(kh, c, kw, o).transpose(3, 1, 0, 2))
 
@@ -169,7 +197,8 @@ def transpose_rowphase(
 ) -> Any:
     """The adjoint in x of ``conv_rowphase`` (conv_transpose2d, one group, row stride > 1):
     the blocks' products w_i^T @ y[n] summed into zeroed row-phase columns, then the kw column
-    taps added into a zero canvas at the column stride, and the padding cropped."""
+    taps added into a zero canvas at the column stride, and the padding cropped. The batch is
+    split over the thread pool (each sample's sums do not depend on its part)."""
     n, o, ho, wo = y.shape
     _, c, kh, kw = w.shape
     sh, sw = stride
@@ -179,19 +208,29 @@ def transpose_rowphase(
     length = ho * wo
     offs = _blocks(kh, ho, wo, stride, dilation, rows)
     wt = xp.ascontiguousarray(xp.moveaxis(w, 2, 0).reshape(kh, o, c * kw).swapaxes(1, 2))
-    y2 = y.reshape(n, o, length)
-    cols = xp.zeros((n, c * kw, sh * rows * wo), dtype=y.dtype)
-    tmp = _scratch_array(xp, (n, c * kw, length), y.dtype, "tmp")
-    for i in range(kh):
-        xp.matmul(wt[i], y2, out=tmp)
-        cols[:, :, offs[i] : offs[i] + length] += tmp
     hp = max(h + pt + pb, sh * rows)
     wp = wd + pl + pr
-    canvas = xp.zeros((n, c, hp, wp), dtype=y.dtype)
-    grid = canvas[:, :, : sh * rows].reshape(n, c, rows, sh, wp)
-    taps = cols.reshape(n, c, kw, sh, rows, wo)
     dw = dilation[1]
-    for j in range(kw):
-        view = grid[:, :, :, :, dw * j : dw * j + sw * (wo - 1) + 1 : sw]
-        view += xp.swapaxes(taps[:, :, j], 2, 3)
-    return xp.ascontiguousarray(canvas[:, :, pt : pt + h, pl : pl + wd])
+
+    def part(ys: Any, dest: Any) -> Any:
+        m = ys.shape[0]
+        y2 = ys.reshape(m, o, length)
+        cols = xp.zeros((m, c * kw, sh * rows * wo), dtype=ys.dtype)
+        tmp = _scratch_array(xp, (m, c * kw, length), ys.dtype, "tmp")
+        for i in range(kh):
+            xp.matmul(wt[i], y2, out=tmp)
+            cols[:, :, offs[i] : offs[i] + length] += tmp
+        canvas = xp.zeros((m, c, hp, wp), dtype=ys.dtype)
+        grid = canvas[:, :, : sh * rows].reshape(m, c, rows, sh, wp)
+        taps = cols.reshape(m, c, kw, sh, rows, wo)
+        for j in range(kw):
+            view = grid[:, :, :, :, dw * j : dw * j + sw * (wo - 1) + 1 : sw]
+            view += xp.swapaxes(taps[:, :, j], 2, 3)
+        crop = canvas[:, :, pt : pt + h, pl : pl + wd]
+        if dest is None:
+            return xp.ascontiguousarray(crop)
+        dest[...] = crop
+        return dest
+
+    flops = 2.0 * n * o * c * kh * kw * ho * wo
+    return _by_samples(xp, part, y, (n, c, h, wd), flops)

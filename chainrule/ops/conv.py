@@ -20,8 +20,8 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
     batch-major columns, whose product needs a transposing copy; even at O = 4C).
   * stride 1, one group, O >= 16, C*kw >= 12, small columns (a sample's at most 128 KB, the
     batch's 1 MB): row-phase columns with exact Wo-wide rows (``_conv_rowphase.py``).
-  * row stride > 1, one group, Ho*Wo >= PHASE_MIN_PIXELS, not split over the pool: row-phase
-    columns, kh products with K = C*kw (``_conv_rowphase.py``).
+  * row stride > 1, one group, Ho*Wo >= PHASE_MIN_PIXELS: row-phase columns, kh products
+    with K = C*kw (``_conv_rowphase.py``).
   * stride > 1, one group: per-sample im2col of the strided windows (N, C*kh*kw, Ho*Wo)
     and one GEMM per sample, split over the pool (``_conv_windows.py``; measured 1.3-2.4x
     faster than the sum over the stride phases of stride-1 convs, which the adjoint and
@@ -45,8 +45,15 @@ Three ops close under differentiation (all 2-d; conv1d is conv2d on a height-1 i
   no padding), a plain product per sample; strided, per phase; otherwise im2col and one GEMM.
   With O >= 16 the stride-1 kernels (and the phases' ones) multiply by the transposed g
   (``_conv_wgrad.py``: both operands in BLAS's plain layout); a row stride > 1 with O >= 16,
-  not split, on the row-phase columns. The strided adjoint (conv_transpose2d) runs on the
+  on the row-phase columns. The strided adjoint (conv_transpose2d) runs on the
   row-phase columns for Ho*Wo < PHASE_MIN_PIXELS or dilation > 1.
+
+Threads: every plan with per-sample (or per-chunk) products splits its batch over chainrule's
+pool when a part is worth it (``_conv_kernels.PARALLEL_MIN_FLOPS``), each part writing its
+samples, so the plan, and the forward's and input gradient's values, do not depend on the
+thread count (the weight gradient's parts are summed: the same up to the sum's order). The
+three ops' forwards run with OpenBLAS at one thread (``_one_blas_thread``); only the
+one-GEMM-per-group im2col products of the last plan run at BLAS's own count.
 
 VJPs (so double backward works): conv2d -> (conv_transpose2d(g, w), conv2d_weight(x, g),
 sum g); conv_transpose2d -> (conv2d(g, w), conv2d_weight(g, y), sum g); conv2d_weight ->
@@ -73,11 +80,13 @@ because tests patch them on this module.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from chainrule._autocast_state import state as _ac
 from chainrule.backends import backend_of
+from chainrule.backends._threads import blas_threads, one_blas_thread
 from chainrule.ops import _autocast
 from chainrule.ops import _conv_inputgrad as _inputgrad
 from chainrule.ops import _conv_kernels as _kernels
@@ -112,6 +121,20 @@ from chainrule.ops._registry import apply_op, defop, ns
 from chainrule.ops.nn import _gather_along
 
 __all__ = ["conv1d", "conv2d", "conv_transpose2d", "max_pool2d"]
+
+
+def _one_blas_thread(forward: Callable[..., Any]) -> Callable[..., Any]:
+    """A conv op's forward run with OpenBLAS at one thread when chainrule's pool has several
+    (``backends/_threads.one_blas_thread``): its kernels' products are per sample or per
+    chunk of samples, too small for OpenBLAS's threads, which would then spin through the
+    rest of the step on the core the pool's workers need."""
+
+    @functools.wraps(forward)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with one_blas_thread():
+            return forward(*args, **kwargs)
+
+    return run
 
 
 def _phase_plan(stride: Any, dilation: Any, groups: int, out_pixels: int | None = None) -> bool:
@@ -170,6 +193,7 @@ def _weight_phased(xp: Any, x: Any, g: Any, kh: int, kw: int, stride: Any, paddi
 
 
 @defop(name="conv2d", saves=("x", "w"), promote="same", node_name="ConvolutionBackward0")
+@_one_blas_thread
 def _conv2d(
     xp: Any, x: Any, w: Any, b: Any, *, stride: Any, padding: Any, dilation: Any, groups: int
 ) -> Any:
@@ -188,13 +212,11 @@ def _conv2d(
     if _windows.taps_plan(x, w, groups):
         return _windows.conv_taps(xp, x, w, ho, wo, stride, padding, dilation, b)
     if groups == 1 and stride != (1, 1):
-        if _rowphase_forward(xp, x, w, ho, wo, stride, groups):
+        if _rowphase_forward(ho, wo, stride, groups):
             return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         return _windows.conv_sample_windows(xp, x, w, ho, wo, stride, padding, dilation, b)
     if stride == (1, 1) and groups == 1:
-        if _rowphase.stride1_plan(x, w, ho, wo, padding, dilation) and not _kernels.splits(
-            xp, n, _kernels._conv_flops(x, w, ho, wo)
-        ):
+        if _rowphase.stride1_plan(x, w, ho, wo, padding, dilation):
             return _rowphase.conv_rowphase(xp, x, w, ho, wo, stride, padding, dilation, b)
         if _kernels._rowfold_plan(x, kw) or _kernels._rowfold_few_channels(x, w):
             return _kernels._conv_rowfold(xp, x, w, ho, wo, padding, dilation, b)
@@ -202,20 +224,21 @@ def _conv2d(
             return _conv_shifted(xp, x, w, ho, wo, padding, dilation, b)
         return _conv_sample_cols(xp, x, w, ho, wo, padding, dilation, b)
     cols, wr = _cols(xp, x, kh, kw, ho, wo, stride, padding, dilation, groups)
-    out = _crop_cols(xp, xp.matmul(w.reshape(groups, o // groups, -1), cols), n, ho, wo, wr)
+    with blas_threads():  # one product per group over the whole batch: BLAS's own threads
+        prod = xp.matmul(w.reshape(groups, o // groups, -1), cols)
+    out = _crop_cols(xp, prod, n, ho, wo, wr)
     if b is not None:
         out += b.reshape(1, o, 1, 1)
     return out
 
 
-def _rowphase_forward(xp: Any, x: Any, w: Any, ho: int, wo: int, stride: Any, groups: int) -> bool:
+def _rowphase_forward(ho: int, wo: int, stride: Any, groups: int) -> bool:
     """Whether a strided conv's forward runs on row-phase columns (``_conv_rowphase.py``):
     row stride > 1, one group, at least PHASE_MIN_PIXELS output pixels (below, the per-sample
     windows are as fast or faster: measured 0.49 / 0.50 ms at x (8, 64, 16, 16), 3x3, stride
-    2), and not split over the pool (the windows plan splits)."""
-    if not _rowphase.rowphase_plan(stride, groups) or ho * wo < PHASE_MIN_PIXELS:
-        return False
-    return not _kernels.splits(xp, x.shape[0], _kernels._conv_flops(x, w, ho, wo))
+    2). Both plans split their batch over the pool, so the choice does not depend on the
+    thread count."""
+    return _rowphase.rowphase_plan(stride, groups) and ho * wo >= PHASE_MIN_PIXELS
 
 
 def _empty_batch(xp: Any, shape: tuple[int, ...], dtype: Any, b: Any) -> Any:
@@ -246,6 +269,7 @@ def _conv2d_vjp(ctx: Any, g: Any) -> Any:
 
 
 @defop(name="conv_transpose2d", saves=("y", "w"), promote="same", node_name="ConvolutionBackward0")
+@_one_blas_thread
 def _conv_transpose2d(
     xp: Any,
     y: Any,
@@ -335,9 +359,7 @@ def _transpose_stride1(
     )
     y = y[sl]
     pads = tuple((max(t, 0), max(b_, 0)) for t, b_ in pads)
-    if _inputgrad.plan(y, w, dilation, groups) and not _kernels.splits(
-        xp, n, _kernels._conv_flops(y, wt, *out_hw)
-    ):
+    if _inputgrad.plan(y, w, dilation, groups):
         return _inputgrad.transpose_shifted(xp, y, w, pads, out_hw)
     return _conv2d.forward(
         xp,
@@ -364,6 +386,7 @@ def _conv_transpose2d_vjp(ctx: Any, g: Any) -> Any:
 @defop(
     name="conv2d_weight", saves=("x", "g"), promote="same", node_name="ConvolutionBackwardBackward0"
 )
+@_one_blas_thread
 def _conv2d_weight(
     xp: Any, x: Any, g: Any, *, stride: Any, padding: Any, dilation: Any, groups: int, kernel: Any
 ) -> Any:
@@ -388,11 +411,7 @@ def _conv2d_weight(
             return _kernels._weight_rowfold(xp, x, g, kh, kw, padding, dilation)
         return _weight_shifted(xp, x, g, kh, kw, padding, dilation)
     flops = 2.0 * n * o * x.shape[1] * kh * kw * ho * wo
-    if (
-        _rowphase.rowphase_plan(stride, groups)
-        and o >= _wgrad.WGRAD_T_MIN_O
-        and not _kernels.splits(xp, n, flops)
-    ):
+    if _rowphase.rowphase_plan(stride, groups) and o >= _wgrad.WGRAD_T_MIN_O:
         return _rowphase.weight_rowphase(xp, x, g, kh, kw, stride, padding, dilation)
     if _phase_plan(stride, dilation, groups, ho * wo):
         return _weight_phased(xp, x, g, kh, kw, stride, padding)
@@ -402,7 +421,8 @@ def _conv2d_weight(
     # g as (O, N, Ho, Wr), zeros against the junk columns of cols.
     gt = xp.zeros((o, n, ho, wr), dtype=g.dtype)
     gt[..., :wo] = xp.swapaxes(g, 0, 1)
-    gw = xp.matmul(gt.reshape(groups, o // groups, -1), xp.swapaxes(cols, -1, -2))
+    with blas_threads():
+        gw = xp.matmul(gt.reshape(groups, o // groups, -1), xp.swapaxes(cols, -1, -2))
     return gw.reshape(o, x.shape[1] // groups, kh, kw)
 
 

@@ -187,14 +187,15 @@ def test_wgrad_t_gradcheck(plan: str, monkeypatch: Any) -> None:
 
 
 def test_strided_weight_grad_phases_use_wgrad_t(monkeypatch: Any) -> None:
-    # Split over the pool, a strided weight gradient of O >= 16 runs its stride phases on the
-    # transposed-g shifted kernel (the row-phase kernel does not split).
+    # A weight gradient of O >= 16 strided along the width only (no row stride: no row-phase
+    # columns) runs its stride phases on the transposed-g shifted kernel, serial and split.
     monkeypatch.setattr(_conv_kernels, "PARALLEL_MIN_FLOPS", 0)
-    monkeypatch.setitem(_threads._state, "count", 2)
     calls = _used(monkeypatch, _conv_wgrad, "weight_shifted_t")
     x, w = RNG.uniform(-1, 1, (4, 3, 32, 32)), RNG.uniform(-1, 1, (16, 3, 3, 3))
-    compare(lambda m, x, w: F(m).conv2d(x, w, stride=2, padding=1), [x, w])
-    assert calls
+    for count in (1, 2):
+        monkeypatch.setitem(_threads._state, "count", count)
+        compare(lambda m, x, w: F(m).conv2d(x, w, stride=(1, 2), padding=1), [x, w])
+    assert len(calls) == 4  # two stride phases, each run serial and split
 
 
 def test_new_plans_on_the_cupy_stand_in(fake_cuda: Any, monkeypatch: Any) -> None:
