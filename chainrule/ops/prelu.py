@@ -38,7 +38,7 @@ __all__ = ["prelu_kernel"]
 def _prelu_kernel(xp: Any, x: Any, a: Any) -> Any:
     """y = x where x > 0, else a x, ``a`` broadcasting against x (PyTorch's select, bit for bit).
     VJP: gx = g where x > 0, else a g; ga = sum of (0 where x > 0, else g x) to a's shape."""
-    y = _prelu_arrays(x, a)
+    y = _prelu_arrays(xp, x, a)
     return _slope_select(xp, x > 0, x, a) if y is None else y
 
 
@@ -60,7 +60,7 @@ def _splittable(x: Any, a: Any) -> bool:
     return a.size == 1 or a.shape == (x.shape[1],) + (1,) * (x.ndim - 2)
 
 
-def _prelu_arrays(x: Any, a: Any) -> Any:
+def _prelu_arrays(xp: Any, x: Any, a: Any) -> Any:
     """PReLU's forward in two passes where every slope is in (0, 1] or in [1, inf):
     y = max(x, a x) (or min), which is ``where(x > 0, x, a x)`` bit for bit (for 0 < a <= 1,
     a x rounds to a value between x and 0, so the larger of the two is x for x > 0 and a x
@@ -74,16 +74,16 @@ def _prelu_arrays(x: Any, a: Any) -> Any:
     flat = a.reshape(-1)
     lo, hi = (float(flat[0]),) * 2 if flat.size == 1 else (float(flat.min()), float(flat.max()))
     if 0 < lo and hi <= 1:
-        pick = np.maximum
+        pick = xp.maximum
     elif 1 <= lo and hi < float("inf"):
-        pick = np.minimum
+        pick = xp.minimum
     else:  # negative, zero, NaN or infinite slopes, or mixed: the select
         return None
-    y = np.empty(x.shape, x.dtype)
+    y = xp.empty(x.shape, x.dtype)
 
     def part(r: tuple[int, int]) -> None:
         xs, ys = x[r[0] : r[1]], y[r[0] : r[1]]
-        np.multiply(xs, a, out=ys)
+        xp.multiply(xs, a, out=ys)
         pick(xs, ys, out=ys)
 
     _chunked.run(part, _chunked.ranges(x.shape[0], x.size))
@@ -96,7 +96,7 @@ def _prelu_kernel_vjp(ctx: Any, g: Any) -> Any:
     nx, na = ctx.needs_input_grad
     if type(g) is np.ndarray and g.shape == getattr(x, "shape", None) and _splittable(x, a):
         if g.dtype == x.dtype:
-            return _prelu_vjp_arrays(x, a, g, nx, na)
+            return _prelu_vjp_arrays(backend_of(g).xp, x, a, g, nx, na)
     if not nx:
         gx = None
     elif hasattr(g, "grad_fn") or hasattr(x, "grad_fn"):  # create_graph: Tensor ops
@@ -116,7 +116,7 @@ def prelu_kernel(x: Any, a: Any) -> Any:
     return apply_op(_prelu_kernel, (x, a))
 
 
-def _prelu_vjp_arrays(x: Any, a: Any, g: Any, nx: bool, na: bool) -> tuple[Any, Any]:
+def _prelu_vjp_arrays(xp: Any, x: Any, a: Any, g: Any, nx: bool, na: bool) -> tuple[Any, Any]:
     """The VJP on NumPy arrays in one sweep over parts of dim 0 (split across the intra-op pool
     from ``_chunked.MIN_ELEMENTS`` elements), each part while it is in cache:
     gx = ``where(x > 0, g, a g)`` bit for bit (``_slope_select_into``'s four passes where f is
@@ -128,33 +128,33 @@ def _prelu_vjp_arrays(x: Any, a: Any, g: Any, nx: bool, na: bool) -> tuple[Any, 
     Measured on (8, 32, 32, 32) float32, a = 0.25, thread CPU time, best of 200: 0.29 ms ->
     0.19 ms at 1 thread."""
     it = _INT_OF[x.dtype]
-    gx = np.empty(x.shape, x.dtype) if nx else None
-    ks = _slope_factors(np, x, x, a) if nx else None  # (x stands in for the mask's shape)
+    gx = xp.empty(x.shape, x.dtype) if nx else None
+    ks = _slope_factors(xp, x, x, a) if nx else None  # (x stands in for the mask's shape)
     channels = a.size if a.size > 1 else 1
     lead = x.shape[0]
     inner = x.size // max(1, lead * channels)
-    zeros = np.zeros(inner, x.dtype)
+    zeros = xp.zeros(inner, x.dtype)
 
     def part(r: tuple[int, int]) -> Any:
         xs, gs = x[r[0] : r[1]], g[r[0] : r[1]]
-        passes = np.greater(xs, 0)
+        passes = xp.greater(xs, 0)
         if gx is not None:
             o = gx[r[0] : r[1]]
             if ks is not None:
-                _slope_select_into(np, passes, gs, ks[0], ks[1], o)
+                _slope_select_into(xp, passes, gs, ks[0], ks[1], o)
             else:  # NaN, infinite or -0 slopes: a select by bits
-                m = np.empty(xs.shape, it)
-                np.subtract(passes.view(np.int8), 1, out=m, casting="unsafe")  # 0 or all bits
-                np.multiply(gs, a, out=o)
+                m = xp.empty(xs.shape, it)
+                xp.subtract(passes.view(xp.int8), 1, out=m, casting="unsafe")  # 0 or all bits
+                xp.multiply(gs, a, out=o)
                 oi, gi = o.view(it), gs.view(it)
-                np.bitwise_xor(oi, gi, out=oi)
-                np.bitwise_and(oi, m, out=oi)
-                np.bitwise_xor(oi, gi, out=oi)
+                xp.bitwise_xor(oi, gi, out=oi)
+                xp.bitwise_and(oi, m, out=oi)
+                xp.bitwise_xor(oi, gi, out=oi)
         if not na:
             return None
         n = r[1] - r[0]
-        neg = np.minimum(xs.reshape(n, channels, inner), zeros)
-        rows = np.matmul(neg[:, :, None, :], gs.reshape(n, channels, inner, 1))
+        neg = xp.minimum(xs.reshape(n, channels, inner), zeros)
+        rows = xp.matmul(neg[:, :, None, :], gs.reshape(n, channels, inner, 1))
         return rows.reshape(n, channels).sum(axis=0)
 
     parts = _chunked.run(part, _chunked.ranges(lead, x.size))
