@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from chainrule.backends import backend_of
+from chainrule.backends import _chunked, backend_of
 from chainrule.ops._registry import apply_op, defop, ns
 
 __all__ = ["batch_norm_train", "batch_norm_eval", "layer_norm"]
@@ -50,6 +50,8 @@ def _batch_norm_train(xp: Any, x: Any, w: Any, b: Any, *, eps: float) -> Any:
     VJP, with m the count per channel and invstd = 1 / sqrt(var + eps): gb = sum gy,
     gw = sum gy xhat, gx = w invstd (gy - gb / m - xhat gw / m) + gmean / m
     + 2 gvar (x - mean) / m."""
+    if type(x) is np.ndarray and x.dtype in _FAST and x.size and _params_ok(x, w, b):
+        return _batch_norm_train_arrays(xp, x, w, b, eps)
     n, c = x.shape[:2]
     x3 = x.reshape(n, c, -1)
     m = x3.shape[0] * x3.shape[2]
@@ -72,6 +74,16 @@ def _batch_norm_train_vjp(ctx: Any, grads: Any) -> Any:
     gy, gmean, gvar = grads
     x, w = ctx.x, ctx.w
     if not hasattr(x, "grad_fn"):  # arrays (NumPy, CuPy, a compile Tracer): no Tensor ops
+        if (
+            gmean is None
+            and gvar is None
+            and type(gy) is np.ndarray
+            and type(ctx.xc) is np.ndarray
+            and gy.dtype == ctx.xc.dtype
+            and ctx.xc.dtype in _FAST
+            and ctx.xc.size
+        ):
+            return _batch_norm_train_vjp_split(ctx, gy)
         return _batch_norm_train_vjp_arrays(ctx, gy, gmean, gvar)
     nx, nw, nb = ctx.needs_input_grad
     nd = x.ndim
@@ -100,6 +112,86 @@ def _batch_norm_train_vjp(ctx: Any, grads: Any) -> Any:
     if nx and gvar is not None:
         part = xhat * _per_channel(gvar * (2 / m) / invstd, nd)
         gx = part if gx is None else gx + part
+    return gx, (gw if nw else None), (gb if nb else None)
+
+
+_FAST = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _params_ok(x: Any, *params: Any) -> bool:
+    return all(p is None or (type(p) is np.ndarray and p.dtype == x.dtype) for p in params)
+
+
+def _row_dots(a: Any, b: Any) -> Any:
+    """sum over the samples n and the last dim l of a * b, for (n, cb, l) arrays (b may be a
+    (l, 1) column): one dot product of length l per (sample, channel), each its own matrix
+    product (so that a channel's sum is the same bits whichever channels it is computed
+    with), then the samples' sums in order. 2-3x faster than ``sum(axis=(0, 2))`` or einsum
+    on the SRGAN step's (8, 32, 256) and (8, 64, 64) BatchNorm inputs."""
+    rows = np.matmul(a[:, :, None, :], b if b.ndim == 2 else b[:, :, :, None])
+    return rows.reshape(a.shape[0], a.shape[1]).sum(axis=0)
+
+
+def _batch_norm_train_arrays(xp: Any, x: Any, w: Any, b: Any, eps: float) -> Any:
+    """``_batch_norm_train`` on NumPy float32/float64 arrays, over parts of the channels split
+    across the intra-op pool (``backends/_chunked.py``) from ``_chunked.MIN_ELEMENTS``
+    elements: per part, the mean and the sum of squared deviations as row dot products
+    (``_row_dots``), xc = x - mean, y = xc (invstd w) + b. Each channel's numbers are the same
+    bits whichever part computes it."""
+    n, c = x.shape[:2]
+    x3 = x.reshape(n, c, -1)
+    m = x3.shape[0] * x3.shape[2]
+    dt = x.dtype
+    mean, var, invstd = xp.empty(c, dt), xp.empty(c, dt), xp.empty(c, dt)
+    xc, y = xp.empty(x3.shape, dt), xp.empty(x3.shape, dt)
+    ones = xp.ones((x3.shape[2], 1), dt)
+
+    def part(r: tuple[int, int]) -> None:
+        c0, c1 = r
+        xs, xcs, ys = x3[:, c0:c1], xc[:, c0:c1], y[:, c0:c1]
+        mu = _row_dots(xs, ones) / m
+        xp.subtract(xs, mu[:, None], out=xcs)
+        v = _row_dots(xcs, xcs) / m
+        inv = 1 / xp.sqrt(v + eps)
+        xp.multiply(xcs, (inv if w is None else inv * w[c0:c1])[:, None], out=ys)
+        if b is not None:
+            ys += b[c0:c1, None]
+        mean[c0:c1], var[c0:c1], invstd[c0:c1] = mu, v, inv
+
+    _chunked.run(part, _chunked.ranges(c, x.size))
+    return (y.reshape(x.shape), mean, var), {"xc": xc, "invstd": invstd}
+
+
+def _batch_norm_train_vjp_split(ctx: Any, gy: Any) -> Any:
+    """The VJP of ``_batch_norm_train_arrays`` (no gradient for the batch statistics), over
+    the same parts of the channels: gb = sum gy, gw = invstd sum gy xc (``_row_dots``), then
+    gx = k (gy - gb / m - xc invstd gw / m), k = invstd w, as four passes into gx's part."""
+    nx, nw, nb = ctx.needs_input_grad
+    xc, invstd, w = ctx.xc, ctx.invstd, ctx.w
+    n, c, l = xc.shape
+    m = n * l
+    xp = np
+    gy3 = gy.reshape(n, c, l)
+    gx = xp.empty(xc.shape, xc.dtype) if nx else None
+    gw, gb = xp.empty(c, xc.dtype), xp.empty(c, xc.dtype)
+    ones = xp.ones((l, 1), xc.dtype)
+
+    def part(r: tuple[int, int]) -> None:
+        c0, c1 = r
+        gys, xcs, inv = gy3[:, c0:c1], xc[:, c0:c1], invstd[c0:c1]
+        sb = _row_dots(gys, ones)
+        sw = _row_dots(gys, xcs) * inv
+        gb[c0:c1], gw[c0:c1] = sb, sw
+        if gx is not None:
+            o = gx[:, c0:c1]
+            xp.multiply(xcs, (inv * sw / m)[:, None], out=o)
+            o += (sb / m)[:, None]
+            xp.subtract(gys, o, out=o)
+            o *= (inv if w is None else inv * w[c0:c1])[:, None]
+
+    _chunked.run(part, _chunked.ranges(c, xc.size))
+    if gx is not None:
+        gx = gx.reshape(ctx.x.shape)
     return gx, (gw if nw else None), (gb if nb else None)
 
 
