@@ -55,9 +55,14 @@ def _batch_norm_train(xp: Any, x: Any, w: Any, b: Any, *, eps: float) -> Any:
     n, c = x.shape[:2]
     x3 = x.reshape(n, c, -1)
     m = x3.shape[0] * x3.shape[2]
-    mean = x3.mean(axis=(0, 2))
-    xc = x3 - mean[:, None]
-    var = xp.einsum("ncl,ncl->c", xc, xc) / m
+    if x.dtype in _FAST:  # the NumPy kernel's operations, so that every array kind rounds alike
+        mean = _row_dots(xp, x3, xp.ones((x3.shape[2], 1), x.dtype)) / m
+        xc = x3 - mean[:, None]
+        var = _row_dots(xp, xc, xc) / m
+    else:
+        mean = x3.mean(axis=(0, 2))
+        xc = x3 - mean[:, None]
+        var = xp.einsum("ncl,ncl->c", xc, xc) / m
     var = var.astype(x.dtype, copy=False)
     invstd = 1 / xp.sqrt(var + eps)
     # y = xc (invstd w) + b: two passes over the centred input, which is kept (not xhat), so
@@ -131,7 +136,7 @@ def _row_dots(xp: Any, a: Any, b: Any) -> Any:
     ``sum(axis=(0, 2))`` or einsum on the SRGAN step's (8, 32, 256) and (8, 64, 64) inputs."""
     at = a.transpose(1, 0, 2)[:, :, None, :]
     rows = xp.matmul(at, b if b.ndim == 2 else b.transpose(1, 0, 2)[:, :, :, None])
-    return xp.add.accumulate(rows.reshape(a.shape[1], a.shape[0]), axis=1)[:, -1]
+    return rows.reshape(a.shape[1], a.shape[0]).cumsum(axis=1)[:, -1]
 
 
 def _batch_norm_train_arrays(xp: Any, x: Any, w: Any, b: Any, eps: float) -> Any:
@@ -211,8 +216,12 @@ def _batch_norm_train_vjp_arrays(ctx: Any, gy: Any, gmean: Any, gvar: Any) -> An
     gx = gw = gb = None
     if gy is not None:
         gy3 = gy.reshape(n, c, l)
-        gb = gy3.sum(axis=(0, 2))
-        gw = xp.einsum("ncl,ncl->c", gy3, xc) * invstd
+        if xc.dtype in _FAST and gy3.dtype == xc.dtype:  # as _batch_norm_train_vjp_split
+            gb = _row_dots(xp, gy3, xp.ones((l, 1), xc.dtype))
+            gw = _row_dots(xp, gy3, xc) * invstd
+        else:
+            gb = gy3.sum(axis=(0, 2))
+            gw = xp.einsum("ncl,ncl->c", gy3, xc) * invstd
         if nx:
             gx = xc * (invstd * gw / m)[:, None]
             gx += (gb / m)[:, None]

@@ -49,13 +49,13 @@ def _splittable(x: Any, a: Any) -> bool:
     """NumPy float32/float64 arrays, the slope of x's dtype and one (of fewer dims than x) or
     one per channel (shaped (C, 1, ...) against x's dim 1), so that the kernels below can work
     on parts of dim 0."""
-    if not (
-        type(x) is np.ndarray
-        and type(a) is np.ndarray
-        and x.dtype in _FAST
-        and a.dtype == x.dtype
-        and a.ndim < x.ndim
-    ):
+    return type(x) is np.ndarray and type(a) is np.ndarray and _shapes_ok(x, a)
+
+
+def _shapes_ok(x: Any, a: Any) -> bool:
+    """float32/float64, a of x's dtype, one slope or one per channel (dim 1)."""
+    dt = getattr(x, "dtype", None)
+    if dt not in _FAST or getattr(a, "dtype", None) != dt or a.ndim >= x.ndim:
         return False
     return a.size == 1 or a.shape == (x.shape[1],) + (1,) * (x.ndim - 2)
 
@@ -105,8 +105,15 @@ def _prelu_kernel_vjp(ctx: Any, g: Any) -> Any:
         gx = _slope_select(backend_of(g).xp, x > 0, g, a)
     if not na:
         return gx, None
-    neg = ns.minimum(x, 0 * x) if hasattr(x, "grad_fn") else backend_of(x).xp.minimum(x, 0)
-    return gx, g * neg
+    if hasattr(x, "grad_fn"):
+        return gx, g * ns.minimum(x, 0 * x)
+    xp = backend_of(x).xp
+    if _shapes_ok(x, a) and getattr(g, "shape", None) == x.shape and g.dtype == x.dtype:
+        # as _prelu_vjp_arrays, so that CuPy and compiled replays round as NumPy does
+        channels = a.size if a.size > 1 else 1
+        zeros = xp.zeros(x.size // max(1, x.shape[0] * channels), x.dtype)
+        return gx, _slope_grad(_sample_sums(xp, x, g, zeros, channels), a)
+    return gx, g * xp.minimum(x, 0)
 
 
 @refuses_complex("prelu")
@@ -152,15 +159,26 @@ def _prelu_vjp_arrays(xp: Any, x: Any, a: Any, g: Any, nx: bool, na: bool) -> tu
                 xp.bitwise_xor(oi, gi, out=oi)
         if not na:
             return None
-        n = r[1] - r[0]
-        neg = xp.minimum(xs.reshape(n, channels, inner), zeros)
-        rows = xp.matmul(neg[:, :, None, :], gs.reshape(n, channels, inner, 1))
-        return rows.reshape(n, channels).sum(axis=0)
+        return _sample_sums(xp, xs, gs, zeros, channels)
 
     parts = _chunked.run(part, _chunked.ranges(lead, x.size))
     if not na:
         return gx, None
-    ga = parts[0]
-    for p in parts[1:]:
-        ga = ga + p
-    return gx, ga.reshape(a.shape)
+    rows = parts[0] if len(parts) == 1 else xp.concatenate(parts)
+    return gx, _slope_grad(rows, a)
+
+
+def _sample_sums(xp: Any, x: Any, g: Any, zeros: Any, channels: int) -> Any:
+    """(samples, channels): per sample and channel, sum of g min(x, 0) as a row product."""
+    n = x.shape[0]
+    neg = xp.minimum(x.reshape(n, channels, zeros.shape[0]), zeros)
+    rows = xp.matmul(neg[:, :, None, :], g.reshape(n, channels, zeros.shape[0], 1))
+    return rows.reshape(n, channels)
+
+
+def _slope_grad(rows: Any, a: Any) -> Any:
+    """The samples' sums added in order (an accumulate: the same bits however the samples were
+    split into parts, and on every array kind), shaped as a."""
+    if rows.shape[0] == 0:
+        return rows.sum(axis=0).reshape(a.shape)
+    return rows.cumsum(axis=0)[-1].reshape(a.shape)
