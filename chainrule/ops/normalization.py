@@ -4,10 +4,16 @@ one op, forward and backward.
 Composed from mean, sub, mul, pow and the affine ops, a training BatchNorm records nine nodes
 and makes about a dozen passes over its input forward and as many backward; PyTorch runs one
 kernel each way. ``batch_norm_train`` computes the statistics in one pass each (the mean, then
-the sum of squared deviations of the centred input as a contraction, with no squared
-temporary), writes y = xc (invstd w) + b in two passes and keeps the centred input xc for the
-backward. In an ordinary backward (NumPy arrays) the VJP is two reductions and four passes
-into one buffer, with invstd folded into per-channel factors; otherwise it is written with
+the sum of squared deviations of the centred input, both as one dot product per sample and
+channel with the samples' sums added in order, ``_row_dots``, with no squared temporary),
+writes y = xc (invstd w) + b in two passes and keeps the centred input xc for the backward.
+In an ordinary backward (arrays) the VJP is two reductions and four passes into one buffer,
+with invstd folded into per-channel factors. On NumPy float32/float64 arrays both directions
+work over parts of the channels, split across the intra-op pool from
+``backends/_chunked.py``'s ``MIN_ELEMENTS`` (``_batch_norm_train_arrays``,
+``_batch_norm_train_vjp_split``); each channel's figures are the same bits in any part and on
+CuPy arrays or a compile replay, which run the same operations unsplit. Otherwise it is
+written with
 ``ns`` ops, and under ``create_graph`` it recomputes the normalised input from the saved one
 with Tensor ops, so that the backward is itself differentiable (BatchNorm inside a gradient
 penalty).

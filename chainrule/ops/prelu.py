@@ -2,17 +2,20 @@
 
 Composed as ``where(x > 0, x, a x)``, PReLU records three nodes, its forward makes a mask, a
 product and a select, and its backward two selects, two products, a sum and an accumulation
-of two gradients for x. Here the forward is PyTorch's select, bit for bit, computed as
-``x * f`` with f = 1 where x > 0 and the slope elsewhere (``ops/unary/elementwise.py``'s
-``_slope_select``: four branch-free passes on large arrays, NumPy's ``where`` on small ones or
-a slope for which ``f`` would not be exact, such as an infinite one). So the signs of zeros
-are PyTorch's (x = -0 gives a (-0); x = +0 with a negative slope gives -0), and so are NaNs
-and infinities (a NaN x gives NaN; -inf times a slope of 0 is NaN; an infinite slope leaves a
-positive x as it is). (The earlier ``max(x, 0) + a min(x, 0)`` added a +0 to a -0 product,
-giving +0, and multiplied a positive x's 0 by an infinite slope, giving NaN.) The VJP is a
-mask and ``g * f`` for x and one product ``g min(x, 0)`` for the slope (the engine sums it
-back to the slope's shape). Under ``create_graph`` the VJP recomputes with Tensor ops, so it
-is differentiable again.
+of two gradients for x. Here the forward is PyTorch's select, bit for bit: on NumPy
+float32/float64 arrays with every slope in (0, 1] (or every slope >= 1, finite) it is
+``max(x, a x)`` (``min``), two passes (``_prelu_arrays``); otherwise ``x * f`` with f = 1
+where x > 0 and the slope elsewhere (``ops/unary/elementwise.py``'s ``_slope_select``: four
+branch-free passes on large arrays, NumPy's ``where`` on small ones or a slope for which
+``f`` would not be exact, such as an infinite one). So the signs of zeros are PyTorch's
+(x = -0 gives a (-0); x = +0 with a negative slope gives -0), and so are NaNs and infinities
+(a NaN x gives NaN; -inf times a slope of 0 is NaN; an infinite slope leaves a positive x as
+it is). The VJP is the same select of g for x and, for the slope, per sample and channel the
+sum of g min(x, 0) as a product of rows, the samples' sums added in order
+(``_prelu_vjp_arrays``; the same operations on CuPy arrays and compile replays). On NumPy
+arrays the forward and the VJP work over parts of dim 0, split across the intra-op pool from
+``backends/_chunked.py``'s ``MIN_ELEMENTS``, with the same bits as unsplit. Under
+``create_graph`` the VJP recomputes with Tensor ops, so it is differentiable again.
 """
 
 from __future__ import annotations
