@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from chainrule.backends import _chunked
 from chainrule.optim._arith import addcdiv, addcmul, lerp_
 from chainrule.optim._checks import check_capturable, check_flags
 from chainrule.optim.optimizer import Optimizer, _state_tensor
@@ -60,9 +61,37 @@ def adam_update(
             denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
         param[...] = addcdiv(param, exp_avg, denom, -step_size)
         return
+    arrays = [param, g, exp_avg, exp_avg_sq] + ([max_exp_avg_sq] if amsgrad else [])
+    consts = (1 - beta1, beta2, bias_correction2_sqrt, eps, step_size)
+    parts = _chunked.ranges(param.size, param.size)
+    if (
+        len(parts) > 1
+        and type(param) is np.ndarray
+        and all(a.flags.c_contiguous and a.shape == param.shape for a in arrays)
+    ):
+        # Large parameters: the same passes over parts of the flattened arrays, split over the
+        # intra-op pool (backends/_chunked.py); each element's update is the same bits.
+        flats = [a.reshape(-1) for a in arrays]
+        _chunked.run(lambda r: _adam_inplace(xp, [f[r[0] : r[1]] for f in flats], *consts), parts)
+        return
+    _adam_inplace(xp, arrays, *consts)
+
+
+def _adam_inplace(
+    xp: Any,
+    arrays: list[Any],
+    weight: float,
+    beta2: float,
+    bias_correction2_sqrt: float,
+    eps: float,
+    step_size: float,
+) -> None:
+    """The update of ``adam_update`` in place on ``[param, g, m, v(, v_max)]``."""
+    param, g, exp_avg, exp_avg_sq = arrays[:4]
+    amsgrad = len(arrays) == 5
+    max_exp_avg_sq = arrays[4] if amsgrad else None
     # The same operations in the same order (so the same rounding as PyTorch's kernels, see
     # optim/_arith.py), in place and through two scratch arrays instead of nine temporaries.
-    weight = 1 - beta1
     tmp = xp.subtract(g, exp_avg)
     if abs(weight) < 0.5:  # lerp_ from the start: m + w (g - m)
         tmp *= weight

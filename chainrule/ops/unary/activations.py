@@ -6,7 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from chainrule.autograd.grad_mode import is_grad_enabled
+from chainrule.backends import _chunked
 from chainrule.ops._registry import OpDef, apply_op, ns
 from chainrule.ops.unary._common import _INV_SQRT_2PI, _SQRT1_2, _cast, _float_only
 from chainrule.ops.unary.elementwise import _sigmoid
@@ -74,6 +77,18 @@ def relu6(input: Any, inplace: bool = False) -> Any:
 
 
 def _leaky_fwd(xp: Any, x: Any, *, negative_slope: float = 0.01) -> Any:
+    """max(x, s x) for 0 < s <= 1 (``where(x > 0, x, s x)``'s values, without its per-element
+    branch), over parts of dim 0 split across the intra-op pool on large NumPy arrays."""
+    if 0 < negative_slope <= 1 and type(x) is np.ndarray and x.ndim and x.dtype.kind == "f":
+        y = xp.empty(x.shape, x.dtype)
+
+        def part(r: tuple[int, int]) -> None:
+            xs, ys = x[r[0] : r[1]], y[r[0] : r[1]]
+            xp.multiply(xs, negative_slope, out=ys)
+            xp.maximum(xs, ys, out=ys)
+
+        _chunked.run(part, _chunked.ranges(x.shape[0], x.size))
+        return y
     if 0 < negative_slope <= 1:  # the same values, without where's per-element branch
         t = x * negative_slope  # (slope 0: inf * 0 would be NaN)
         if t.ndim and t.dtype == x.dtype and t.shape == x.shape:  # into it: one array, not two
