@@ -549,6 +549,31 @@ class NamesMethods(TensorAttrs):
     def is_sparse_csr(self) -> bool:
         return False
 
+    # The compressed layouts' parts (chainrule/sparse/_csr.py): PyTorch's layout errors here.
+    def _compressed_part(self, name: str, kind: str) -> Any:
+        got = _upper.layout_name(self.layout)
+        raise RuntimeError(f"{name} expected sparse {kind} compressed tensor layout but got {got}")
+
+    def crow_indices(self) -> Any:
+        return self._compressed_part("crow_indices", "row")
+
+    def col_indices(self) -> Any:
+        return self._compressed_part("col_indices", "row")
+
+    def ccol_indices(self) -> Any:
+        return self._compressed_part("ccol_indices", "column")
+
+    def row_indices(self) -> Any:
+        return self._compressed_part("row_indices", "column")
+
+    def to_sparse_csr(self, dense_dim: int | None = None) -> Any:
+        """The CSR form of this dense (or COO) tensor: its entries that are not zero."""
+        return _upper.to_compressed(self, _upper.sparse_csr, dense_dim)
+
+    def to_sparse_csc(self, dense_dim: int | None = None) -> Any:
+        """The CSC form of this dense (or COO) tensor: its entries that are not zero."""
+        return _upper.to_compressed(self, _upper.sparse_csc, dense_dim)
+
     @property
     def name(self) -> None:
         """A tensor's name in a named-tensor dim (PyTorch: None for ordinary tensors)."""
