@@ -305,7 +305,8 @@ class SparseCompressedTensor(Tensor):
             raise RuntimeError(
                 f"{name} expected sparse {kind} compressed tensor layout but got {self._kind()}"
             )
-        return (self._sp_compressed if name[0] == "c" else self._sp_plain).detach()
+        compressed = name in ("crow_indices", "ccol_indices")
+        return (self._sp_compressed if compressed else self._sp_plain).detach()
 
     def crow_indices(self) -> Tensor:
         """CSR: the ``nrows + 1`` offsets of each row's entries."""

@@ -215,6 +215,10 @@ def sparse_csc_tensor(
 
 
 def _copy_of(x: Any, method: str) -> Tensor:
+    """``x.<method>()`` copied; PyTorch has no COO kernel for the ``*_copy`` functions (its
+    NotImplementedError), and a dense tensor gets the method's layout error."""
+    if isinstance(x, SparseTensor):
+        raise not_supported(method + "_copy")
     return getattr(x, method)().clone()
 
 
@@ -239,16 +243,11 @@ def row_indices_copy(input: Tensor) -> Tensor:
 
 
 def values_copy(input: Tensor) -> Tensor:
-    """``torch.values_copy``: a copy of a compressed tensor's ``values()`` (differentiable).
-    PyTorch has no COO kernel for it: its NotImplementedError."""
-    if isinstance(input, SparseTensor):
-        raise not_supported("values_copy")
+    """``torch.values_copy``: a copy of a compressed tensor's ``values()`` (differentiable)."""
     return _copy_of(input, "values")
 
 
 def indices_copy(input: Tensor) -> Tensor:
     """``torch.indices_copy``: PyTorch has no COO kernel for it (its NotImplementedError); a
     dense or compressed tensor gets ``indices()``'s layout error."""
-    if isinstance(input, SparseTensor):
-        raise not_supported("indices_copy")
     return _copy_of(input, "indices")

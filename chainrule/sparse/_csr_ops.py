@@ -105,8 +105,11 @@ def compressed_sum(t: SparseCompressedTensor, dim: Any, keepdim: bool, dtype: An
 def compressed_mul(a: SparseCompressedTensor, b: Any) -> SparseCompressedTensor:
     """``a * b``: a scalar scales the values; a dense tensor of ``a``'s shape (no broadcasting,
     as PyTorch's) is read at the stored entries; a sparse one keeps ``a``'s entries where it
-    has one, times its value there. The result has ``a``'s layout."""
+    has one, times its value there. The result has ``a``'s layout; a CSC ``a`` takes only a
+    scalar (PyTorch's error otherwise)."""
     shape = tuple(a.shape)
+    if not _is_csr(a.layout) and not _is_scalar(b):
+        raise RuntimeError("Expected result Tensor to be of format CSR")
     if _is_compressed(b):
         b = coo_of(b)
     elif isinstance(b, Tensor) and not isinstance(b, SparseTensor) and not _is_scalar(b):
@@ -121,7 +124,8 @@ def compressed_mul(a: SparseCompressedTensor, b: Any) -> SparseCompressedTensor:
 
 def compressed_add(a: Any, b: Any, alpha: Any = 1) -> Any:
     """``a + alpha * b`` with a compressed operand: two sparse operands give a tensor in
-    ``a``'s layout; with a dense one the result is dense; a scalar is PyTorch's error."""
+    ``a``'s layout (both CSR or both CSC, as PyTorch's); with a dense one the result is
+    dense; a scalar is PyTorch's error."""
     for x, y in ((a, b), (b, a)):
         if _is_scalar(x):
             raise RuntimeError(
@@ -129,6 +133,10 @@ def compressed_add(a: Any, b: Any, alpha: Any = 1) -> Any:
                 f"while other has size {list(y.shape)} (FYI: op2-sparse addition does not "
                 "currently support broadcasting)"
             )
+    if _is_compressed(a) and _is_compressed(b) and a.layout is not b.layout:
+        raise RuntimeError(
+            "crow_indices expected sparse row compressed tensor layout but got SparseCsc"
+        )
     sa = coo_of(a) if _is_compressed(a) else a
     sb = coo_of(b) if _is_compressed(b) else b
     if isinstance(sa, SparseTensor) and isinstance(sb, SparseTensor):
