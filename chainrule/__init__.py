@@ -424,6 +424,7 @@ _dispatch.register_lazy(
             n: "chainrule.sparse._ops"
             for n in ("sparse_mm", "sparse_matmul", "sparse_addmm", "sparse_add", "sparse_mul")
             + ("sparse_sum", "sparse_transpose", "sparse_sum_keepdim", "sparse_mask")
+            + ("smm", "sspaddmm", "resize_as_sparse_")
         },
     },
 )

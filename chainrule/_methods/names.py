@@ -566,6 +566,18 @@ class NamesMethods(TensorAttrs):
     def row_indices(self) -> Any:
         return self._compressed_part("row_indices", "column")
 
+    def smm(self, mat: Any) -> Any:
+        """``torch.smm``: this sparse COO matrix times dense ``mat``, sparse."""
+        return _upper.smm(self, mat)
+
+    def sspaddmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        """``torch.sspaddmm``: ``beta * self + alpha * (mat1 @ mat2)``, sparse."""
+        return _upper.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def resize_as_sparse_(self, the_template: Any) -> Any:
+        """``torch.resize_as_sparse_``: this sparse tensor takes ``the_template``'s sizes."""
+        return _upper.resize_as_sparse_(self, the_template)
+
     def to_sparse_csr(self, dense_dim: int | None = None) -> Any:
         """The CSR form of this dense (or COO) tensor: its entries that are not zero."""
         return _upper.to_compressed(self, _upper.sparse_csr, dense_dim)

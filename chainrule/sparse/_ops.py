@@ -187,6 +187,8 @@ def _smm_parts(mat1: SparseTensor, mat2: Tensor) -> tuple[np.ndarray, Tensor]:
 def smm(input: SparseTensor, mat: Tensor) -> SparseTensor:
     """``torch.smm``: sparse @ dense as a sparse COO tensor holding every column of the rows
     that hold entries."""
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
     idx, vals = _smm_parts(input, mat)
     return _make(_new_tensor(idx), vals, (input.shape[0], mat.shape[1]), False)
 

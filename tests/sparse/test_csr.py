@@ -386,6 +386,17 @@ def test_gradcheck_values(g: Callable[[Any, Any, Any], Any]) -> None:
     np.testing.assert_allclose(_np(fn(cr)(va, da).to_dense()), _np(fn(torch)(vb, db).to_dense()))
 
 
+def test_csc_sparse_mm_gradient() -> None:
+    """PyTorch has no backward for ``sparse.mm`` with a CSC operand; chainrule's gradient is
+    the CSR one's (same matrix) on the CSC pattern."""
+    s = _csc(cr, grad=True)
+    cr.sparse.mm(s, cr.tensor(X, dtype=cr.float32)).sum().backward()
+    t = _csr(torch, grad=True)
+    torch.sparse.mm(t, torch.tensor(X, dtype=torch.float32)).sum().backward()
+    assert _name(s.grad.layout) == "sparse_csc"
+    np.testing.assert_allclose(_np(s.grad.to_dense()), _np(t.grad.to_dense()), rtol=1e-6)
+
+
 def test_grad_of_a_dense_source() -> None:
     grads = []
     for m in (cr, torch):
@@ -553,3 +564,20 @@ def test_resize_as_sparse_(f: Callable[[Any], Any]) -> None:
 )
 def test_resize_as_sparse_errors(f: Callable[[Any], Any]) -> None:
     _fails_same(f)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda m: m.eye(3).to_sparse().smm(m.tensor(X[:3], dtype=m.float32)),
+        lambda m: m.eye(3).to_sparse().sspaddmm(m.eye(3).to_sparse(), m.ones(3, 3), beta=2),
+        lambda m: m.zeros(3, 3).to_sparse().resize_as_sparse_(m.zeros(2, 2).to_sparse()),
+    ],
+)
+def test_coo_methods(f: Callable[[Any], Any]) -> None:
+    _both(f)
+
+
+def test_smm_of_dense() -> None:
+    _fails_same(lambda m: m.smm(m.eye(2), m.eye(2)))
+    _fails_same(lambda m: m.eye(2).smm(m.eye(2)))
