@@ -93,8 +93,9 @@ class _CompressedData:
         raise RuntimeError(f"unsupported tensor layout: {self.kind}")
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        names = {"reshape": "view", "sum": "sum.dim_IntList", "mean": "mean.out", "max": "max"}
-        raise compressed_not_supported(names.get(func.__name__, func.__name__))
+        names = {"reshape": "view", "sum": "sum.dim_IntList", "mean": "mean.out"}
+        name: str = func.__name__
+        raise compressed_not_supported(names.get(name, name))
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
