@@ -417,7 +417,7 @@ _dispatch.register_lazy(
         **{
             n: "chainrule.sparse._csr_ops"
             for n in ("compressed_mm", "compressed_sum", "compressed_mul", "compressed_add")
-            + ("compressed_transpose",)
+            + ("compressed_transpose", "compressed_sparse_mask")
         },
         "sparse_rows": "chainrule.sparse._grad",
         **{

@@ -76,6 +76,10 @@ class _SparseData:
         return len(self.shape)
 
     @property
+    def itemsize(self) -> int:
+        return int(np.dtype(self.dtype).itemsize)
+
+    @property
     def size(self) -> int:
         return math.prod(self.shape)
 

@@ -84,6 +84,10 @@ class _CompressedData:
         return len(self.shape)
 
     @property
+    def itemsize(self) -> int:
+        return int(np.dtype(self.dtype).itemsize)
+
+    @property
     def size(self) -> int:
         return math.prod(self.shape)
 
@@ -377,6 +381,10 @@ class SparseCompressedTensor(Tensor):
         if layout in (_upper.sparse_csr, _upper.sparse_csc):
             return to_compressed(self, layout, dense_dim)
         raise NotImplementedError("chainrule: the BSR and BSC layouts are not supported")
+
+    def sparse_mask(self, mask: Tensor) -> Any:
+        """This tensor's dense form read at ``mask``'s stored entries."""
+        return _upper.sparse_mask(self.to_dense(), mask)
 
     def to_sparse_csr(self, dense_dim: int | None = None) -> Any:
         return to_compressed(self, _upper.sparse_csr, dense_dim)

@@ -27,6 +27,7 @@ from chainrule.sparse._ops import (
     _is_scalar,
     _scalar_type,
     sparse_add,
+    sparse_mask,
     sparse_mm,
     sparse_mul,
     sparse_sum_keepdim,
@@ -38,6 +39,7 @@ __all__ = [
     "compressed_mul",
     "compressed_add",
     "compressed_transpose",
+    "compressed_sparse_mask",
 ]
 
 
@@ -163,3 +165,10 @@ def compressed_transpose(t: SparseCompressedTensor, dim0: int, dim1: int, name: 
     shape = (t.shape[1], t.shape[0]) + tuple(t.shape[2:])
     other = _upper.sparse_csc if _is_csr(t.layout) else _upper.sparse_csr
     return _make_compressed(t._sp_compressed, t._sp_plain, t.values(), shape, other)
+
+
+def compressed_sparse_mask(input: Tensor, mask: SparseCompressedTensor) -> SparseCompressedTensor:
+    """``input.sparse_mask(mask)`` with a compressed ``mask``: ``input`` (dense or sparse)
+    read at ``mask``'s stored entries, in ``mask``'s layout; differentiable in ``input``."""
+    dense = input.to_dense() if getattr(input, "_sparse", False) else input
+    return mask._with_values(sparse_mask(dense, coo_of(mask))._sp_values)

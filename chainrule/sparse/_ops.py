@@ -237,6 +237,14 @@ def _dims(dim: Any, nd: int) -> list[int]:
 def sparse_sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Tensor:
     """``torch.sparse.sum``: the sum of all values (a dense 0-d tensor), or over ``dim``: a
     dense tensor when every sparse dim is summed, else a coalesced sparse tensor."""
+    if getattr(input, "_compressed", False):  # PyTorch's errors
+        if dim is not None:
+            raise NotImplementedError(
+                _NOT_RUN.format("_indices").replace("'SparseCPU'", "'SparseCsrCPU'")
+            )
+        raise RuntimeError(
+            f"coalesce expected sparse coordinate tensor layout but got {input._data.kind}"
+        )
     if not isinstance(input, SparseTensor):
         raise RuntimeError("_sparse_sum: expected a sparse COO tensor")  # pragma: no cover
     v = input._sp_values
@@ -364,8 +372,10 @@ def sparse_transpose(input: SparseTensor, dim0: int, dim1: int, name: str = "tra
 
 
 def _softmax_parts(
-    input: SparseTensor, dim: int, dtype: Any
+    input: SparseTensor, dim: int, dtype: Any, name: str = "_sparse_softmax"
 ) -> tuple[SparseTensor, Tensor, Tensor, Tensor]:
+    if getattr(input, "_compressed", False):
+        raise NotImplementedError(_NOT_RUN.format(name).replace("'SparseCPU'", "'SparseCsrCPU'"))
     if input.dense_dim() != 0:
         raise NotImplementedError("chainrule: sparse softmax over a hybrid tensor is not supported")
     c = coalesce(input)
@@ -398,7 +408,7 @@ def sparse_softmax(input: SparseTensor, dim: int, dtype: Any = None) -> SparseTe
 def sparse_log_softmax(input: SparseTensor, dim: int, dtype: Any = None) -> SparseTensor:
     """``torch.sparse.log_softmax``: ``z - log(sum exp z)`` along ``dim`` over the stored
     entries."""
-    c, z, _, total = _softmax_parts(input, dim, dtype)
+    c, z, _, total = _softmax_parts(input, dim, dtype, "_sparse_log_softmax")
     return _make(c._sp_indices, z - total.log(), tuple(c.shape), True)
 
 
@@ -427,7 +437,9 @@ def sparse_sum_keepdim(input: SparseTensor, dim: Any, dtype: Any = None) -> Tens
 def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     """``Tensor.sparse_mask``: ``input`` read at ``mask``'s stored indices, with ``mask``'s
     indices (duplicates each read the whole entry); the gradient to ``input`` is the
-    values' gradient at those indices."""
+    values' gradient at those indices. A compressed ``mask`` goes to _csr_ops.py."""
+    if getattr(mask, "_compressed", False):
+        return _upper.compressed_sparse_mask(input, mask)
     if not isinstance(mask, SparseTensor):
         raise NotImplementedError(_NOT_RUN.format("sparse_mask").replace("'SparseCPU'", "'CPU'"))
     if tuple(input.shape) != tuple(mask.shape):

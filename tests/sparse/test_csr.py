@@ -101,7 +101,7 @@ def test_layouts_and_structure() -> None:
         a, b = mk(cr), mk(torch)
         for q in ("is_sparse", "is_sparse_csr", "is_leaf", "requires_grad"):
             assert getattr(a, q) == getattr(b, q), q
-        for q in ("_nnz", "sparse_dim", "dense_dim", "dim", "numel"):
+        for q in ("_nnz", "sparse_dim", "dense_dim", "dim", "numel", "element_size"):
             assert getattr(a, q)() == getattr(b, q)(), q
         assert tuple(a.shape) == tuple(b.shape) and tuple(a.size()) == tuple(b.size())
 
@@ -267,6 +267,9 @@ def test_round_trips() -> None:
         lambda m: _csr(m).transpose(0, 1),
         lambda m: _csr(m).transpose(-1, 0),
         lambda m: _csr(m).transpose(1, 1),
+        lambda m: m.tensor(np.arange(12.0).reshape(3, 4), dtype=m.float32).sparse_mask(_csr(m)),
+        lambda m: m.tensor(np.arange(12.0).reshape(3, 4), dtype=m.float32).sparse_mask(_csc(m)),
+        lambda m: _csr(m).sparse_mask(_csr(m)),
     ],
 )
 def test_ops(f: Callable[[Any], Any]) -> None:
@@ -317,6 +320,7 @@ def test_zero_() -> None:
         lambda m, s: m.values_copy(s) * m.arange(5.0),
         lambda m, s: (s + s).to_dense(),
         lambda m, s: (s * m.full((3, 4), 2.0)).to_dense(),
+        lambda m, s: m.arange(12.0).reshape(3, 4).sparse_mask(s).to_dense() * s.to_dense(),
     ],
 )
 def test_masked_gradients(f: Callable[[Any, Any], Any]) -> None:
@@ -512,6 +516,7 @@ _T = [0, 2, 3]
         lambda m: m.log(_csc(m)),
         lambda m: _csr(m) ** 2,
         lambda m: _csr(m) < 1,
+        lambda m: m.sparse.sum(_csr(m)),
         lambda m: m.ones(2, 2, 2).to_sparse_csr(dense_dim=1).t(),
     ],
 )
@@ -525,6 +530,9 @@ def test_errors(f: Callable[[Any], Any]) -> None:
         lambda m: _csr(m).view(12),
         lambda m: _csc(m).mean(),
         lambda m: _csr(m).max(),
+        lambda m: m.sparse.softmax(_csr(m), 1),
+        lambda m: m.sparse.log_softmax(_csc(m), 0),
+        lambda m: m.sparse.sum(_csc(m), 0),
     ],
 )
 def test_no_kernel_errors(f: Callable[[Any], Any]) -> None:
