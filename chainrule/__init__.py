@@ -337,6 +337,7 @@ _LAZY_ATTRS = {
     **{  # sparse compressed layouts (docs/sparse.md)
         n: "chainrule.sparse._csr_build"
         for n in ("sparse_compressed_tensor", "sparse_csr_tensor", "sparse_csc_tensor")
+        + ("sparse_bsr_tensor", "sparse_bsc_tensor")
         + ("crow_indices_copy", "col_indices_copy", "ccol_indices_copy", "row_indices_copy")
         + ("values_copy", "indices_copy")
     },
@@ -414,6 +415,10 @@ _dispatch.register_lazy(
         **{n: "chainrule._layout" for n in ("sparse_bsr", "sparse_bsc")},
         **{n: "chainrule.sparse._coo" for n in ("to_sparse", "to_dense", "SparseTensor")},
         **{n: "chainrule.sparse._csr" for n in ("to_compressed", "layout_name")},
+        **{
+            n: "chainrule.sparse._bsr"
+            for n in ("blocked_coo_of", "to_blocked", "blocked_transpose")
+        },
         **{
             n: "chainrule.sparse._csr_ops"
             for n in ("compressed_mm", "compressed_sum", "compressed_mul", "compressed_add")

@@ -586,6 +586,14 @@ class NamesMethods(TensorAttrs):
         """The CSC form of this dense (or COO) tensor: its entries that are not zero."""
         return _upper.to_compressed(self, _upper.sparse_csc, dense_dim)
 
+    def to_sparse_bsr(self, blocksize: Any, dense_dim: int | None = None) -> Any:
+        """The BSR form of this matrix: its ``blocksize`` blocks that hold a nonzero."""
+        return _upper.to_blocked(self, _upper.sparse_bsr, blocksize, dense_dim)
+
+    def to_sparse_bsc(self, blocksize: Any, dense_dim: int | None = None) -> Any:
+        """The BSC form of this matrix: its ``blocksize`` blocks that hold a nonzero."""
+        return _upper.to_blocked(self, _upper.sparse_bsc, blocksize, dense_dim)
+
     @property
     def name(self) -> None:
         """A tensor's name in a named-tensor dim (PyTorch: None for ordinary tensors)."""

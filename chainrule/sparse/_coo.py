@@ -473,6 +473,8 @@ def to_sparse(
     indices, so the gradient to ``x`` is the dense form of the values' gradient."""
     if layout in (_upper.sparse_csr, _upper.sparse_csc):  # chainrule/sparse/_csr.py
         return _upper.to_compressed(x, layout, dense_dim)
+    if layout in (_upper.sparse_bsr, _upper.sparse_bsc):  # chainrule/sparse/_bsr.py
+        return _upper.to_blocked(x, layout, blocksize, dense_dim)
     if layout is not None and layout is not _upper.sparse_coo:
         raise NotImplementedError(
             f"to_sparse: conversion to {layout} is not supported by chainrule"

@@ -44,6 +44,7 @@ __all__ = [
     "to_compressed",
     "layout_name",
     "compressed_not_supported",
+    "is_blocked",
 ]
 
 # PyTorch's names of the layouts in its messages ("... but got SparseCsr").
@@ -135,12 +136,23 @@ def _is_csr(layout: Any) -> bool:
     return layout is _upper.sparse_csr
 
 
+def _row_major(layout: Any) -> bool:
+    """Whether ``layout`` compresses rows (CSR, BSR) rather than columns (CSC, BSC)."""
+    return layout is _upper.sparse_csr or layout is _upper.sparse_bsr
+
+
+def is_blocked(layout: Any) -> bool:
+    """Whether ``layout`` stores blocks (BSR, BSC): values nnz x block rows x block cols."""
+    return layout is _upper.sparse_bsr or layout is _upper.sparse_bsc
+
+
 def _names(layout: Any) -> tuple[str, str, str, str, str]:
     """The compressed and plain indices' names, the compressed dim's plural, and the
     names of the compressed and plain dims' sizes, as PyTorch's messages spell them."""
-    if _is_csr(layout):
-        return "crow_indices", "col_indices", "rows", "nrows", "ncols"
-    return "ccol_indices", "row_indices", "columns", "ncols", "nrows"
+    unit = " blocks" if is_blocked(layout) else "s"
+    if _row_major(layout):
+        return "crow_indices", "col_indices", "row" + unit, "nrows", "ncols"
+    return "ccol_indices", "row_indices", "column" + unit, "ncols", "nrows"
 
 
 def _make_compressed(
@@ -149,7 +161,7 @@ def _make_compressed(
     """A compressed tensor of trusted parts (internal callers; no checks)."""
     SEEN[0] = True
     t = object.__new__(SparseCompressedTensor)
-    kind = "SparseCsr" if _is_csr(layout) else "SparseCsc"
+    kind = layout_name(layout)
     t._data = _CompressedData(tuple(int(k) for k in size), values._data.dtype, kind)
     t._requires_grad = False
     t._vc = None
@@ -175,7 +187,10 @@ def _compress(idx: np.ndarray, n: int) -> np.ndarray:
 
 def coo_of(t: SparseCompressedTensor) -> SparseTensor:
     """The COO tensor of ``t`` with ``t``'s values object (differentiable through them):
-    Note [compressed tensors are COO underneath]."""
+    Note [compressed tensors are COO underneath]. A blocked tensor's COO form has one entry
+    per element of each block (chainrule/sparse/_bsr.py)."""
+    if is_blocked(t._sp_layout):
+        return _upper.blocked_coo_of(t)
     outer = _expand(t._sp_compressed._data)
     inner = t._sp_plain._data.astype(np.int64)
     csr = _is_csr(t._sp_layout)
@@ -217,6 +232,11 @@ def to_compressed(x: Tensor, layout: Any, dense_dim: int | None = None) -> Any:
     """``x.to_sparse_csr(dense_dim)`` / ``to_sparse_csc``: from dense (the entries that are not
     zero), COO or the other compressed layout; differentiable in the values."""
     name = "csr" if _is_csr(layout) else "csc"
+    if isinstance(x, SparseCompressedTensor) and is_blocked(x._sp_layout):
+        raise RuntimeError(
+            f"sparse_compressed_to_sparse_{name}: expected SparseCsr or SparseCsc layout but "
+            f"got {x._kind()}"
+        )
     if isinstance(x, SparseCompressedTensor):
         if x._sp_layout is layout:
             return x
@@ -297,15 +317,15 @@ class SparseCompressedTensor(Tensor):
         return 2
 
     def dense_dim(self) -> int:
-        """The number of dense dims (trailing dims of each stored value)."""
-        return self._sp_values.dim() - 1
+        """The number of dense dims (trailing dims of each stored value, after a block's)."""
+        return self._sp_values.dim() - (3 if is_blocked(self._sp_layout) else 1)
 
     def _nnz(self) -> int:
-        """The number of stored entries."""
+        """The number of stored entries (blocks, for BSR and BSC)."""
         return int(self._sp_values.shape[0])
 
     def _part(self, name: str, csr: bool) -> Tensor:
-        if _is_csr(self._sp_layout) != csr:
+        if _row_major(self._sp_layout) != csr:
             kind = "row" if csr else "column"
             raise RuntimeError(
                 f"{name} expected sparse {kind} compressed tensor layout but got {self._kind()}"
@@ -365,7 +385,7 @@ class SparseCompressedTensor(Tensor):
     def to_sparse_coo(self) -> SparseTensor:
         """The COO tensor of the same entries (CSR's coalesced, CSC's in column order)."""
         coo = coo_of(self)
-        return coo._with_values(self.values())
+        return coo._with_values(coo._sp_values.view_as(coo._sp_values))
 
     def to_sparse(
         self,
@@ -380,7 +400,13 @@ class SparseCompressedTensor(Tensor):
             return self.to_sparse_coo()
         if layout in (_upper.sparse_csr, _upper.sparse_csc):
             return to_compressed(self, layout, dense_dim)
-        raise NotImplementedError("chainrule: the BSR and BSC layouts are not supported")
+        return _upper.to_blocked(self, layout, blocksize, dense_dim)
+
+    def to_sparse_bsr(self, blocksize: Any, dense_dim: int | None = None) -> Any:
+        return _upper.to_blocked(self, _upper.sparse_bsr, blocksize, dense_dim)
+
+    def to_sparse_bsc(self, blocksize: Any, dense_dim: int | None = None) -> Any:
+        return _upper.to_blocked(self, _upper.sparse_bsc, blocksize, dense_dim)
 
     def sparse_mask(self, mask: Tensor) -> Any:
         """This tensor's dense form read at ``mask``'s stored entries."""

@@ -15,9 +15,10 @@ from chainrule.sparse._coo import SparseTensor, _as_tensor, not_supported
 from chainrule.sparse._csr import (
     SparseCompressedTensor,
     _expand,
-    _is_csr,
     _make_compressed,
     _names,
+    _row_major,
+    is_blocked,
     layout_name,
 )
 from chainrule.sparse._ops import _scalar_type
@@ -26,6 +27,8 @@ __all__ = [
     "sparse_compressed_tensor",
     "sparse_csr_tensor",
     "sparse_csc_tensor",
+    "sparse_bsr_tensor",
+    "sparse_bsc_tensor",
     "crow_indices_copy",
     "col_indices_copy",
     "ccol_indices_copy",
@@ -56,19 +59,21 @@ def _check(comp: Tensor, plain: Tensor, values: Tensor, size: Any, layout: Any) 
             "chainrule: batched sparse compressed tensors (indices of more than one dim) "
             "are not supported"
         )
-    if values.dim() == 0:
+    nb = 2 if is_blocked(layout) else 0
+    if values.dim() <= nb:
         raise RuntimeError(
             "values must have dimensionality > sum of batch and block dimensionalities "
-            "(=0 + 0) but got 0"
+            f"(=0 + {nb}) but got {values.dim()}"
         )
     c = np.asarray(comp._data).astype(np.int64)
     p = np.asarray(plain._data).astype(np.int64)
     nnz = int(values.shape[0])
-    dense = tuple(values.shape[1:])
+    block = tuple(values.shape[1 : 1 + nb]) or (1, 1)
+    dense = tuple(values.shape[1 + nb :])
     if size is None:
         extent = int(p.max()) + 1 if len(p) else 0
-        base = (len(c) - 1, extent) if _is_csr(layout) else (extent, len(c) - 1)
-        shape = base + dense
+        base = (len(c) - 1, extent) if _row_major(layout) else (extent, len(c) - 1)
+        shape = (base[0] * block[0], base[1] * block[1]) + dense
     else:
         shape = tuple(int(k) for k in size)
         if len(shape) != 2 + len(dense):
@@ -81,7 +86,14 @@ def _check(comp: Tensor, plain: Tensor, values: Tensor, size: Any, layout: Any) 
                 f"values.shape[1:] must be equal to the dense dims of size {list(shape[2:])}, "
                 f"but got {list(dense)}"
             )
-    outer, inner = (shape[0], shape[1]) if _is_csr(layout) else (shape[1], shape[0])
+    for d in (0, 1):
+        if shape[d] % block[d]:
+            raise RuntimeError(
+                f"tensor shape[{d}] (={shape[d]}) must be divisible with blocksize[{d}] "
+                f"(={block[d]}) as defined by values shape"
+            )
+    rows, cols = shape[0] // block[0], shape[1] // block[1]
+    outer, inner = (rows, cols) if _row_major(layout) else (cols, rows)
     if len(c) != outer + 1:
         raise RuntimeError(
             f"{cn}.shape[-1] must be equal to the number of {plural} + 1 (={outer + 1}), "
@@ -135,14 +147,13 @@ def sparse_compressed_tensor(
     requires_grad: bool = False,
     check_invariants: bool | None = None,
 ) -> SparseCompressedTensor:
-    """A sparse compressed tensor of ``layout`` (``torch.sparse_csr`` or ``sparse_csc``):
+    """A sparse compressed tensor of ``layout`` (``torch.sparse_csr``, ``sparse_csc``,
+    ``sparse_bsr`` or ``sparse_bsc``, whose values are blocks and indices count blocks):
     for CSR, row ``i`` holds ``values[k]`` at column ``plain_indices[k]`` for ``k`` in
     ``compressed_indices[i]:compressed_indices[i + 1]`` (CSC: columns and rows swapped).
     ``size`` defaults to the smallest that holds the indices. chainrule always checks the
     invariants. Differentiable in ``values``; with ``requires_grad=True`` a leaf."""
-    if layout not in (_upper.sparse_csr, _upper.sparse_csc):
-        if layout in (_upper.sparse_bsr, _upper.sparse_bsc):
-            raise NotImplementedError("chainrule: the BSR and BSC layouts are not supported")
+    if layout not in (_upper.sparse_csr, _upper.sparse_csc) and not is_blocked(layout):
         raise RuntimeError(
             "sparse_compressed_tensor expected sparse compressed tensor layout but got "
             f"{layout_name(layout)}"
@@ -212,6 +223,48 @@ def sparse_csc_tensor(
         device=device,
         requires_grad=requires_grad,
     )
+
+
+def _blocked_ctor(layout_name_: str, doc: str) -> Any:
+    def ctor(
+        compressed_indices: Any,
+        plain_indices: Any,
+        values: Any,
+        size: Sequence[int] | None = None,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        pin_memory: bool = False,
+        requires_grad: bool = False,
+        check_invariants: bool | None = None,
+    ) -> SparseCompressedTensor:
+        return sparse_compressed_tensor(
+            compressed_indices,
+            plain_indices,
+            values,
+            size,
+            dtype=dtype,
+            layout=getattr(_upper, layout_name_),
+            device=device,
+            requires_grad=requires_grad,
+        )
+
+    ctor.__name__ = ctor.__qualname__ = layout_name_ + "_tensor"
+    ctor.__doc__ = doc
+    return ctor
+
+
+sparse_bsr_tensor = _blocked_ctor(
+    "sparse_bsr",
+    """``torch.sparse_bsr_tensor``: block row ``i`` holds the block ``values[k]`` (block rows x
+    block cols) at block column ``col_indices[k]`` for ``k`` in
+    ``crow_indices[i]:crow_indices[i + 1]``.""",
+)
+sparse_bsc_tensor = _blocked_ctor(
+    "sparse_bsc",
+    """``torch.sparse_bsc_tensor``: block column ``j`` holds the block ``values[k]`` at block
+    row ``row_indices[k]`` for ``k`` in ``ccol_indices[j]:ccol_indices[j + 1]``.""",
+)
 
 
 def _copy_of(x: Any, method: str) -> Tensor:

@@ -20,6 +20,7 @@ from chainrule.sparse._csr import (
     _make_compressed,
     coo_of,
     from_coo,
+    is_blocked,
     layout_name,
 )
 from chainrule.sparse._ops import (
@@ -110,7 +111,14 @@ def compressed_mul(a: SparseCompressedTensor, b: Any) -> SparseCompressedTensor:
     has one, times its value there. The result has ``a``'s layout; a CSC ``a`` takes only a
     scalar (PyTorch's error otherwise)."""
     shape = tuple(a.shape)
-    if not _is_csr(a.layout) and not _is_scalar(b):
+    if _is_scalar(b):
+        return a._with_values(a._sp_values * b)
+    if is_blocked(a.layout):
+        raise RuntimeError(
+            "empty_sparse_compressed expected sparse compressed (non-block) tensor layout but "
+            f"got {layout_name(a.layout)}"
+        )
+    if not _is_csr(a.layout):
         raise RuntimeError("Expected result Tensor to be of format CSR")
     if _is_compressed(b):
         b = coo_of(b)
@@ -135,6 +143,8 @@ def compressed_add(a: Any, b: Any, alpha: Any = 1) -> Any:
                 f"while other has size {list(y.shape)} (FYI: op2-sparse addition does not "
                 "currently support broadcasting)"
             )
+    if any(_is_compressed(x) and is_blocked(x.layout) for x in (a, b)):
+        raise NotImplementedError("chainrule: add of a blocked (BSR, BSC) tensor")
     if _is_compressed(a) and _is_compressed(b) and a.layout is not b.layout:
         raise RuntimeError(
             "crow_indices expected sparse row compressed tensor layout but got SparseCsc"
@@ -162,6 +172,8 @@ def compressed_transpose(t: SparseCompressedTensor, dim0: int, dim1: int, name: 
         raise NotImplementedError(
             "chainrule: transposing a dense dim of a sparse compressed tensor is not supported"
         )
+    if is_blocked(t.layout):
+        return _upper.blocked_transpose(t)
     shape = (t.shape[1], t.shape[0]) + tuple(t.shape[2:])
     other = _upper.sparse_csc if _is_csr(t.layout) else _upper.sparse_csr
     return _make_compressed(t._sp_compressed, t._sp_plain, t.values(), shape, other)
@@ -170,5 +182,7 @@ def compressed_transpose(t: SparseCompressedTensor, dim0: int, dim1: int, name: 
 def compressed_sparse_mask(input: Tensor, mask: SparseCompressedTensor) -> SparseCompressedTensor:
     """``input.sparse_mask(mask)`` with a compressed ``mask``: ``input`` (dense or sparse)
     read at ``mask``'s stored entries, in ``mask``'s layout; differentiable in ``input``."""
+    if is_blocked(mask.layout):
+        raise NotImplementedError("chainrule: sparse_mask with a blocked (BSR, BSC) mask")
     dense = input.to_dense() if getattr(input, "_sparse", False) else input
     return mask._with_values(sparse_mask(dense, coo_of(mask))._sp_values)
