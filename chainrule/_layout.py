@@ -1,8 +1,8 @@
 """Layouts and memory formats, as PyTorch's ``torch.layout`` and ``torch.memory_format``
 objects, and ``empty_strided``.
 
-``strided`` is every dense tensor's layout; ``sparse_coo``, ``sparse_csr`` and ``sparse_csc``
-are those of chainrule/sparse/'s tensors (``sparse_bsr``/``sparse_bsc`` exist as names only).
+``strided`` is every dense tensor's layout; ``sparse_coo``, ``sparse_csr``, ``sparse_csc``,
+``sparse_bsr`` and ``sparse_bsc`` are those of chainrule/sparse/'s tensors (docs/sparse.md).
 The memory formats are accepted where PyTorch takes them (``memory_format=``); chainrule keeps
 its arrays in row-major order whatever the format names.
 """
@@ -73,7 +73,7 @@ strided = layout._make("strided")
 sparse_coo = layout._make("sparse_coo")  # chainrule/sparse/ (docs/sparse.md)
 sparse_csr = layout._make("sparse_csr")
 sparse_csc = layout._make("sparse_csc")
-sparse_bsr = layout._make("sparse_bsr")  # a name only: chainrule has no blocked layouts
+sparse_bsr = layout._make("sparse_bsr")  # blocked: chainrule/sparse/_bsr.py
 sparse_bsc = layout._make("sparse_bsc")
 contiguous_format = memory_format._make("contiguous_format")
 preserve_format = memory_format._make("preserve_format")
