@@ -1,8 +1,7 @@
-"""Sparse compressed tensors (``torch.sparse_csr``, ``torch.sparse_csc``): the
-SparseCompressedTensor class, ``sparse_csr_tensor``/``sparse_csc_tensor``/
-``sparse_compressed_tensor`` with PyTorch's checks, conversions to and from dense and COO, and
-PyTorch's repr (docs/sparse.md). The constructors live in ``_csr_build.py``, the ops in
-``_csr_ops.py``, the blocked layouts' (BSR, BSC) own code in ``_bsr.py``.
+"""Sparse compressed tensors (``torch.sparse_csr``, ``sparse_csc``, ``sparse_bsr``,
+``sparse_bsc``): the SparseCompressedTensor class, conversions to and from dense and COO, and
+PyTorch's repr (docs/sparse.md). The constructors with PyTorch's checks live in
+``_csr_build.py``, the ops in ``_csr_ops.py``, the blocked layouts' own code in ``_bsr.py``.
 
 Note [compressed tensors are COO underneath]
     A compressed tensor holds three dense tensors: the compressed indices (``crow_indices``
