@@ -326,10 +326,24 @@ _LAZY_ATTRS = {
             "empty_strided",
             "empty_permuted",
             "sparse_coo",
+            "sparse_csr",
+            "sparse_csc",
+            "sparse_bsr",
+            "sparse_bsc",
         )
     },
     "sparse_coo_tensor": "chainrule.sparse._coo",
-    **{n: "chainrule.sparse._ops" for n in ("spmm", "smm", "hspmm", "sspaddmm", "dsmm", "saddmm")},
+    **{
+        n: "chainrule.sparse._ops"
+        for n in ("spmm", "smm", "hspmm", "sspaddmm", "dsmm", "saddmm", "hsmm", "resize_as_sparse_")
+    },
+    **{  # sparse compressed layouts (docs/sparse.md)
+        n: "chainrule.sparse._csr_build"
+        for n in ("sparse_compressed_tensor", "sparse_csr_tensor", "sparse_csc_tensor")
+        + ("sparse_bsr_tensor", "sparse_bsc_tensor")
+        + ("crow_indices_copy", "col_indices_copy", "ccol_indices_copy", "row_indices_copy")
+        + ("values_copy", "indices_copy")
+    },
     **{
         n: "chainrule._linalg_legacy"
         for n in (
@@ -400,13 +414,25 @@ _dispatch.register_lazy(
         **{
             n: "chainrule._misc_api" for n in ("hash_tensor", "as_strided_scatter", "slice_inverse")
         },
-        "sparse_coo": "chainrule._layout",
+        **{n: "chainrule._layout" for n in ("sparse_coo", "sparse_csr", "sparse_csc")},
+        **{n: "chainrule._layout" for n in ("sparse_bsr", "sparse_bsc")},
         **{n: "chainrule.sparse._coo" for n in ("to_sparse", "to_dense", "SparseTensor")},
+        **{n: "chainrule.sparse._csr" for n in ("to_compressed", "layout_name")},
+        **{
+            n: "chainrule.sparse._bsr"
+            for n in ("blocked_coo_of", "to_blocked", "blocked_transpose")
+        },
+        **{
+            n: "chainrule.sparse._csr_ops"
+            for n in ("compressed_mm", "compressed_sum", "compressed_mul", "compressed_add")
+            + ("compressed_transpose", "compressed_sparse_mask")
+        },
         "sparse_rows": "chainrule.sparse._grad",
         **{
             n: "chainrule.sparse._ops"
             for n in ("sparse_mm", "sparse_matmul", "sparse_addmm", "sparse_add", "sparse_mul")
             + ("sparse_sum", "sparse_transpose", "sparse_sum_keepdim", "sparse_mask")
+            + ("smm", "sspaddmm", "resize_as_sparse_")
         },
     },
 )

@@ -1,7 +1,8 @@
 """Layouts and memory formats, as PyTorch's ``torch.layout`` and ``torch.memory_format``
 objects, and ``empty_strided``.
 
-``strided`` is every dense tensor's layout, ``sparse_coo`` that of chainrule/sparse/'s tensors.
+``strided`` is every dense tensor's layout; ``sparse_coo``, ``sparse_csr``, ``sparse_csc``,
+``sparse_bsr`` and ``sparse_bsc`` are those of chainrule/sparse/'s tensors (docs/sparse.md).
 The memory formats are accepted where PyTorch takes them (``memory_format=``); chainrule keeps
 its arrays in row-major order whatever the format names.
 """
@@ -15,6 +16,10 @@ __all__ = [
     "memory_format",
     "strided",
     "sparse_coo",
+    "sparse_csr",
+    "sparse_csc",
+    "sparse_bsr",
+    "sparse_bsc",
     "contiguous_format",
     "preserve_format",
     "channels_last",
@@ -53,7 +58,7 @@ def _lookup(name: str) -> Any:
 
 
 class layout(_Named):  # noqa: N801 - PyTorch's name
-    """A tensor's memory layout (``torch.strided``: dense, the only one chainrule has)."""
+    """A tensor's memory layout (``torch.strided``: dense; the sparse ones: docs/sparse.md)."""
 
     __slots__ = ()
 
@@ -66,6 +71,10 @@ class memory_format(_Named):  # noqa: N801 - PyTorch's name
 
 strided = layout._make("strided")
 sparse_coo = layout._make("sparse_coo")  # chainrule/sparse/ (docs/sparse.md)
+sparse_csr = layout._make("sparse_csr")
+sparse_csc = layout._make("sparse_csc")
+sparse_bsr = layout._make("sparse_bsr")  # blocked: chainrule/sparse/_bsr.py
+sparse_bsc = layout._make("sparse_bsc")
 contiguous_format = memory_format._make("contiguous_format")
 preserve_format = memory_format._make("preserve_format")
 channels_last = memory_format._make("channels_last")

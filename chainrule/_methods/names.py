@@ -549,6 +549,51 @@ class NamesMethods(TensorAttrs):
     def is_sparse_csr(self) -> bool:
         return False
 
+    # The compressed layouts' parts (chainrule/sparse/_csr.py): PyTorch's layout errors here.
+    def _compressed_part(self, name: str, kind: str) -> Any:
+        got = _upper.layout_name(self.layout)
+        raise RuntimeError(f"{name} expected sparse {kind} compressed tensor layout but got {got}")
+
+    def crow_indices(self) -> Any:
+        return self._compressed_part("crow_indices", "row")
+
+    def col_indices(self) -> Any:
+        return self._compressed_part("col_indices", "row")
+
+    def ccol_indices(self) -> Any:
+        return self._compressed_part("ccol_indices", "column")
+
+    def row_indices(self) -> Any:
+        return self._compressed_part("row_indices", "column")
+
+    def smm(self, mat: Any) -> Any:
+        """``torch.smm``: this sparse COO matrix times dense ``mat``, sparse."""
+        return _upper.smm(self, mat)
+
+    def sspaddmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        """``torch.sspaddmm``: ``beta * self + alpha * (mat1 @ mat2)``, sparse."""
+        return _upper.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def resize_as_sparse_(self, the_template: Any) -> Any:
+        """``torch.resize_as_sparse_``: this sparse tensor takes ``the_template``'s sizes."""
+        return _upper.resize_as_sparse_(self, the_template)
+
+    def to_sparse_csr(self, dense_dim: int | None = None) -> Any:
+        """The CSR form of this dense (or COO) tensor: its entries that are not zero."""
+        return _upper.to_compressed(self, _upper.sparse_csr, dense_dim)
+
+    def to_sparse_csc(self, dense_dim: int | None = None) -> Any:
+        """The CSC form of this dense (or COO) tensor: its entries that are not zero."""
+        return _upper.to_compressed(self, _upper.sparse_csc, dense_dim)
+
+    def to_sparse_bsr(self, blocksize: Any, dense_dim: int | None = None) -> Any:
+        """The BSR form of this matrix: its ``blocksize`` blocks that hold a nonzero."""
+        return _upper.to_blocked(self, _upper.sparse_bsr, blocksize, dense_dim)
+
+    def to_sparse_bsc(self, blocksize: Any, dense_dim: int | None = None) -> Any:
+        """The BSC form of this matrix: its ``blocksize`` blocks that hold a nonzero."""
+        return _upper.to_blocked(self, _upper.sparse_bsc, blocksize, dense_dim)
+
     @property
     def name(self) -> None:
         """A tensor's name in a named-tensor dim (PyTorch: None for ordinary tensors)."""

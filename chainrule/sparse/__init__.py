@@ -2,7 +2,9 @@
 
 ``_coo.py`` holds the SparseTensor class (indices and values, two dense tensors: Note [sparse
 tensors hold two dense tensors]), construction, coalescing and conversion; ``_ops.py`` the
-products, sums, arithmetic, transposition and softmax. The ``torch.*`` names
+products, sums, arithmetic, transposition and softmax. The compressed layouts (CSR, CSC) are
+``_csr.py`` (the SparseCompressedTensor class, conversions), ``_csr_build.py`` (constructors)
+and ``_csr_ops.py`` (their ops, run on the COO form). The ``torch.*`` names
 (``sparse_coo_tensor``, ``spmm``, ``smm``, ``hspmm``, ``sspaddmm``, ``dsmm``, ``saddmm``) are
 loaded from here on first use by ``chainrule/__init__.py``.
 """
@@ -25,9 +27,9 @@ __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "SparseTensor", "spar
 
 
 def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
-    """``torch.sparse.mm``: the matrix product with a sparse COO operand. Sparse @ dense and
-    dense @ sparse give a dense tensor, sparse @ sparse a sparse one; gradients reach the
-    sparse operand's values (on its pattern) and the dense operand."""
+    """``torch.sparse.mm``: the matrix product with a sparse (COO, CSR, CSC) operand. Sparse @
+    dense and dense @ sparse give a dense tensor, sparse @ sparse a sparse one; gradients reach
+    the sparse operand's values (on its pattern) and the dense operand."""
     return sparse_mm(mat1, mat2)
 
 

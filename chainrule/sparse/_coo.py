@@ -76,6 +76,10 @@ class _SparseData:
         return len(self.shape)
 
     @property
+    def itemsize(self) -> int:
+        return int(np.dtype(self.dtype).itemsize)
+
+    @property
     def size(self) -> int:
         return math.prod(self.shape)
 
@@ -463,10 +467,14 @@ def to_sparse(
     layout: Any = None,
     blocksize: Any = None,
     dense_dim: int | None = None,
-) -> SparseTensor:
+) -> Any:
     """The entries of dense ``x`` that are not zero, as a coalesced COO tensor whose first
     ``sparse_dim`` dims (all by default) are sparse; its values are ``x`` read at those
     indices, so the gradient to ``x`` is the dense form of the values' gradient."""
+    if layout in (_upper.sparse_csr, _upper.sparse_csc):  # chainrule/sparse/_csr.py
+        return _upper.to_compressed(x, layout, dense_dim)
+    if layout in (_upper.sparse_bsr, _upper.sparse_bsc):  # chainrule/sparse/_bsr.py
+        return _upper.to_blocked(x, layout, blocksize, dense_dim)
     if layout is not None and layout is not _upper.sparse_coo:
         raise NotImplementedError(
             f"to_sparse: conversion to {layout} is not supported by chainrule"

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from chainrule._creation import zeros as _zeros
+from chainrule._dispatch import upper as _upper
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.ops import cat, index_add, index_select
 from chainrule.sparse._coo import (
@@ -34,6 +35,8 @@ __all__ = [
     "hspmm",
     "sspaddmm",
     "dsmm",
+    "hsmm",
+    "resize_as_sparse_",
     "saddmm",
     "sparse_sum",
     "sparse_add",
@@ -105,7 +108,10 @@ def _dsmm_right(d: Tensor, s: SparseTensor) -> Tensor:
 
 def sparse_mm(mat1: Any, mat2: Any) -> Any:
     """``torch.sparse.mm``: sparse @ dense is dense, sparse @ sparse is sparse (coalesced),
-    dense @ sparse is dense. Gradients: to the stored values (masked) and the dense operand."""
+    dense @ sparse is dense. Gradients: to the stored values (masked) and the dense operand.
+    A compressed (CSR, CSC) operand goes to chainrule/sparse/_csr_ops.py."""
+    if getattr(mat1, "_compressed", False) or getattr(mat2, "_compressed", False):
+        return _upper.compressed_mm(mat1, mat2)
     if isinstance(mat1, SparseTensor):
         if isinstance(mat2, SparseTensor):
             from chainrule.sparse._coo import to_sparse
@@ -135,6 +141,10 @@ def sparse_addmm(
     input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` with ``mat1`` sparse (dense result)."""
+    if getattr(input, "_compressed", False):
+        raise RuntimeError(
+            "addmm: computation on CPU is not implemented for SparseCsr + Strided @ Strided"
+        )
     prod = sparse_mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
@@ -160,6 +170,13 @@ def hspmm(mat1: SparseTensor, mat2: Tensor) -> SparseTensor:
     return _make(_new_tensor(rows[None, :].astype(np.int64)), block, size, False)
 
 
+def hsmm(mat1: SparseTensor, mat2: Tensor) -> SparseTensor:
+    """``torch.hsmm``: ``hspmm`` (PyTorch's alias); a dense ``mat1`` is PyTorch's error."""
+    if not isinstance(mat1, SparseTensor):
+        raise NotImplementedError(_NOT_RUN.format("hspmm").replace("'SparseCPU'", "'CPU'"))
+    return hspmm(mat1, mat2)
+
+
 def _smm_parts(mat1: SparseTensor, mat2: Tensor) -> tuple[np.ndarray, Tensor]:
     rows, block = _row_blocks(mat1, mat2)
     p = mat2.shape[1]
@@ -170,6 +187,8 @@ def _smm_parts(mat1: SparseTensor, mat2: Tensor) -> tuple[np.ndarray, Tensor]:
 def smm(input: SparseTensor, mat: Tensor) -> SparseTensor:
     """``torch.smm``: sparse @ dense as a sparse COO tensor holding every column of the rows
     that hold entries."""
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
     idx, vals = _smm_parts(input, mat)
     return _make(_new_tensor(idx), vals, (input.shape[0], mat.shape[1]), False)
 
@@ -218,6 +237,14 @@ def _dims(dim: Any, nd: int) -> list[int]:
 def sparse_sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Tensor:
     """``torch.sparse.sum``: the sum of all values (a dense 0-d tensor), or over ``dim``: a
     dense tensor when every sparse dim is summed, else a coalesced sparse tensor."""
+    if getattr(input, "_compressed", False):  # PyTorch's errors
+        if dim is not None:
+            raise NotImplementedError(
+                _NOT_RUN.format("_indices").replace("'SparseCPU'", "'SparseCsrCPU'")
+            )
+        raise RuntimeError(
+            f"coalesce expected sparse coordinate tensor layout but got {input._data.kind}"
+        )
     if not isinstance(input, SparseTensor):
         raise RuntimeError("_sparse_sum: expected a sparse COO tensor")  # pragma: no cover
     v = input._sp_values
@@ -249,7 +276,10 @@ def _is_scalar(x: Any) -> bool:
 
 def sparse_add(a: Any, b: Any, alpha: Any = 1) -> Any:
     """``a + alpha * b`` with a sparse operand: sparse + sparse is sparse (coalesced when both
-    are), dense + sparse is dense; sparse + dense is PyTorch's error."""
+    are), dense + sparse is dense; sparse + dense is PyTorch's error. A compressed (CSR,
+    CSC) operand goes to chainrule/sparse/_csr_ops.py."""
+    if getattr(a, "_compressed", False) or getattr(b, "_compressed", False):
+        return _upper.compressed_add(a, b, alpha)
     if isinstance(a, SparseTensor) and isinstance(b, SparseTensor):
         if tuple(a.shape) != tuple(b.shape):
             raise RuntimeError(
@@ -342,8 +372,10 @@ def sparse_transpose(input: SparseTensor, dim0: int, dim1: int, name: str = "tra
 
 
 def _softmax_parts(
-    input: SparseTensor, dim: int, dtype: Any
+    input: SparseTensor, dim: int, dtype: Any, name: str = "_sparse_softmax"
 ) -> tuple[SparseTensor, Tensor, Tensor, Tensor]:
+    if getattr(input, "_compressed", False):
+        raise NotImplementedError(_NOT_RUN.format(name).replace("'SparseCPU'", "'SparseCsrCPU'"))
     if input.dense_dim() != 0:
         raise NotImplementedError("chainrule: sparse softmax over a hybrid tensor is not supported")
     c = coalesce(input)
@@ -376,7 +408,7 @@ def sparse_softmax(input: SparseTensor, dim: int, dtype: Any = None) -> SparseTe
 def sparse_log_softmax(input: SparseTensor, dim: int, dtype: Any = None) -> SparseTensor:
     """``torch.sparse.log_softmax``: ``z - log(sum exp z)`` along ``dim`` over the stored
     entries."""
-    c, z, _, total = _softmax_parts(input, dim, dtype)
+    c, z, _, total = _softmax_parts(input, dim, dtype, "_sparse_log_softmax")
     return _make(c._sp_indices, z - total.log(), tuple(c.shape), True)
 
 
@@ -405,7 +437,9 @@ def sparse_sum_keepdim(input: SparseTensor, dim: Any, dtype: Any = None) -> Tens
 def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     """``Tensor.sparse_mask``: ``input`` read at ``mask``'s stored indices, with ``mask``'s
     indices (duplicates each read the whole entry); the gradient to ``input`` is the
-    values' gradient at those indices."""
+    values' gradient at those indices. A compressed ``mask`` goes to _csr_ops.py."""
+    if getattr(mask, "_compressed", False):
+        return _upper.compressed_sparse_mask(input, mask)
     if not isinstance(mask, SparseTensor):
         raise NotImplementedError(_NOT_RUN.format("sparse_mask").replace("'SparseCPU'", "'CPU'"))
     if tuple(input.shape) != tuple(mask.shape):
@@ -416,3 +450,52 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     rows = tuple(_new_tensor(r) for r in mask._sp_indices._data)
     vals = input[rows]
     return _make(mask._sp_indices, vals, tuple(mask.shape), mask._sp_coalesced)
+
+
+_RESIZE_HELP = (
+    " on a non-empty sparse tensor is not supported.\nYou could try the following options:\n"
+    "1. If you need an empty sparse tensor of this size, call `x = torch.sparse_coo_tensor("
+    "size)`.\n2. If you need to resize this tensor, you have the following options:\n"
+    "    1. For both sparse and dense dimensions, keep the number of them constant and the "
+    "size of them non-shrinking, and then try the same call again.\n"
+    "    2. Or, create a new sparse tensor with the correct indices and values from this "
+    "sparse tensor."
+)
+
+
+def resize_as_sparse_(input: SparseTensor, the_template: SparseTensor) -> SparseTensor:
+    """``torch.resize_as_sparse_``: ``input`` (COO) takes ``the_template``'s size, sparse and
+    dense dims in place; a non-empty ``input`` keeps its entries, so its dims' counts stay
+    and its sparse sizes may only grow (PyTorch's errors)."""
+    if not isinstance(input, SparseTensor) or not isinstance(the_template, SparseTensor):
+        kind = "Strided" if not getattr(input, "_sparse", False) else "SparseCsr"
+        raise RuntimeError(
+            "resize_as_sparse_compressed_: src  expected sparse compressed tensor layout but "
+            f"got {'Sparse' if isinstance(the_template, SparseTensor) else kind}"
+        )
+    sd, dd = the_template.sparse_dim(), the_template.dense_dim()
+    shape = tuple(the_template.shape)
+    if input._nnz():
+        for what, old, new in (
+            ("sparse", input.sparse_dim(), sd),
+            ("dense", input.dense_dim(), dd),
+        ):
+            if old != new:
+                raise RuntimeError(
+                    f"changing the number of {what} dimensions (from {old} to {new})" + _RESIZE_HELP
+                )
+        old_s, new_s = list(input.shape[:sd]), list(shape[:sd])
+        if any(n < o for o, n in zip(old_s, new_s)):
+            raise RuntimeError(
+                f"shrinking the size of sparse dimensions (from {old_s} to {new_s})" + _RESIZE_HELP
+            )
+        if tuple(input.shape[sd:]) != shape[sd:]:
+            raise NotImplementedError(
+                "chainrule: resizing the dense dims of a non-empty sparse tensor is not supported"
+            )
+    else:
+        input._sp_indices = _new_tensor(np.zeros((sd, 0), dtype=np.int64))
+        dt = input._sp_values._data.dtype
+        input._sp_values = _new_tensor(np.zeros((0,) + shape[sd:], dtype=dt))
+    input._data = type(input._data)(shape, input._data.dtype)
+    return input

@@ -407,7 +407,7 @@ def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) ->
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
     if _ac.cpu:  # an autocast region: Note [autocast] in _autocast_state.py
         input, mat1, mat2 = _autocast.lower(input, mat1, mat2)
-    if getattr(mat1, "_sparse", False):  # a sparse COO operand: chainrule/sparse/
+    if getattr(mat1, "_sparse", False) or getattr(input, "_compressed", False):  # sparse/
         return _upper.sparse_addmm(input, mat1, mat2, beta=beta, alpha=alpha)
     _require_tensor("addmm", input, "input")
     _check_mm(mat1, mat2)
