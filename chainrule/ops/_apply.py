@@ -16,6 +16,8 @@ from weakref import ref as _weakref
 import numpy as np
 
 from chainrule import _dtype, _kinds
+from chainrule._scalar_convert import int_fits as _int_fits
+from chainrule._scalar_convert import int_operand
 from chainrule._tensor import Tensor, _mark_inference, _new_tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import (
@@ -155,6 +157,7 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                 elif (tb is float and (cat >= 2 or (promote is None and cat >= 0))) or (
                     tb is int
                     and (cat >= (2 if promote == "float" else 1) or (promote is None and cat >= 0))
+                    and (0 <= b <= 127 or _int_fits(b, da.dtype))  # Note [int operands of ...]
                 ):
                     if op.scalar_array and cat >= 2 and b == b and b != 0:
                         # See Note [scalar operands]: the 0-d array is also what the node
@@ -247,7 +250,9 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
             tb = type(b)
             promote = op.promote
             cat = _CATEGORY[da.dtype.num]
-            if tb is float or tb is int:
+            # (an int outside 0..127 that NumPy would not take as PyTorch does goes to
+            # apply_op's general path: Note [int operands of binary ops])
+            if tb is float or (tb is int and (0 <= b <= 127 or _int_fits(b, da.dtype))):
                 if (
                     cat >= 2
                     or (
@@ -310,6 +315,7 @@ def _apply_general(  # noqa: C901
     ext = False
     device = False  # some Tensor's array is not a NumPy array
     scalar_cat = -1
+    wide = False  # some int operand outside 0..127 (Note [int operands of binary ops])
     for x in inputs:
         if isinstance(x, Tensor):
             d = x._data
@@ -330,6 +336,8 @@ def _apply_general(  # noqa: C901
                 if isinstance(x, np.generic):
                     x = x.item()  # a NumPy scalar would be strongly typed; make it weak
                 c = 3 if isinstance(x, complex) else 2 if isinstance(x, float) else 1
+                if c == 1 and type(x) is int and not 0 <= x <= 127:
+                    wide = True
                 if c > scalar_cat:
                     scalar_cat = c
             arrays.append(x)
@@ -354,12 +362,24 @@ def _apply_general(  # noqa: C901
                     _promote(op, inputs, arrays)
             else:
                 _promote(op, inputs, arrays)
+    if wide:
+        # (PyTorch's rdiv is reciprocal(x) * n: no bool-with-uint64 promotion to refuse)
+        _convert_ints(inputs, arrays, "f" if op.name == "rdiv" else fdt.kind)
     if device:
         return _apply_on_device(op, inputs, arrays, params, ext), req
     if ext:
         return ext_forward(op, _np, arrays, params), req
     out = op.forward(_np, *arrays, **params) if params else op.forward(_np, *arrays)
     return out, req
+
+
+def _convert_ints(inputs: tuple[Any, ...], arrays: list[Any], kind: str) -> None:
+    """Replace the Python int operands in ``arrays`` by the numbers PyTorch computes with, in
+    the dtype of the (promoted) Tensor operands (Note [int operands of binary ops])."""
+    dt = next(a.dtype for x, a in zip(inputs, arrays) if isinstance(x, Tensor))
+    for i, x in enumerate(arrays):
+        if type(x) is int:
+            arrays[i] = int_operand(x, dt, kind)
 
 
 _MOVED = object()  # _apply_general's answer: run again on these inputs
