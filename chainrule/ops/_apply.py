@@ -100,6 +100,9 @@ _CATEGORY = _kinds.CATEGORY_BY_NUM
 #     g by it, which gives the same values); under create_graph, OpNode.apply hands the VJP
 #     the number back (``.item()``: the same value once cast to the tensor's dtype), since a
 #     Tensor op would not take a raw array as a weak scalar.
+# Note [int operands of binary ops] (_scalar_convert.py): the ints a floating tensor takes
+# unconverted
+_I64, _U64 = -(2**63), 2**64 - 1
 _SCALAR_ARRAY_OPS = frozenset({"add", "sub", "rsub", "mul", "div", "rdiv"})
 _SCALARS: dict[tuple[Any, Any], Any] = {}
 
@@ -157,7 +160,9 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                 elif (tb is float and (cat >= 2 or (promote is None and cat >= 0))) or (
                     tb is int
                     and (cat >= (2 if promote == "float" else 1) or (promote is None and cat >= 0))
-                    and (0 <= b <= 127 or _int_fits(b, da.dtype))  # Note [int operands of ...]
+                    and (
+                        0 <= b <= 127 or (cat >= 2 and _I64 <= b <= _U64) or _int_fits(b, da.dtype)
+                    )
                 ):
                     if op.scalar_array and cat >= 2 and b == b and b != 0:
                         # See Note [scalar operands]: the 0-d array is also what the node
@@ -252,7 +257,10 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
             cat = _CATEGORY[da.dtype.num]
             # (an int outside 0..127 that NumPy would not take as PyTorch does goes to
             # apply_op's general path: Note [int operands of binary ops])
-            if tb is float or (tb is int and (0 <= b <= 127 or _int_fits(b, da.dtype))):
+            if tb is float or (
+                tb is int
+                and (0 <= b <= 127 or (cat >= 2 and _I64 <= b <= _U64) or _int_fits(b, da.dtype))
+            ):
                 if (
                     cat >= 2
                     or (

@@ -114,37 +114,40 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     if type(negative_slope) is complex:  # PyTorch's error for an imaginary part: _scalar
         negative_slope = _scalar(negative_slope, input)
     else:
-        _number("leaky_relu", "negative_slope", 2, negative_slope)
-        _checked(negative_slope, input, True)
+        _checked(negative_slope, input, True, "leaky_relu")
     return _ops.leaky_relu(input, negative_slope, inplace=inplace)
 
 
 _F32 = np.dtype(np.float32)
 
 
-def _checked(v: Any, input: Any, as_float: bool = False) -> None:
+def _checked(v: Any, input: Any, as_float: bool = False, negative_slope_of: str = "") -> None:
     """PyTorch's range check of a real number argument converted to ``input``'s dtype
     (checked_scalar: "value cannot be converted to type float without overflow", an int
     beyond 64 bits its OverflowError); ``as_float``: float16 and bfloat16 inputs compute in
-    float32 (opmath), where the number is checked. The number itself is used unchanged."""
+    float32 (opmath), where the number is checked. The number itself is used unchanged. A
+    number within float16's range passes two comparisons. ``negative_slope_of``: the
+    function (leaky_relu) whose parser refuses anything but a Number there."""
     t = type(v)
     if t is float or t is int:
+        if -65504.0 <= v <= 65504.0:
+            d = getattr(input, "_data", None)
+            if d is None or d.dtype.kind == "f" or d.dtype.kind == "c":
+                return
         d = getattr(input, "_data", None)
         if d is not None:
             dt = d.dtype
             if as_float and (dt.name == "float16" or dt.name == "bfloat16"):
                 dt = _F32
             checked_scalar(v, dt)
+    elif negative_slope_of and not isinstance(v, (bool, complex)) and not hasattr(v, "_data"):
+        import numbers
 
-
-def _number(fname: str, arg: str, pos: int, v: Any) -> None:
-    """The parser's TypeError for an argument that must be a Number."""
-    import numbers
-
-    if not isinstance(v, numbers.Number) and not hasattr(v, "_data"):
-        raise TypeError(
-            f"{fname}(): argument '{arg}' (position {pos}) must be Number, not {type(v).__name__}"
-        )
+        if not isinstance(v, numbers.Number):
+            raise TypeError(
+                f"{negative_slope_of}(): argument 'negative_slope' (position 2) must be Number, "
+                f"not {t.__name__}"
+            )
 
 
 def _scalar(v: complex, input: Any, ctype: str | None = None) -> Any:
@@ -421,8 +424,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     if type(negative_slope) is complex:
         negative_slope = _scalar(negative_slope, input)
     else:
-        _number("leaky_relu_", "negative_slope", 2, negative_slope)
-        _checked(negative_slope, input, True)
+        _checked(negative_slope, input, True, "leaky_relu_")
     return _ops.leaky_relu(input, negative_slope, inplace=True)
 
 

@@ -435,7 +435,13 @@ def pow(input: Any, exponent: Any) -> Any:
     if not hasattr(input, "_data"):
         return _rpow(exponent, input)
     if not hasattr(exponent, "_data"):
-        return _pow_scalar(input, checked_exponent(input, exponent))
+        te = type(exponent)  # (checked_exponent's test inline: x ** 2 pays two comparisons)
+        if te is int:
+            if not 0 <= exponent <= 127:
+                exponent = pow_exponent(exponent, result_type(input, exponent).np)
+        elif te is float and not -65504.0 <= exponent <= 65504.0:
+            exponent = pow_exponent(exponent, result_type(input, exponent).np)
+        return _pow_scalar(input, exponent)
     return _pow(input, exponent)
 
 
