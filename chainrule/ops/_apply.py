@@ -370,7 +370,7 @@ def _apply_general(  # noqa: C901
                     _promote(op, inputs, arrays)
             else:
                 _promote(op, inputs, arrays)
-    if wide:
+    if wide and fdt is not None:
         # (PyTorch's rdiv is reciprocal(x) * n: no bool-with-uint64 promotion to refuse)
         _convert_ints(inputs, arrays, "f" if op.name == "rdiv" else fdt.kind)
     if device:

@@ -179,7 +179,7 @@ def pad(
     """Pad the trailing dims by ``pad`` (last dim first), as torch.nn.functional.pad. A number
     ``value`` is a double to PyTorch, range-checked against the input's dtype."""
     t = type(value)
-    if t is float or t is int:
+    if isinstance(value, (float, int)) and t is not bool:
         d = getattr(input, "_data", None)
         if d is not None:
             checked_scalar(float(value), d.dtype)
