@@ -30,7 +30,10 @@ def _F() -> Any:
 
 
 def dropout(input: Any, p: float, train: bool) -> Any:
-    """``torch.dropout(input, p, train)``: see ``nn.functional.dropout``."""
+    """``torch.dropout(input, p, train)``: see ``nn.functional.dropout`` (whose Python check
+    is a ValueError; this one is the kernel's RuntimeError)."""
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     return _F().dropout(input, p, train)
 
 

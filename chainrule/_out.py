@@ -87,6 +87,9 @@ OUT_OPS = (
     "logical_not",
     "sort",
     "topk",
+    "nan_to_num",
+    "addcmul",
+    "addcdiv",
 )
 OUT_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand", "randn")
 
@@ -110,6 +113,7 @@ _STRICT = {
     ),
     **dict.fromkeys(("clamp", "clip"), "Found dtype {o} but expected {r}"),
     "where": "Expected out type to be {r} but got {o}",
+    "nan_to_num": "nan_to_num: dtype of out: {o} should be same as input: {r}",
 }
 _UNCHECKED = {"sum"}  # PyTorch casts sum's result into any out dtype
 _CAST_ERRORS = {  # PyTorch words a few ops' cast errors its own way
@@ -144,8 +148,8 @@ def _write(name: str, result: Any, out: Any) -> None:
             _STRICT[name].format(
                 r=_legacy_name(src.dtype),
                 o=_legacy_name(dst.dtype),
-                rc=_C_NAMES[src.dtype.name],
-                oc=_C_NAMES[dst.dtype.name],
+                rc=_C_NAMES.get(src.dtype.name, src.dtype.name),
+                oc=_C_NAMES.get(dst.dtype.name, dst.dtype.name),
             )
         )
     if (

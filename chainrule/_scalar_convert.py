@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["complex_scalar_value", "checked_scalar", "check_scalar_int", "nan_to_num_args"]
+__all__ = [
+    "complex_scalar_value",
+    "checked_scalar",
+    "check_scalar_int",
+    "int_fits",
+    "int_operand",
+    "pow_exponent",
+    "nan_to_num_args",
+]
 
 # PyTorch's C++ names of the types a Scalar is converted to.
 _CTYPE = {
@@ -148,6 +156,82 @@ def _checked_slow(value: Any, dtype: Any) -> Any:
         return int(value) if is_int else value
     ctype = _CTYPE.get(dtype.name, dtype.name)
     raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+
+
+# Note [int operands of binary ops]
+# A Python int operand of a binary op (``x + 300``, ``x < 2**63``, ``torch.mul(x, n)``) becomes
+# a wrapped-number Scalar in PyTorch: int64, or uint64 for 2**63 ... 2**64 - 1 (the parser's
+# OverflowError outside that, check_scalar_int), then a 0-dim tensor that takes the op's
+# computation dtype by a plain C++ cast, with no range check: into an integer dtype it wraps
+# modulo 2**bits (int8: 300 is 44, -129 is 127; uint8: -1 is 255, so ``x < -1`` is x < 255),
+# into a floating one it rounds (float16: 2**63 is inf). NumPy instead refuses an int out of an
+# integer dtype's range (OverflowError) and compares mathematically, so such an operand is
+# converted here first. A bool tensor with a uint64 Scalar fails PyTorch's promotion. The
+# fast paths of ops/_apply.py pass ints in 0..127 untested; others ask ``int_fits`` (one dict
+# lookup) and, outside the dtype's range, go to the general path, which calls int_operand
+# with the dtype the op computes in. pow's scalar exponent is checked instead
+# (``pow_exponent``).
+
+_FITS: dict[Any, tuple[int, int]] = {}  # NumPy dtype -> the ints that pass unconverted
+
+
+def int_fits(value: int, dtype: Any) -> bool:
+    """Whether the Python int ``value`` is an operand NumPy computes with as PyTorch does, for
+    a tensor of NumPy ``dtype`` (Note [int operands of binary ops])."""
+    try:
+        lo, hi = _FITS[dtype]
+    except KeyError:
+        if dtype.kind in "iu":
+            lo, hi, _ = _range(dtype)
+        elif dtype.kind == "b":  # (computed in int64)
+            lo, hi = _INT_LO, 2**63 - 1
+        else:
+            lo, hi = _INT_LO, _INT_HI
+        _FITS[dtype] = (lo, hi)
+    return lo <= value <= hi
+
+
+_BOOL_UINT64 = (
+    "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote Bool "
+    "and UInt64"
+)
+
+
+def int_operand(value: int, dtype: Any, tensor_kind: str) -> int:
+    """The Python int ``value`` as PyTorch takes it as the operand of a binary op computed in
+    NumPy ``dtype`` with tensors of kind ``tensor_kind`` (``dtype.kind`` before promotion):
+    wrapped into an integer ``dtype``, unchanged otherwise; PyTorch's errors for an int no
+    64-bit Scalar holds and for a uint64 one with bool tensors (Note [int operands of binary
+    ops])."""
+    check_scalar_int(value)
+    if tensor_kind == "b" and value > 2**63 - 1:
+        raise RuntimeError(_BOOL_UINT64)
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        v = value & ((1 << bits) - 1)
+        if dtype.kind == "i" and v >> (bits - 1):
+            v -= 1 << bits
+        return v
+    return value
+
+
+def pow_exponent(value: Any, dtype: Any) -> Any:
+    """pow's Python-number exponent for a result of NumPy ``dtype``, as PyTorch checks it (it
+    converts the exponent with c10::checked_convert for an integer, float16 or bfloat16
+    result, not by a plain cast): an int above the int64 range is refused for an integer or
+    bool result, a negative int for an integer one ("Integers to negative integer powers are
+    not allowed."), any number outside the dtype's range (float16: 70000) with the conversion
+    error."""
+    if type(value) is int:
+        check_scalar_int(value)
+        if dtype.kind in "iub":
+            if value > 2**63 - 1:
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            if value < 0 and dtype.kind != "b":
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if dtype.kind == "b" or (dtype.kind in "fc" and dtype.itemsize >= 4):
+        return value  # (float32, float64 and complex exponents are not range-checked)
+    return checked_scalar(value, dtype)
 
 
 _NTN_NAMES = ("nan", "posinf", "neginf")

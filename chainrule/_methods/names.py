@@ -28,6 +28,7 @@ from chainrule._dispatch import ops as _ops
 from chainrule._dispatch import upper as _upper
 from chainrule._grad_state import _state
 from chainrule._methods._base import Size, TensorAttrs, TensorBase
+from chainrule._scalar_convert import int_operand
 
 if TYPE_CHECKING:
     from chainrule._tensor import Tensor
@@ -924,4 +925,9 @@ def _tensor_arg(name: str, other: Any) -> None:
 
 
 def _scalar_like(x: Any, t: Any) -> Any:
+    if type(x) is int and not 0 <= x <= 127:  # (PyTorch's Scalar: int64 or uint64)
+        x = int_operand(x, _INT64, t._data.dtype.kind)
     return _creation.tensor(x, device=t.device)
+
+
+_INT64 = np.dtype(np.int64)

@@ -16,6 +16,8 @@ from weakref import ref as _weakref
 import numpy as np
 
 from chainrule import _dtype, _kinds
+from chainrule._scalar_convert import int_fits as _int_fits
+from chainrule._scalar_convert import int_operand
 from chainrule._tensor import Tensor, _mark_inference, _new_tensor
 from chainrule.autograd import grad_mode
 from chainrule.autograd.graph import (
@@ -98,6 +100,9 @@ _CATEGORY = _kinds.CATEGORY_BY_NUM
 #     g by it, which gives the same values); under create_graph, OpNode.apply hands the VJP
 #     the number back (``.item()``: the same value once cast to the tensor's dtype), since a
 #     Tensor op would not take a raw array as a weak scalar.
+# Note [int operands of binary ops] (_scalar_convert.py): the ints a floating tensor takes
+# unconverted
+_I64, _U64 = -(2**63), 2**64 - 1
 _SCALAR_ARRAY_OPS = frozenset({"add", "sub", "rsub", "mul", "div", "rdiv"})
 _SCALARS: dict[tuple[Any, Any], Any] = {}
 
@@ -155,6 +160,9 @@ def apply_op(op: OpDef, inputs: tuple[Any, ...], params: dict[str, Any] | None =
                 elif (tb is float and (cat >= 2 or (promote is None and cat >= 0))) or (
                     tb is int
                     and (cat >= (2 if promote == "float" else 1) or (promote is None and cat >= 0))
+                    and (
+                        0 <= b <= 127 or (cat >= 2 and _I64 <= b <= _U64) or _int_fits(b, da.dtype)
+                    )
                 ):
                     if op.scalar_array and cat >= 2 and b == b and b != 0:
                         # See Note [scalar operands]: the 0-d array is also what the node
@@ -247,7 +255,12 @@ def apply_binary(op: OpDef, a: Any, b: Any) -> Any:
             tb = type(b)
             promote = op.promote
             cat = _CATEGORY[da.dtype.num]
-            if tb is float or tb is int:
+            # (an int outside 0..127 that NumPy would not take as PyTorch does goes to
+            # apply_op's general path: Note [int operands of binary ops])
+            if tb is float or (
+                tb is int
+                and (0 <= b <= 127 or (cat >= 2 and _I64 <= b <= _U64) or _int_fits(b, da.dtype))
+            ):
                 if (
                     cat >= 2
                     or (
@@ -310,6 +323,7 @@ def _apply_general(  # noqa: C901
     ext = False
     device = False  # some Tensor's array is not a NumPy array
     scalar_cat = -1
+    wide = False  # some int operand outside 0..127 (Note [int operands of binary ops])
     for x in inputs:
         if isinstance(x, Tensor):
             d = x._data
@@ -330,6 +344,8 @@ def _apply_general(  # noqa: C901
                 if isinstance(x, np.generic):
                     x = x.item()  # a NumPy scalar would be strongly typed; make it weak
                 c = 3 if isinstance(x, complex) else 2 if isinstance(x, float) else 1
+                if c == 1 and type(x) is int and not 0 <= x <= 127:
+                    wide = True
                 if c > scalar_cat:
                     scalar_cat = c
             arrays.append(x)
@@ -354,12 +370,24 @@ def _apply_general(  # noqa: C901
                     _promote(op, inputs, arrays)
             else:
                 _promote(op, inputs, arrays)
+    if wide and fdt is not None:
+        # (PyTorch's rdiv is reciprocal(x) * n: no bool-with-uint64 promotion to refuse)
+        _convert_ints(inputs, arrays, "f" if op.name == "rdiv" else fdt.kind)
     if device:
         return _apply_on_device(op, inputs, arrays, params, ext), req
     if ext:
         return ext_forward(op, _np, arrays, params), req
     out = op.forward(_np, *arrays, **params) if params else op.forward(_np, *arrays)
     return out, req
+
+
+def _convert_ints(inputs: tuple[Any, ...], arrays: list[Any], kind: str) -> None:
+    """Replace the Python int operands in ``arrays`` by the numbers PyTorch computes with, in
+    the dtype of the (promoted) Tensor operands (Note [int operands of binary ops])."""
+    dt = next(a.dtype for x, a in zip(inputs, arrays) if isinstance(x, Tensor))
+    for i, x in enumerate(arrays):
+        if type(x) is int:
+            arrays[i] = int_operand(x, dt, kind)
 
 
 _MOVED = object()  # _apply_general's answer: run again on these inputs

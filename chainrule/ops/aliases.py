@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from chainrule import _kinds
+from chainrule._scalar_convert import nan_to_num_args
 
 __all__ = [
     "swapaxes",
@@ -412,6 +413,8 @@ _INPLACE_FUNCTIONS = (
 
 def _inplace_function(name: str) -> Any:
     def fn(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if name == "nan_to_num_":  # the parser's errors count ``input`` as position 1
+            args, kwargs = nan_to_num_args(name, 1, args, kwargs), {}
         return getattr(input, name)(*args, **kwargs)
 
     fn.__name__ = fn.__qualname__ = name

@@ -14,7 +14,7 @@ from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import _CPP_NAMES, Tensor
 from chainrule.ops import binary, unary
 from chainrule.ops._registry import OpDef, _legacy_name, _state, ns
-from chainrule.ops.binary.arithmetic import check_alpha
+from chainrule.ops.binary.arithmetic import check_alpha, check_bool_sub, checked_exponent
 from chainrule.ops.views import (
     apply_inplace,
     check_inplace,
@@ -165,6 +165,7 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """self -= alpha * other (a sparse COO ``other`` as its dense form)."""
+    check_bool_sub(self._data, getattr(other, "_data", None), other)
     o = other
     try:
         if alpha != 1 or type(alpha) is not int:
@@ -193,6 +194,8 @@ def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
 
 def pow_(self: Tensor, exponent: Any) -> Tensor:
     """self = self ** exponent."""
+    if not isinstance(exponent, Tensor):
+        exponent = checked_exponent(self, exponent)
     return apply_inplace(binary._pow.op, self, (exponent,))
 
 

@@ -5,7 +5,6 @@ both libraries (``L`` is ``torch`` or ``chainrule``)."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -13,8 +12,7 @@ import pytest
 import torch
 
 import chainrule as cr
-
-Case = Callable[[Any], Any]
+from tests.ops._torch_probe import Case, check
 
 _DTYPES = ("float32", "float64", "int64")
 
@@ -429,34 +427,9 @@ CASES: list[Any] = (
 )
 
 
-def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            r = fn(L)
-        except Exception as e:  # noqa: BLE001 - the exception is what is compared
-            return ("raises", type(e).__name__, str(e))
-    if isinstance(r, tuple):
-        r = r[0]
-    name = str(r.dtype).split(".")[-1]
-    if name == "bfloat16":  # (PyTorch's numpy() has no bfloat16)
-        r = r.float()
-    a = r.detach().numpy()
-    return ("value", name, a)
-
-
 @pytest.mark.parametrize("fn", CASES)
 def test_as_torch(fn: Case) -> None:
-    want = _outcome(torch, fn)
-    got = _outcome(cr, fn)
-    if want[0] == "raises":
-        assert got[:3] == want, f"torch raised {want[1]}: {want[2]!r}, chainrule gave {got[:2]}"
-        return
-    assert got[0] == "value", f"chainrule raised {got[1]}: {got[2]!r}; torch computed"
-    assert got[1] == want[1]
-    np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-6)
-    # signed zeros too
-    np.testing.assert_array_equal(np.signbit(got[2].real), np.signbit(want[2].real))
+    check(fn, tol=1e-6, signed_zeros=True)
 
 
 def _clamp_calls() -> dict[str, Callable[[Any, Any], Any]]:

@@ -9,7 +9,6 @@ split by topic if it grows.)"""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -17,32 +16,9 @@ import pytest
 import torch
 
 import chainrule as cr
+from tests.ops._torch_probe import Case, check
 
-Case = Callable[[Any], Any]
-
-
-def _outcome(L: Any, fn: Case) -> tuple[Any, ...]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            r = fn(L)
-        except Exception as e:  # noqa: BLE001 - the exception is what is compared
-            return ("raises", type(e).__name__, str(e))
-    name = str(r.dtype).split(".")[-1]
-    if name == "bfloat16":  # (PyTorch's numpy() has no bfloat16)
-        r = r.float()
-    return ("value", name, r.detach().numpy())
-
-
-def _check(fn: Case) -> None:
-    want = _outcome(torch, fn)
-    got = _outcome(cr, fn)
-    if want[0] == "raises":
-        assert got[:3] == want, f"torch raised {want[1]}: {want[2]!r}, chainrule gave {got[:2]}"
-        return
-    assert got[0] == "value", f"chainrule raised {got[1]}: {got[2]!r}; torch computed"
-    assert got[1] == want[1]
-    np.testing.assert_array_equal(got[2], want[2])
+_check = check
 
 
 def _f(L: Any, dt: str = "float32") -> Any:

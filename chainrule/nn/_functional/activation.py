@@ -13,7 +13,7 @@ import numpy as np
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
-from chainrule._scalar_convert import complex_scalar_value
+from chainrule._scalar_convert import checked_scalar, complex_scalar_value
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.backends import backend_of
 from chainrule.nn._functional._common import (
@@ -113,7 +113,41 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """x if x > 0 else negative_slope x."""
     if type(negative_slope) is complex:  # PyTorch's error for an imaginary part: _scalar
         negative_slope = _scalar(negative_slope, input)
+    else:
+        _checked(negative_slope, input, True, "leaky_relu")
     return _ops.leaky_relu(input, negative_slope, inplace=inplace)
+
+
+_F32 = np.dtype(np.float32)
+
+
+def _checked(v: Any, input: Any, as_float: bool = False, negative_slope_of: str = "") -> None:
+    """PyTorch's range check of a real number argument converted to ``input``'s dtype
+    (checked_scalar: "value cannot be converted to type float without overflow", an int
+    beyond 64 bits its OverflowError); ``as_float``: float16 and bfloat16 inputs compute in
+    float32 (opmath), where the number is checked. The number itself is used unchanged. A
+    number within float16's range passes two comparisons. ``negative_slope_of``: the
+    function (leaky_relu) whose parser refuses anything but a Number there."""
+    t = type(v)
+    if t is float or t is int:
+        if -65504.0 <= v <= 65504.0:
+            d = getattr(input, "_data", None)
+            if d is None or d.dtype.kind == "f" or d.dtype.kind == "c":
+                return
+        d = getattr(input, "_data", None)
+        if d is not None:
+            dt = d.dtype
+            if as_float and (dt.name == "float16" or dt.name == "bfloat16"):
+                dt = _F32
+            checked_scalar(v, dt)
+    elif negative_slope_of and not isinstance(v, (bool, complex)) and not hasattr(v, "_data"):
+        import numbers
+
+        if not isinstance(v, numbers.Number):
+            raise TypeError(
+                f"{negative_slope_of}(): argument 'negative_slope' (position 2) must be Number, "
+                f"not {t.__name__}"
+            )
 
 
 def _scalar(v: complex, input: Any, ctype: str | None = None) -> Any:
@@ -130,6 +164,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x if x > 0 else alpha (exp(x) - 1)."""
     if type(alpha) is complex:
         alpha = _scalar(alpha, input)
+    _checked(alpha, input, True)
     return _ops.elu(input, alpha, inplace=inplace)
 
 
@@ -142,6 +177,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
     if type(alpha) is complex:
         alpha = _scalar(alpha, input, "double")
+    _checked(alpha, input, True)
     return _ops.celu(input, alpha, inplace=inplace)
 
 
@@ -164,6 +200,8 @@ def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
     """clamp(x, min_val, max_val)."""
+    _checked(min_val, input)
+    _checked(max_val, input)
     return _ops.hardtanh(input, min_val, max_val, inplace=inplace)
 
 
@@ -182,11 +220,20 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     if type(beta) is complex or type(threshold) is complex:
         beta = _scalar(beta, input) if type(beta) is complex else beta
         threshold = _scalar(threshold, input) if type(threshold) is complex else threshold
+    _checked(beta, input, True)
+    _checked(threshold, input, True)
     return _ops.softplus(input, beta, threshold)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x))."""
+    d = getattr(input, "_data", None)
+    if d is not None and _kinds.category(d) in (0, 1):  # PyTorch's kernel has no integer one
+        from chainrule.ops._registry import _legacy_name
+
+        raise NotImplementedError(
+            f"\"log_sigmoid_cpu\" not implemented for '{_legacy_name(d.dtype)}'"
+        )
     return _ops.logsigmoid(input)
 
 
@@ -245,6 +292,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
+    _checked(lambd, input)
     if input.dtype.is_floating_point or input.dtype.is_complex:  # (complex: the op refuses)
         return _fused.hardshrink(input, lambd)  # one HardshrinkBackward0 node, as torch
     return _ops.where(_ops.abs(input) > lambd, input, _const(0, input))
@@ -252,8 +300,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0 (lambd >= 0)."""
-    if lambd < 0:
-        dt = str(input._data.dtype)
+    dt = str(input._data.dtype)
+    if lambd < 0 or lambd > _FMAX.get(dt, 3.4028234663852886e38):
         kind = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(dt, dt)
         top = {"float64": "1.79769e+308", "float16": "65504"}.get(dt, "3.40282e+38")
         raise RuntimeError(
@@ -263,6 +311,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         return _fused.softshrink(input, lambd)  # one SoftshrinkBackward0 node, as torch
     zero = _const(0, input)
     return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, zero))
+
+
+_FMAX = {"float64": 1.7976931348623157e308, "float16": 65504.0}
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -284,6 +335,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
             threshold = complex_scalar_value(threshold, d.dtype)
         if type(value) is complex:
             value = complex_scalar_value(value, d.dtype)
+    _checked(threshold, input, True)
+    _checked(value, input)
     if d is not None and (_kinds.is_floating(d) or _kinds.is_complex(d)):  # (complex: refused)
         if inplace:  # ThresholdBackward1, as torch
             return _threshold_ops.threshold_(input, threshold, value)
@@ -311,6 +364,8 @@ def rrelu(
     if type(lower) is complex or type(upper) is complex:
         lower = _scalar(lower, input, "double") if type(lower) is complex else lower
         upper = _scalar(upper, input, "double") if type(upper) is complex else upper
+    _checked(lower, input, True)
+    _checked(upper, input, True)
     for name, bound in (("lower", lower), ("upper", upper)):
         if not math.isfinite(bound):
             raise RuntimeError(f"rrelu: {name} bound must be finite, got {bound}")
@@ -347,6 +402,7 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place elu."""
     if type(alpha) is complex:
         alpha = _scalar(alpha, input)
+    _checked(alpha, input, True)
     return _ops.elu(input, alpha, inplace=True)
 
 
@@ -354,6 +410,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place celu."""
     if type(alpha) is complex:
         alpha = _scalar(alpha, input, "double")
+    _checked(alpha, input, True)
     return _ops.celu(input, alpha, inplace=True)
 
 
@@ -366,6 +423,8 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """In-place leaky_relu."""
     if type(negative_slope) is complex:
         negative_slope = _scalar(negative_slope, input)
+    else:
+        _checked(negative_slope, input, True, "leaky_relu_")
     return _ops.leaky_relu(input, negative_slope, inplace=True)
 
 
@@ -374,6 +433,8 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     if type(min_val) is complex or type(max_val) is complex:  # (no Python check first here)
         min_val = _scalar(min_val, input, "double") if type(min_val) is complex else min_val
         max_val = _scalar(max_val, input, "double") if type(max_val) is complex else max_val
+    _checked(min_val, input)
+    _checked(max_val, input)
     return _ops.hardtanh(input, min_val, max_val, inplace=True)
 
 

@@ -33,6 +33,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     Differs from torch: the random stream, hence the mask, is not PyTorch's."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # (NaN passes the Python check; PyTorch's kernel refuses it)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     if p == 1.0:
@@ -49,6 +51,8 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> 
     """Zero whole channels: one draw per (n, c), broadcast over the trailing dims."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # (NaN passes the Python check; PyTorch's kernel refuses it)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
@@ -81,6 +85,8 @@ def dropout1d(
     """Channel-wise dropout of (N, C, L) or (C, L) inputs."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # (NaN passes the Python check; PyTorch's kernel refuses it)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if input.ndim not in (2, 3):
         raise RuntimeError(
             f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
@@ -97,6 +103,8 @@ def dropout2d(
     PyTorch's warning)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # (NaN passes the Python check; PyTorch's kernel refuses it)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if input.ndim not in (3, 4):
         warnings.warn(
             f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
@@ -126,6 +134,8 @@ def dropout3d(
     """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) inputs."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # (NaN passes the Python check; PyTorch's kernel refuses it)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if input.ndim not in (4, 5):
         warnings.warn(
             f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
@@ -145,6 +155,8 @@ _SELU_NEG = 1.7580993408473766
 def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool) -> Tensor:
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p != p:  # (NaN passes the Python check; PyTorch's kernel refuses it)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     if p == 1.0:

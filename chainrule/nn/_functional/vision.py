@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from chainrule import ops as _ops
+from chainrule._scalar_convert import checked_scalar
 from chainrule._tensor import Tensor
 from chainrule.nn._functional._common import (
     _ntuple,
@@ -175,7 +176,15 @@ def _interpolate_basic(
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:
-    """Pad the trailing dims by ``pad`` (last dim first), as torch.nn.functional.pad."""
+    """Pad the trailing dims by ``pad`` (last dim first), as torch.nn.functional.pad. A number
+    ``value`` is a double to PyTorch, range-checked against the input's dtype."""
+    t = type(value)
+    if isinstance(value, (float, int)) and t is not bool:
+        d = getattr(input, "_data", None)
+        if d is not None:
+            checked_scalar(float(value), d.dtype)
+    elif t is complex:
+        raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     return _ops.pad(input, pad, mode, value)
 
 

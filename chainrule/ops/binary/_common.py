@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chainrule import _dtype
+from chainrule._scalar_convert import int_operand
 
 __all__ = ["broadcast_error"]
 
@@ -60,7 +61,10 @@ def _scalar_as_tensor(v: Any, other: Any) -> Any:
     from chainrule._creation import tensor
     from chainrule._dtype import result_type
 
-    return tensor(v, dtype=result_type(v, other))
+    dt = result_type(v, other)
+    if type(v) is int and not 0 <= v <= 127:  # Note [int operands of binary ops]
+        v = int_operand(v, dt.np, other._data.dtype.kind)
+    return tensor(v, dtype=dt)
 
 
 def _tensor_pair(name: str, input: Any, other: Any) -> None:

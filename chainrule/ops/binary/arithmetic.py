@@ -29,7 +29,8 @@ import numpy as np
 
 from chainrule import _kinds
 from chainrule._dispatch import upper
-from chainrule._scalar_convert import checked_scalar
+from chainrule._dtype import result_type
+from chainrule._scalar_convert import check_scalar_int, checked_scalar, pow_exponent
 from chainrule.ops._complex_guard import refuse_complex_scalar, refuses_complex
 from chainrule.ops._registry import OpDef, apply_op, binary, ns
 from chainrule.ops.binary._common import _checked, _scalar_as_tensor, broadcast_error
@@ -159,11 +160,14 @@ _BOOL_SUB_MSG = (
 )
 
 
-def _check_bool_sub(a: Any, b: Any) -> None:
-    # PyTorch refuses subtraction involving a bool tensor (NumPy would compute it).
+def check_bool_sub(a: Any, b: Any, other: Any = None) -> None:
+    # PyTorch refuses subtraction involving a bool tensor (NumPy would compute it), after its
+    # argument parser has refused an int ``other`` that no 64-bit Scalar holds.
     da = getattr(a, "dtype", None)
     db = getattr(b, "dtype", None)
     if (da is not None and _kinds.is_bool(da)) or (db is not None and _kinds.is_bool(db)):
+        if type(other) is int:
+            check_scalar_int(other)
         if da is not None and db is not None and _kinds.is_bool(da) and _kinds.is_bool(db):
             raise RuntimeError(
                 "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
@@ -190,7 +194,7 @@ _rsub = binary(
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """input - alpha * other, broadcasting. VJP: g, -alpha g."""
-    _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
+    check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None), other)
     o = other
     try:
         if alpha != 1 or type(alpha) is not int:
@@ -207,7 +211,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
     """other - alpha * input (PyTorch's ``rsub``)."""
-    _check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None))
+    check_bool_sub(getattr(input, "_data", None), getattr(other, "_data", None), other)
     if alpha != 1 or type(alpha) is not int:
         alpha = check_alpha(input, other, alpha)
         input = input * alpha
@@ -415,11 +419,28 @@ _rpow = binary(
 )
 
 
+def checked_exponent(input: Any, exponent: Any) -> Any:
+    """A Python-number ``exponent`` of ``input`` as PyTorch checks it (pow_exponent); the
+    common exponents pass two comparisons."""
+    te = type(exponent)
+    if (te is int and not 0 <= exponent <= 127) or (
+        te is float and not -65504.0 <= exponent <= 65504.0
+    ):
+        return pow_exponent(exponent, result_type(input, exponent).np)
+    return exponent
+
+
 def pow(input: Any, exponent: Any) -> Any:
     """input ** exponent (either may be a scalar). VJP: see ``_pow``."""
     if not hasattr(input, "_data"):
         return _rpow(exponent, input)
     if not hasattr(exponent, "_data"):
+        te = type(exponent)  # (checked_exponent's test inline: x ** 2 pays two comparisons)
+        if te is int:
+            if not 0 <= exponent <= 127:
+                exponent = pow_exponent(exponent, result_type(input, exponent).np)
+        elif te is float and not -65504.0 <= exponent <= 65504.0:
+            exponent = pow_exponent(exponent, result_type(input, exponent).np)
         return _pow_scalar(input, exponent)
     return _pow(input, exponent)
 

@@ -84,12 +84,37 @@ logical_xor = _logical("logical_xor", lambda xp, a, b: xp.logical_xor(a, b))
 
 
 def _bitwise(name: str, f: Any) -> Any:
+    g = _checked(f)
+
+    def fwd(xp: Any, a: Any, b: Any) -> Any:
+        try:
+            return g(xp, a, b)
+        except TypeError:  # a floating operand: PyTorch's kernel error names the dtype
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{_float_name(a, b)}'"
+            ) from None
+
     return binary(
         name,
-        _checked(f),
+        fwd,
         differentiable=False,
         doc=f"Elementwise {name} of integer or bool tensors.",
     )
+
+
+def _float_name(a: Any, b: Any) -> str:
+    """PyTorch's legacy name of the floating dtype a bitwise op on ``a`` and ``b`` computes in:
+    the floating arrays' promoted dtype, else the default dtype (a Python float operand)."""
+    from chainrule._dtype import get_default_dtype
+    from chainrule.ops._registry import _legacy_name
+
+    fl = [x.dtype for x in (a, b) if hasattr(x, "dtype") and x.dtype.kind in "fcV"]
+    d = fl[0] if len(fl) == 1 else get_default_dtype().np if not fl else max(fl, key=_size)
+    return _legacy_name(d)
+
+
+def _size(d: Any) -> int:
+    return int(d.itemsize)
 
 
 bitwise_and = _bitwise("bitwise_and", lambda xp, a, b: xp.bitwise_and(a, b))

@@ -15,6 +15,7 @@ from chainrule.ops import _autocast
 from chainrule.ops._broadcast import wrap_dim
 from chainrule.ops.composite._common import _is_t, _ops
 from chainrule.ops.linalg import check_addmm_dtype
+from chainrule.ops.linalg.products import addprod_scalars
 
 __all__ = [
     "addcmul",
@@ -159,6 +160,11 @@ def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 
     check_addmm_dtype(input, batch1, batch2)
     if _kinds.category(input._data) == 0:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    if type(beta) is not int or type(alpha) is not int or beta != 1 or alpha != 1:
+        dt = batch1._data.dtype
+        if dt.name in ("float16", "bfloat16"):  # (checked as float: PyTorch's opmath)
+            dt = np.dtype(np.float32)
+        beta, alpha = addprod_scalars("addbmm", dt, beta, alpha)
     return _scaled(beta, input, alpha, _ops().bmm(batch1, batch2).sum(0))
 
 

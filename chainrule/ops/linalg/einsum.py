@@ -179,6 +179,19 @@ def _check_sizes(subs: list[str], operands: Sequence[Any]) -> None:
                 sizes[c] = n
 
 
+def _refuse_bool_contraction(lhs: str, rhs: str, operands: tuple[Any, ...]) -> None:
+    """PyTorch contracts pairs with bmm, which has no Bool kernel: a subscript shared by two
+    operands and summed over makes one (unless some operand is empty: no kernel runs)."""
+    if len(operands) < 2 or not any(x._data.dtype.kind == "b" for x in operands):
+        return
+    if not all(x._data.size for x in operands):
+        return
+    terms = lhs.split(",")
+    shared = {c for i, t in enumerate(terms) for c in t if any(c in u for u in terms[i + 1 :])}
+    if shared - set(rhs):
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+
+
 def einsum(equation: str, *operands: Any) -> Any:
     """Einstein summation, e.g. ``einsum('ij,jk->ik', a, b)``; implicit output, ellipses and
     repeated subscripts (diagonals) are supported. The forward is ``xp.einsum`` (with an
@@ -207,6 +220,7 @@ def einsum(equation: str, *operands: Any) -> Any:
                 f"expected scalar type {_type_name(operands[0])} but found "
                 f"{_type_name(operands[1])}"
             )
+    _refuse_bool_contraction(lhs, rhs, operands)
     # size-1 dims that broadcast against a larger size: expand them first (NumPy won't).
     lhs, _ = eq.split("->")
     sizes: dict[str, int] = {}

@@ -55,7 +55,29 @@ def _product(xp: Any, a: Any, b: Any) -> Any:
     products in float32])."""
     if a.dtype == _F16 and _cpu_half(a, b):
         return xp.matmul(a.astype(_F32), b.astype(_F32)).astype(_F16)
+    if a.dtype == _BOOL and ((a.size and b.size) or a.ndim == b.ndim == 1):
+        raise _bool_product(a.ndim, b.ndim)  # (an empty product runs no kernel, but dot)
     return xp.matmul(a, b)
+
+
+_BOOL = np.dtype(np.bool_)
+
+
+def _bool_product(na: int, nb: int, name: str | None = None) -> NotImplementedError:
+    """PyTorch's refusal of Bool operands by the kernel its product of these ranks runs: dot
+    for two vectors, addmv for a vector on the right, addmm for a matrix there (matmul folds
+    the batch of a 3-D left operand into rows), bmm otherwise."""
+    if name is None:
+        name = (
+            "dot"
+            if na == 1 and nb == 1
+            else "addmv_impl_cpu"
+            if nb == 1
+            else "addmm_impl_cpu_"
+            if nb == 2
+            else "bmm"
+        )
+    return NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
 # matmul --------------------------------------------------------------------------------------
@@ -365,12 +387,20 @@ _addmv = _addprod_op("addmv", "AddmvBackward0")
 _baddbmm = _addprod_op("baddbmm", "BaddbmmBackward0")
 
 
-def _addprod_scalars(dt: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
-    """beta and alpha converted to the operands' dtype as PyTorch converts them: a complex
-    one with a nonzero imaginary part refused on real operands, a real one range-checked
-    (Note [checked scalar conversion] in _scalar_convert.py)."""
+def addprod_scalars(name: str, dt: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """beta and alpha of ``name`` (addmm, addmv, baddbmm, addbmm) converted to the operands'
+    dtype as PyTorch converts them: a complex one with a nonzero imaginary part refused on
+    real operands, a real one range-checked (Note [checked scalar conversion] in
+    _scalar_convert.py); for addbmm and addmv (one signature each in PyTorch's parser)
+    anything but a number is its TypeError."""
     out = []
-    for v in (beta, alpha):
+    for arg, v in (("beta", beta), ("alpha", alpha)):
+        if (
+            (name == "addbmm" or name == "addmv")
+            and not isinstance(v, (int, float, complex))
+            and not (hasattr(v, "_data") and v._data.ndim == 0)
+        ):
+            raise TypeError(f"{name}(): argument '{arg}' must be Number, not {type(v).__name__}")
         if type(v) is complex:
             v = complex_scalar_value(v, dt)
         elif type(v) is float or type(v) is int:
@@ -384,8 +414,10 @@ def _addprod_scalars(dt: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
 def _addprod(
     op: OpDef, input: Any, prod_shape: tuple[int, ...], a: Any, b: Any, beta: Any, alpha: Any
 ) -> Any:
+    if a._data.dtype == _BOOL and a._data.size and b._data.size:
+        raise _bool_product(2, b._data.ndim, "baddbmm" if op is _baddbmm else None)
     if beta != 1 or alpha != 1:  # (the default 1, 1 needs no conversion)
-        beta, alpha = _addprod_scalars(a._data.dtype, beta, alpha)
+        beta, alpha = addprod_scalars(op.name, a._data.dtype, beta, alpha)
     shape = tuple(input._data.shape)
     ok = len(shape) <= len(prod_shape) and all(
         s in (1, t) for s, t in zip(shape[::-1], prod_shape[::-1])
@@ -427,18 +459,19 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> A
     """beta * input + alpha * (mat @ vec), input broadcast to the product's shape."""
     _require_tensor("addmv", input, "input")
     _check_mv(mat, vec)
-    if not input._data.dtype == mat._data.dtype == vec._data.dtype:
-        raise RuntimeError(
-            f"addmv input tensors must have the same dtype, but got "
-            f"{_type_name(input)}, {_type_name(mat)}, and {_type_name(vec)}"
-        )
     n = mat._data.shape[0]
+    # (PyTorch checks the shapes, then the dtypes)
     if input._data.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input._data.ndim}, 2, 1")
     if input._data.ndim == 1 and input._data.shape[0] not in (1, n):
         raise RuntimeError(
             f"size mismatch, got input ({input._data.shape[0]}), mat "
             f"({_shape_str(mat._data.shape)}), vec ({vec._data.shape[0]})"
+        )
+    if not input._data.dtype == mat._data.dtype == vec._data.dtype:
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got "
+            f"{_type_name(input)}, {_type_name(mat)}, and {_type_name(vec)}"
         )
     return _addprod(_addmv, input, (mat._data.shape[0],), mat, vec, beta, alpha)
 

@@ -177,7 +177,7 @@ def selu(input: Any, inplace: bool = False) -> Any:
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """max(0, x) + min(0, alpha (e**(x/alpha) - 1)). VJP: g, or g e**(x/alpha) where x <= 0."""
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _elu_call(
         input, {"alpha": alpha, "scale": 1.0, "input_scale": 1.0 / alpha, "celu": True}, inplace
     )
