@@ -18,6 +18,7 @@ import numpy as np
 from chainrule import _dtype, _kinds
 from chainrule._tensor import Tensor, _mark_inference, _new_tensor
 from chainrule.autograd import grad_mode
+from chainrule.autograd.function import mark_fn_view
 from chainrule.autograd.graph import (
     VersionCounter,
 )
@@ -436,6 +437,8 @@ def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
         d["_view_chain"] = base._view_chain + ((op, params),)
     if base._is_inference:
         d["_is_inference"] = True
+    if base._fn_view is not None:  # Note [custom Function views] in autograd/function.py
+        mark_fn_view(out, base._fn_view)
     # The root lists its views weakly, so that an in-place change through one of them (or to
     # the root) can give the others a history replayed from the root's new one (see
     # ops/views.py, Note [stale views]).
