@@ -110,7 +110,8 @@ def _repeat_heads(x: Tensor, heads: int) -> Tensor:
         return x
     shape = tuple(x.shape)
     big = _ops.expand(_ops.unsqueeze(x, -3), shape[:-2] + (r,) + shape[-2:])
-    return _ops.reshape(big, shape[:-3] + (hk * r,) + shape[-2:])
+    # PyTorch's repeat_interleave: a contiguous copy of the expanded tensor, then a view.
+    return _ops.view(_ops.clone(big), shape[:-3] + (hk * r,) + shape[-2:])
 
 
 def _bmm_batch(a: Tensor, b: Tensor) -> int:

@@ -200,6 +200,12 @@ CASES: dict[str, Case] = {
     "sdpa_math_transposed_key": lambda F, a: F.scaled_dot_product_attention(
         a.t(2, 3, 4), a.t(2, 4, 5).transpose(-2, -1), a.t(2, 5, 4)
     ),
+    "sdpa_dropout": lambda F, a: F.scaled_dot_product_attention(  # random: names only
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), dropout_p=0.5
+    ),
+    "sdpa_math_gqa": lambda F, a: F.scaled_dot_product_attention(
+        a.t(1, 4, 3, 4), a.t(1, 2, 5, 4), a.t(1, 2, 5, 4), attn_mask=a.t(3, 5), enable_gqa=True
+    ),
     "sdpa_math_permuted_value": lambda F, a: F.scaled_dot_product_attention(
         a.t(2, 3, 4), a.t(2, 5, 4), a.t(5, 2, 4).transpose(0, 1)
     ),
@@ -341,6 +347,13 @@ def test_sdpa_math_path_as_torch(name: str) -> None:
     for x, y in zip(a.leaves, b.leaves):
         if y.requires_grad:
             np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_dropout_nodes_as_torch() -> None:
+    """Dropout on the math path: PyTorch's MulBackward0 by the scaled noise, six levels deep."""
+    out = CASES["sdpa_dropout"](cr.nn.functional, _Args(cr))
+    ref = CASES["sdpa_dropout"](torch.nn.functional, _Args(torch))
+    assert _chain(out.grad_fn, 6) == _chain(ref.grad_fn, 6)
 
 
 @pytest.mark.parametrize("mask", ["none", "dead_rows", "float"])
