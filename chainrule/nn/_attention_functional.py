@@ -22,10 +22,11 @@ import numpy as np
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
-from chainrule._dtype import to_dtype
+from chainrule._dtype import CPP_NAMES, c_name, to_dtype
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional.dropout import dropout as _dropout
 from chainrule.ops import _autocast
+from chainrule.ops._registry import _legacy_name
 from chainrule.ops.composite_node import composite
 from chainrule.ops.fused_nn import reshape_alias as _reshape_alias
 from chainrule.ops.fused_nn import unsafe_view as _unsafe_view
@@ -34,31 +35,10 @@ from chainrule.ops.scalar_overloads import mul_scalar as _mul_scalar
 
 __all__ = ["scaled_dot_product_attention", "rms_norm"]
 
-_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "bfloat16": "c10::BFloat16",
-}
-_SCALAR = {
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
-
 
 def _cname(t: Tensor) -> str:
     n: str = t._data.dtype.name
-    return _NAMES.get(n, n)
+    return CPP_NAMES.get(n, n)
 
 
 # Scaled dot-product attention -----------------------------------------------------------------
@@ -84,8 +64,8 @@ def _check_sdpa(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead."
         )
-    if not _kinds.is_floating(dq):
-        raise RuntimeError(f"expected scalar type Float but found {_SCALAR.get(dq.name, dq.name)}")
+    # PyTorch checks the mask's dtype first, then refuses a complex query in its softmax and
+    # other non-floating ones in its matmul.
     if attn_mask is not None:
         md = attn_mask._data.dtype
         if not (_kinds.is_bool(md) or md == np.float32 or md == dq):
@@ -94,11 +74,17 @@ def _check_sdpa(
                 f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
                 "instead."
             )
-        if is_causal:
-            raise RuntimeError(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be "
-                "set when is_causal=True"
-            )
+    if _kinds.is_complex(dq):
+        raise NotImplementedError(
+            f"\"softmax_lastdim_kernel_impl\" not implemented for '{_legacy_name(dq)}'"
+        )
+    if not _kinds.is_floating(dq):
+        raise RuntimeError(f"expected scalar type Float but found {c_name(dq)}")
+    if attn_mask is not None and is_causal:
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be "
+            "set when is_causal=True"
+        )
 
 
 def _repeat_heads(x: Tensor, heads: int) -> Tensor:
@@ -253,6 +239,9 @@ def _sdpa(
     q = _mul_scalar(query, -root if scale < 0 else root)
     scores = _matmul(q, _mul_scalar(_ops.transpose(key, -2, -1), root))
     if bias is not None:
+        if bias._data.dtype != scores._data.dtype:
+            # PyTorch adds the mask in place: a float32 mask keeps a lower query dtype.
+            bias = bias.to(scores.dtype)
         scores = scores + bias
     attn = _safe_softmax(scores, -1)
     if dropout_p > 0.0:

@@ -485,6 +485,7 @@ _LEGACY = {
     "bool": "Bool",
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
+    "bfloat16": "BFloat16",
 }
 
 
