@@ -182,10 +182,10 @@ def scaled_dot_product_attention(
         # nodes] in chainrule/ops/composite_node.py).
         return composite(
             "ScaledDotProductFlashAttentionForCpuBackward0",
-            lambda q, k, v: _sdpa(q, k, v, *args),
+            lambda q, k, v: _sdpa(q, k, v, *args, False),
             (query, key, value),
         )
-    return _sdpa(query, key, value, *args)
+    return _sdpa(query, key, value, *args, True)
 
 
 def _sdpa(
@@ -197,8 +197,11 @@ def _sdpa(
     is_causal: bool,
     scale: float | None,
     enable_gqa: bool,
+    math_nodes: bool,
 ) -> Tensor:
-    """scaled_dot_product_attention once the masks' arguments are checked."""
+    """scaled_dot_product_attention once the masks' arguments are checked; ``math_nodes``:
+    recorded with the nodes of PyTorch's math path (else composed of fewer ops, for the flash
+    kernel's one node)."""
     if enable_gqa:
         hq = query.shape[-3] if query.ndim >= 3 else None
         hk = key.shape[-3] if key.ndim >= 3 else None
@@ -232,12 +235,21 @@ def _sdpa(
     if scale is None:
         scale = 1.0 / math.sqrt(E) if E else math.inf
     bias = _mask_bias(attn_mask, is_causal, L, S, query)
-    # PyTorch's math path: both q and k^T scaled by sqrt(|scale|) (q by its negative for a
-    # negative scale), a mask added to the scores, a softmax that gives zeros on rows with no
-    # position left, and its matmul's nodes (_matmul).
-    root = math.sqrt(abs(float(scale)))
-    q = _mul_scalar(query, -root if scale < 0 else root)
-    scores = _matmul(q, _mul_scalar(_ops.transpose(key, -2, -1), root))
+    if math_nodes:
+        # PyTorch's math path: both q and k^T scaled by sqrt(|scale|) (q by its negative for a
+        # negative scale), a mask added to the scores, a softmax that gives zeros on rows with
+        # no position left, and its matmul's nodes (_matmul).
+        root = math.sqrt(abs(float(scale)))
+        q = _mul_scalar(query, -root if scale < 0 else root)
+        scores = _matmul(q, _mul_scalar(_ops.transpose(key, -2, -1), root))
+    else:
+        # Inside the flash kernel's one node, fewer ops: scale whichever operand is smaller,
+        # q (L x E) or the scores (L x S).
+        kt = _ops.transpose(key, -2, -1)
+        if E <= S:
+            scores = _ops.matmul(query * float(scale), kt)
+        else:
+            scores = _ops.matmul(query, kt) * float(scale)
     if bias is not None:
         if bias._data.dtype != scores._data.dtype:
             # PyTorch adds the mask in place: a float32 mask keeps a lower query dtype.
@@ -250,7 +262,7 @@ def _sdpa(
                 f"dropout probability has to be between 0 and 1, but got {dropout_p}"
             )
         attn = _dropout(attn, dropout_p, True)
-    return _matmul(attn, value)
+    return _matmul(attn, value) if math_nodes else _ops.matmul(attn, value)
 
 
 def _matmul(a: Tensor, b: Tensor) -> Tensor:
