@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from chainrule import _kinds
+from chainrule._dtype import CPP_NAMES
 
 __all__ = ["install", "OUT_OPS", "OUT_FACTORIES"]
 
@@ -94,23 +95,14 @@ OUT_OPS = (
 OUT_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand", "randn")
 
 _CAT_MSG = "torch.cat(): input types can't be cast to the desired output type {}"
-_C_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-}
-# Ops whose out must have the result's dtype exactly: PyTorch's message for each.
+# Ops whose out must have the result's dtype exactly: PyTorch's message for each ({rc}/{oc}:
+# the C++ element type names of _dtype.CPP_NAMES; {r}/{o}: the ScalarType names).
 _STRICT = {
     **dict.fromkeys(
-        ("matmul", "mm", "bmm", "mv", "dot"),
+        ("matmul", "mm", "bmm", "mv"),
         ("Expected out tensor to have dtype {rc}, but got {oc} instead"),
     ),
+    "dot": "result dtype {o} does not match input dtype {r}",
     **dict.fromkeys(("clamp", "clip"), "Found dtype {o} but expected {r}"),
     "where": "Expected out type to be {r} but got {o}",
     "nan_to_num": "nan_to_num: dtype of out: {o} should be same as input: {r}",
@@ -148,8 +140,8 @@ def _write(name: str, result: Any, out: Any) -> None:
             _STRICT[name].format(
                 r=_legacy_name(src.dtype),
                 o=_legacy_name(dst.dtype),
-                rc=_C_NAMES.get(src.dtype.name, src.dtype.name),
-                oc=_C_NAMES.get(dst.dtype.name, dst.dtype.name),
+                rc=CPP_NAMES.get(src.dtype.name, src.dtype.name),
+                oc=CPP_NAMES.get(dst.dtype.name, dst.dtype.name),
             )
         )
     if (

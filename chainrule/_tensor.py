@@ -125,7 +125,7 @@ class Tensor(
     _output_nr = 0
     _base: Tensor | None = None
     _view_chain: tuple[Any, ...] = ()
-    _fn_view: tuple[bool, str, int] | None = None  # Note [custom Function views] (function.py)
+    _fn_view: str | None = None  # Note [custom Function views] in autograd/function.py
     _accum: Any = None
     _backward_hooks: OrderedDict[int, Callable[..., Any]] | None = None
     _post_acc_hooks: OrderedDict[int, Callable[..., Any]] | None = None
@@ -348,6 +348,10 @@ class Tensor(
         if self._is_inference:
             t._is_inference = True
         return t
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its ``_base``)."""
+        return self._base is not None
 
     def detach_(self) -> Tensor:
         """Detach this tensor from the graph in place (it becomes a leaf)."""

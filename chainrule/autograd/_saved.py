@@ -44,7 +44,9 @@ class VersionCounter:
     ``last_write`` (Note [sites]); in-place ops are rare, so this is always on.
     """
 
-    __slots__ = ("value", "last_write")
+    # ``fn_views``: set only on a counter shared with views output by a custom Function
+    # (Note [stale custom Function views] in autograd/function.py).
+    __slots__ = ("value", "last_write", "fn_views")
 
     def __init__(self) -> None:
         # Not through __setattr__: creating a counter writes nothing. ``last_write`` stays

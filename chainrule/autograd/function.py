@@ -12,16 +12,23 @@ Saved tensors follow Note [saved outputs] in graph.py: an output saved with
 ``ctx.save_for_backward`` keeps only its array, so the graph has no reference cycle and is freed
 by reference counting alone.
 
-Long because custom Functions carry their own ctx, node and saved-value handling, as PyTorch's do.
+Outputs that are views (an input returned as is, a view made in ``forward``) are views, as
+PyTorch's are (Notes [custom Function views] and [stale custom Function views]).
+
+Long because custom Functions carry their own ctx, node, saved-value and view handling, as
+PyTorch's do.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Callable
+from weakref import ref as _weakref
 
 from chainrule import _kinds
 from chainrule.autograd import grad_mode
+from chainrule.autograd._saved import VersionCounter, _set_last, _setattr
 from chainrule.autograd.anomaly import is_anomaly_enabled
 from chainrule.autograd.graph import (
     INFERENCE_SAVE_MSG,
@@ -45,6 +52,8 @@ __all__ = [
     "FunctionNode",
     "once_differentiable",
     "InplaceFunction",
+    "mark_fn_view",
+    "fn_view_message",
 ]
 
 _state = grad_mode._state
@@ -442,7 +451,7 @@ def _wrap_outputs(
     wrapped = []
     out_meta = []
     out_nr: dict[int, int] = {}
-    views: list[tuple[Any, int]] = []
+    views: list[tuple[Any, bool]] = []
     n_diff = 0
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
@@ -451,46 +460,55 @@ def _wrap_outputs(
             continue
         dirty = id(o) in dirty_ids
         is_input = id(o) in input_ids
-        t = _output_tensor(o, dirty, is_input, record)
-        diff = _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
+        diff = record and _kinds.is_inexact(o._data) and id(o) not in nondiff_ids
+        t = _output_tensor(o, dirty, is_input, diff, record)
         # What backward gets for an output with no gradient: zeros for every Tensor output,
         # differentiable or not, as in PyTorch (None for other outputs).
         out_meta.append((o._data.shape, o._data.dtype))
-        if record and diff:
+        if diff:
             t.grad_fn = ctx
             t._requires_grad = True
             n_diff += 1
-            if not dirty and (is_input or o._base is not None):
-                views.append((t, i))
             if i:
                 t._output_nr = i
             elif "_output_nr" in t.__dict__:
                 del t.__dict__["_output_nr"]
         elif not dirty:
             t._requires_grad = False
+        if not dirty and t._base is not None:
+            views.append((t, diff))
         if dirty or not is_input:
             # An input returned as is stays an input for save_for_backward (PyTorch saves the
             # input, whose grad_fn is not this node, not the new output tensor).
             out_nr[id(o)] = i
         wrapped.append(t)
-    for t, i in views:  # Note [custom Function views]
-        t._fn_view = (n_diff > 1, ctx._forward_cls.__name__, i)
+    for t, diff in views:  # Note [custom Function views]
+        mark_fn_view(t, "multi" if diff and n_diff > 1 else "custom")
     return wrapped, out_meta, out_nr
 
 
 # Note [custom Function views]
-#     PyTorch returns an input that ``forward`` returns as is as a view of it, and any output
-#     that is a view (of an input, or an input returned as is) is marked as made inside a
-#     custom Function: modifying it, or a view of it, in place under grad mode raises, since
-#     the view+inplace rewrite would replace the custom backward (a Function with more than
-#     one differentiable output has its own wording). An output that is not differentiable
-#     (``mark_non_differentiable``, an integer dtype) is not marked. chainrule's output is a
-#     new tensor on the input's memory (not registered as a view of it) carrying
-#     ``_fn_view = (multi, Function name, output number)``, which ``check_inplace`` in
-#     ops/views.py reads on the tensor and on its base.
-def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
+#     As in PyTorch, an output of ``forward`` that is an input returned as is becomes a view of
+#     that input (of its root ``_base``, through a ``view_as`` made without recording), and one
+#     that is a view (of an input or of anything else) stays one: ``_base``, ``_is_view()``
+#     and the shared ``_version`` are a view's. Every such view is marked as made inside a
+#     custom Function, in ``_fn_view`` ("multi" where the Function has more than one
+#     differentiable output, else "custom"), and so is every view taken of it later
+#     (``_mark_view`` in ops/_apply.py passes the mark on). Modifying a marked view in place
+#     under grad mode, when it, its base or another argument requires grad, raises
+#     (``check_inplace`` in ops/views.py, with PyTorch's wording from ``fn_view_message``):
+#     the view+inplace rewrite would replace the custom backward. A view that got no node (a
+#     call that records nothing) gets the "created in no_grad mode" wording. As in PyTorch,
+#     an input returned as is that is not differentiable (``mark_non_differentiable``, or a
+#     call that records nothing) is a view only when it does not require grad; otherwise it
+#     is a detached alias. Differs from PyTorch: such a no-grad view of a base that requires
+#     grad has ``requires_grad`` False here (PyTorch says True; chainrule's no-grad views are
+#     all so).
+def _output_tensor(o: Any, dirty: bool, is_input: bool, diff: bool, record: bool) -> Any:
     """The tensor that stands for output ``o``: ``o`` itself when it is a dirty (modified in
-    place) input or a fresh tensor, else a new tensor on the same memory."""
+    place) input, a fresh tensor or a view made in ``forward``; a view of ``o`` for an input
+    returned as is (a detached alias where PyTorch makes one); else a new tensor on the same
+    memory."""
     from chainrule._tensor import _new_tensor
 
     if dirty:
@@ -500,12 +518,124 @@ def _output_tensor(o: Any, dirty: bool, is_input: bool, record: bool) -> Any:
             )
         o._bump_version()  # as PyTorch does for a dirty tensor, on top of the op's own
         return o
-    # An input returned as is gets a new tensor on the same memory (PyTorch returns a view).
-    if is_input or o.grad_fn is not None or o._requires_grad:
+    if is_input:
+        if diff or not o._requires_grad:
+            with grad_mode.no_grad():
+                return o.view_as(o)
+        return o.detach()
+    if o.grad_fn is not None or o._requires_grad:
         t = _new_tensor(o._data)
         t._vc = o._get_vc()
         return t
     return o
+
+
+def mark_fn_view(t: Any, mark: str) -> None:
+    """Mark ``t`` as a view made by (or of an output of) a custom Function (Note [custom
+    Function views]) and have later writes to its memory make it stale (Note [stale custom
+    Function views])."""
+    t.__dict__["_fn_view"] = mark
+    vc = t._get_vc()
+    if type(vc) is not _FnViewCounter:
+        vc.__class__ = _FnViewCounter
+        vc.fn_views = []
+    vc.fn_views.append(_weakref(t))
+
+
+def fn_view_message(t: Any, indirect: bool) -> str:
+    """PyTorch's error for an in-place change to a view marked by a custom Function (Note
+    [custom Function views]), or (``indirect``) for using one after its base or another view
+    of the base was changed in place (Note [stale custom Function views])."""
+    gf = t.grad_fn
+    nr = t._output_nr
+    if type(gf) is _StaleFnView:
+        gf, nr = gf.node, gf.nr
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    if gf is None:
+        head = (
+            f"A view was created in no_grad mode and {modified} modified inplace with grad "
+            "mode enabled."
+        )
+    else:
+        name = re.sub(r"Backward\d*$", "", gf.name())
+        head = f"Output {nr} of {name} is a view and {modified} modified inplace."
+    if t._fn_view == "multi":
+        return head + (
+            " This view is the output of a function that returns multiple views. Such functions "
+            "do not allow the output views to be modified inplace. You should replace the "
+            "inplace operation by an out-of-place one."
+        )
+    return head + (
+        " This view was created inside a custom Function (or because an input was returned "
+        "as-is) and the autograd logic to handle view+inplace would override the custom "
+        "backward associated with the custom Function, leading to incorrect gradients. This "
+        "behavior is forbidden. You can fix this by cloning the output of the custom Function."
+    )
+
+
+# Note [stale custom Function views]
+#     In PyTorch, reading the ``grad_fn`` of a custom Function's view after its memory was
+#     written in place (through its base, another view, or itself under no_grad) raises "...
+#     its base or another view of its base has been modified inplace", so any use of it in
+#     autograd does. chainrule's ``grad_fn`` is a plain slot, so the check is eager instead:
+#     ``mark_fn_view`` gives the shared version counter the class ``_FnViewCounter`` and a list
+#     of weak references to the marked views; each write to the counter gives every live
+#     marked view that has a node a ``_StaleFnView`` node (named ``DelayedError``) in its
+#     place, whose ``apply`` raises PyTorch's message. Graphs recorded from the view before
+#     the write keep the old node and still work, as in PyTorch. ``refresh_views`` leaves
+#     marked views alone. Differs from PyTorch: the error comes at backward, not when
+#     ``grad_fn`` is read or an op records the view; a view without a node (made in a call
+#     that recorded nothing) is not checked.
+class _FnViewCounter(VersionCounter):
+    """The version counter of memory shared with custom Function views: each write makes
+    them stale (Note [stale custom Function views])."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, v: Any) -> None:
+        _setattr(self, name, v)
+        if name == "value":
+            _set_last(self, user_site(1))
+            _make_stale(self)
+
+
+def _make_stale(vc: Any) -> None:
+    refs = vc.fn_views
+    vc.fn_views = []
+    for r in refs:
+        v = r()
+        if v is None:
+            continue
+        gf = v.grad_fn
+        if gf is None or type(gf) is _StaleFnView:
+            vc.fn_views.append(r)  # nothing to replace (yet)
+            continue
+        node = _StaleFnView()
+        node.node = gf
+        node.nr = v._output_nr
+        node.msg = fn_view_message(v, True)
+        node.next_functions = ((gf, v._output_nr),)
+        node._input_meta = (None,)
+        v.grad_fn = node
+        if "_output_nr" in v.__dict__:
+            del v.__dict__["_output_nr"]
+
+
+class _StaleFnView(Node):
+    """Stands for the node of a custom Function's view whose memory was written in place:
+    backward through it raises PyTorch's error (Note [stale custom Function views])."""
+
+    __slots__ = ("node", "nr", "msg")
+
+    node: Any
+    nr: int
+    msg: str
+
+    def name(self) -> str:
+        return "DelayedError"
+
+    def apply(self, grads: list[Any], create_graph: bool) -> tuple[Any, ...]:
+        raise RuntimeError(self.msg)
 
 
 def _save_for_backward(ctx: BackwardCFunction, wrapped: list[Any], out_nr: dict[int, int]) -> None:

@@ -5,7 +5,9 @@ and the mask helpers the transformer layers share (``multi_head_attention_forwar
 Everything is composed from registered ops (matmul, softmax, add, dropout, cat, pad...), so
 gradients of every order come for free. Masks become additive float biases (0 where a position
 takes part, -inf where it does not) built as constant arrays, so a boolean or causal mask costs
-one broadcast add forward and nothing extra backward.
+one broadcast add forward and nothing extra backward. scaled_dot_product_attention records
+PyTorch's nodes: its CPU flash kernel's one node where PyTorch picks that kernel, else its math
+path's ops (``_sdpa``, ``_matmul``).
 """
 
 from __future__ import annotations
@@ -20,39 +22,23 @@ import numpy as np
 from chainrule import _kinds
 from chainrule import ops as _ops
 from chainrule._autocast_state import state as _ac
-from chainrule._dtype import to_dtype
+from chainrule._dtype import CPP_NAMES, c_name, to_dtype
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.nn._functional.dropout import dropout as _dropout
 from chainrule.ops import _autocast
+from chainrule.ops._registry import _legacy_name
 from chainrule.ops.composite_node import composite
+from chainrule.ops.fused_nn import reshape_alias as _reshape_alias
+from chainrule.ops.fused_nn import unsafe_view as _unsafe_view
+from chainrule.ops.nn import safe_softmax as _safe_softmax
+from chainrule.ops.scalar_overloads import mul_scalar as _mul_scalar
 
 __all__ = ["scaled_dot_product_attention", "rms_norm"]
-
-_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "bfloat16": "c10::BFloat16",
-}
-_SCALAR = {
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-}
 
 
 def _cname(t: Tensor) -> str:
     n: str = t._data.dtype.name
-    return _NAMES.get(n, n)
+    return CPP_NAMES.get(n, n)
 
 
 # Scaled dot-product attention -----------------------------------------------------------------
@@ -78,8 +64,8 @@ def _check_sdpa(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead."
         )
-    if not _kinds.is_floating(dq):
-        raise RuntimeError(f"expected scalar type Float but found {_SCALAR.get(dq.name, dq.name)}")
+    # PyTorch checks the mask's dtype first, then refuses a complex query in its softmax and
+    # other non-floating ones in its matmul.
     if attn_mask is not None:
         md = attn_mask._data.dtype
         if not (_kinds.is_bool(md) or md == np.float32 or md == dq):
@@ -88,11 +74,17 @@ def _check_sdpa(
                 f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
                 "instead."
             )
-        if is_causal:
-            raise RuntimeError(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be "
-                "set when is_causal=True"
-            )
+    if _kinds.is_complex(dq):
+        raise NotImplementedError(
+            f"\"softmax_lastdim_kernel_impl\" not implemented for '{_legacy_name(dq)}'"
+        )
+    if not _kinds.is_floating(dq):
+        raise RuntimeError(f"expected scalar type Float but found {c_name(dq)}")
+    if attn_mask is not None and is_causal:
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be "
+            "set when is_causal=True"
+        )
 
 
 def _repeat_heads(x: Tensor, heads: int) -> Tensor:
@@ -104,7 +96,8 @@ def _repeat_heads(x: Tensor, heads: int) -> Tensor:
         return x
     shape = tuple(x.shape)
     big = _ops.expand(_ops.unsqueeze(x, -3), shape[:-2] + (r,) + shape[-2:])
-    return _ops.reshape(big, shape[:-3] + (hk * r,) + shape[-2:])
+    # PyTorch's repeat_interleave: a contiguous copy of the expanded tensor, then a view.
+    return _ops.view(_ops.clone(big), shape[:-3] + (hk * r,) + shape[-2:])
 
 
 def _bmm_batch(a: Tensor, b: Tensor) -> int:
@@ -130,34 +123,25 @@ def _check_batch(a: Tensor, b: Tensor) -> None:
 
 def _mask_bias(
     attn_mask: Tensor | None, is_causal: bool, L: int, S: int, query: Tensor
-) -> tuple[Tensor | None, Tensor | None]:
-    """The additive bias for the scores and, when some row may be masked out entirely, a 0/1
-    keep factor (shape (..., L, 1)) that zeroes those rows after the softmax (PyTorch returns
-    zeros there, not the NaN a plain softmax gives). Both on the query's device."""
+) -> Tensor | None:
+    """The additive bias for the scores (0 where a position takes part, -inf where it does
+    not; a float mask as it is), on the query's device. A row with no position left gets zeros
+    from ``_safe_softmax``, as in PyTorch (a plain softmax would give NaN)."""
     dtype = query._data.dtype
     backend = query._backend
     if is_causal:
         keep = np.tri(L, S, dtype=bool)
         causal = np.where(keep, 0.0, -np.inf).astype(dtype)
-        return _new_tensor(backend.from_host(causal, query.device.index)), None
+        return _new_tensor(backend.from_host(causal, query.device.index))
     if attn_mask is None:
-        return None, None
+        return None
     # a 0-d mask: one value for every (query, key) pair
     mask = attn_mask if attn_mask.ndim else _ops.reshape(attn_mask, (1, 1))
     m = mask._data
-    xp = mask._backend.xp
     if _kinds.is_bool(m):
-        bias = _new_tensor(xp.where(m, 0.0, -xp.inf).astype(dtype))
-        dead = ~xp.any(m, axis=-1, keepdims=True) if m.shape[-1] else None
-    else:
-        bias = mask
-        dead = xp.all(xp.isneginf(m), axis=-1, keepdims=True) if m.shape[-1] else None
-    if dead is None or not dead.any():
-        return bias, None
-    # Rows with no position left: a finite bias there keeps the softmax free of NaN (also in
-    # backward), and the keep factor then zeroes them.
-    bias = _ops.masked_fill(bias, _new_tensor(dead), 0.0)
-    return bias, _new_tensor((~dead).astype(dtype))
+        xp = mask._backend.xp
+        return _new_tensor(xp.where(m, 0.0, -xp.inf).astype(dtype))
+    return mask
 
 
 def scaled_dot_product_attention(
@@ -198,10 +182,10 @@ def scaled_dot_product_attention(
         # nodes] in chainrule/ops/composite_node.py).
         return composite(
             "ScaledDotProductFlashAttentionForCpuBackward0",
-            lambda q, k, v: _sdpa(q, k, v, *args),
+            lambda q, k, v: _sdpa(q, k, v, *args, False),
             (query, key, value),
         )
-    return _sdpa(query, key, value, *args)
+    return _sdpa(query, key, value, *args, True)
 
 
 def _sdpa(
@@ -213,8 +197,11 @@ def _sdpa(
     is_causal: bool,
     scale: float | None,
     enable_gqa: bool,
+    math_nodes: bool,
 ) -> Tensor:
-    """scaled_dot_product_attention once the masks' arguments are checked."""
+    """scaled_dot_product_attention once the masks' arguments are checked; ``math_nodes``:
+    recorded with the nodes of PyTorch's math path (else composed of fewer ops, for the flash
+    kernel's one node)."""
     if enable_gqa:
         hq = query.shape[-3] if query.ndim >= 3 else None
         hk = key.shape[-3] if key.ndim >= 3 else None
@@ -247,25 +234,66 @@ def _sdpa(
     L = query.shape[-2]
     if scale is None:
         scale = 1.0 / math.sqrt(E) if E else math.inf
-    bias, keep = _mask_bias(attn_mask, is_causal, L, S, query)
-    kt = _ops.transpose(key, -2, -1)
-    # Scale whichever operand is smaller: q (L x E) or the scores (L x S).
-    if E <= S:
-        scores = _ops.matmul(query * float(scale), kt)
+    bias = _mask_bias(attn_mask, is_causal, L, S, query)
+    if math_nodes:
+        # PyTorch's math path: both q and k^T scaled by sqrt(|scale|) (q by its negative for a
+        # negative scale), a mask added to the scores, a softmax that gives zeros on rows with
+        # no position left, and its matmul's nodes (_matmul).
+        root = math.sqrt(abs(float(scale)))
+        q = _mul_scalar(query, -root if scale < 0 else root)
+        scores = _matmul(q, _mul_scalar(_ops.transpose(key, -2, -1), root))
     else:
-        scores = _ops.matmul(query, kt) * float(scale)
+        # Inside the flash kernel's one node, fewer ops: scale whichever operand is smaller,
+        # q (L x E) or the scores (L x S).
+        kt = _ops.transpose(key, -2, -1)
+        if E <= S:
+            scores = _ops.matmul(query * float(scale), kt)
+        else:
+            scores = _ops.matmul(query, kt) * float(scale)
     if bias is not None:
+        if bias._data.dtype != scores._data.dtype:
+            # PyTorch adds the mask in place: a float32 mask keeps a lower query dtype.
+            bias = bias.to(scores.dtype)
         scores = scores + bias
-    attn = _ops.softmax(scores, -1)
-    if keep is not None:
-        attn = attn * keep
+    attn = _safe_softmax(scores, -1)
     if dropout_p > 0.0:
         if dropout_p > 1.0:
             raise RuntimeError(
                 f"dropout probability has to be between 0 and 1, but got {dropout_p}"
             )
         attn = _dropout(attn, dropout_p, True)
-    return _ops.matmul(attn, value)
+    return _matmul(attn, value) if math_nodes else _ops.matmul(attn, value)
+
+
+def _matmul(a: Tensor, b: Tensor) -> Tensor:
+    """a @ b recorded as PyTorch's matmul records it where the nodes are known: ``mm`` for two
+    matrices; for equal batch dims, both expanded, reshaped to 3-d, ``bmm`` and an
+    ``_unsafe_view`` back (UnsafeViewBackward0 over BmmBackward0 over ViewBackward0 over
+    ExpandBackward0). Other shapes (broadcast batch dims, a matrix with a batch) go through
+    chainrule's matmul."""
+    if a.ndim == 2 and b.ndim == 2:
+        return _ops.mm(a, b)
+    batch = tuple(a.shape[:-2])
+    if a.ndim < 3 or tuple(b.shape[:-2]) != batch:
+        return _ops.matmul(a, b)
+    n = int(np.prod(batch, dtype=np.int64))
+    a3 = _as_3d(_ops.expand(a, tuple(a.shape)), (n,) + tuple(a.shape[-2:]))
+    b3 = _as_3d(_ops.expand(b, tuple(b.shape)), (n,) + tuple(b.shape[-2:]))
+    return _unsafe_view(_ops.bmm(a3, b3), batch + (a.shape[-2], b.shape[-1]))
+
+
+def _as_3d(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """PyTorch's reshape of ``x``: a view of a contiguous tensor (ViewBackward0), an alias of
+    one that can be viewed (ReshapeAliasBackward0), else a contiguous copy reshaped
+    (UnsafeViewBackward0 over CloneBackward0)."""
+    if x.is_contiguous():
+        return _ops.view(x, shape)
+    probe = x._data.view()
+    try:
+        probe.shape = shape  # raises where NumPy would have to copy
+    except AttributeError:
+        return _unsafe_view(_ops.clone(x), shape)
+    return _reshape_alias(x, shape)
 
 
 # Masks ----------------------------------------------------------------------------------------

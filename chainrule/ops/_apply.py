@@ -20,6 +20,7 @@ from chainrule._scalar_convert import int_fits as _int_fits
 from chainrule._scalar_convert import int_operand
 from chainrule._tensor import Tensor, _mark_inference, _new_tensor
 from chainrule.autograd import grad_mode
+from chainrule.autograd.function import mark_fn_view
 from chainrule.autograd.graph import (
     VersionCounter,
 )
@@ -464,6 +465,8 @@ def _mark_view(out: Tensor, base: Tensor, op: OpDef, params: Any) -> None:
         d["_view_chain"] = base._view_chain + ((op, params),)
     if base._is_inference:
         d["_is_inference"] = True
+    if base._fn_view is not None:  # Note [custom Function views] in autograd/function.py
+        mark_fn_view(out, base._fn_view)
     # The root lists its views weakly, so that an in-place change through one of them (or to
     # the root) can give the others a history replayed from the root's new one (see
     # ops/views.py, Note [stale views]).
@@ -510,6 +513,7 @@ _LEGACY = {
     "bool": "Bool",
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
+    "bfloat16": "BFloat16",
 }
 
 

@@ -11,7 +11,9 @@ graph walk prints PyTorch's node (Note [node classes] in chainrule/autograd/_nod
 - ``linear`` without a bias: PyTorch's matmul views an N-d input as a matrix around one
   ``mm`` and records its result's view as ``UnsafeViewBackward0`` (a 1-D input: unsqueeze,
   ``mm``, then an in-place ``squeeze_``, ``SqueezeBackward4``); ``unsafe_view`` and
-  ``squeeze_linear`` are reshape and squeeze under those names.
+  ``squeeze_linear`` are reshape and squeeze under those names; ``reshape_alias`` is reshape
+  as a view under PyTorch's ``ReshapeAliasBackward0`` (its reshape of a non-contiguous tensor
+  that can be viewed, which matmul records for scaled_dot_product_attention's math path).
 - ``pixel_shuffle`` / ``pixel_unshuffle`` (``PixelShuffleBackward0`` /
   ``PixelUnshuffleBackward0``): one reshape-transpose-reshape copy; each one's VJP is the
   other.
@@ -222,6 +224,23 @@ _squeeze_linear = OpDef(
     node_name="SqueezeBackward4",
 )
 _squeeze_linear.vjp(_reshape_vjp)
+
+
+_reshape_alias = OpDef(
+    "reshape_alias",
+    _reshape.forward,
+    ("x",),
+    view=True,
+    promote=None,
+    node_name="ReshapeAliasBackward0",
+)
+_reshape_alias.vjp(_reshape_vjp)
+
+
+def reshape_alias(x: Any, shape: tuple[int, ...]) -> Any:
+    """x viewed with ``shape`` (the caller checks that a view exists), recorded as PyTorch's
+    ``_reshape_alias`` (ReshapeAliasBackward0)."""
+    return apply_op(_reshape_alias, (x,), {"shape": shape})
 
 
 def unsafe_view(x: Any, shape: tuple[int, ...]) -> Any:

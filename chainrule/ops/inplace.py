@@ -122,7 +122,7 @@ def copy_(self: Tensor, src: Any) -> Tensor:
             "the operation."
         )
     if self._base is not None and _state.enabled and (self._requires_grad or src._requires_grad):
-        check_inplace(self)
+        check_inplace(self, (src,))
         return copy_into_view(self, src)
     return apply_inplace(_copy, self, (src,))
 

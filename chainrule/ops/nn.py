@@ -34,6 +34,27 @@ def _softmax_vjp(ctx: Any, g: Any) -> Any:
     return (gs - s * ns.sum(gs, dim=d, keepdim=True),)
 
 
+@defop(name="safe_softmax", saves=("out",), node_name="SafeSoftmaxBackward0")
+def _safe_softmax(xp: Any, x: Any, *, dim: Any) -> Any:
+    """softmax(x) along ``dim``, with 0 (not NaN) where every entry along ``dim`` is -inf
+    (PyTorch's ``_safe_softmax``, of scaled_dot_product_attention's math path). VJP: that of
+    softmax (0 on those rows, whose output is 0)."""
+    if not x.size:
+        return _softmax.forward(xp, x, dim=dim)
+    m = xp.max(x, axis=dim, keepdims=True)
+    dead = xp.isneginf(m)
+    e = xp.exp(x - xp.where(dead, 0, m))
+    return xp.where(dead, 0, e / xp.where(dead, 1, xp.sum(e, axis=dim, keepdims=True)))
+
+
+_safe_softmax.vjp(_softmax_vjp)
+
+
+def safe_softmax(input: Any, dim: int) -> Any:
+    """Softmax along ``dim`` that gives 0 on slices that are all -inf (``_safe_softmax``)."""
+    return apply_op(_safe_softmax, (input,), {"dim": _softmax_dim(input, dim)})
+
+
 @defop(name="log_softmax", saves=("out",), node_name="LogSoftmaxBackward0")
 def _log_softmax(xp: Any, x: Any, *, dim: Any) -> Any:
     """x - max x - log sum exp(x - max x) along ``dim``. VJP: g - softmax(x) sum(g)."""

@@ -16,7 +16,6 @@ Differs from torch: a regenerated view's node is named after the view op that ma
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Sequence
 from weakref import ref as _weakref
 
@@ -26,6 +25,7 @@ from chainrule import _kinds
 from chainrule._grad_state import _state
 from chainrule._tensor import Tensor, _new_tensor
 from chainrule.autograd import grad_mode
+from chainrule.autograd.function import fn_view_message
 from chainrule.autograd.graph import SavedTensor
 from chainrule.backends import backend_of
 from chainrule.ops._registry import OpDef, _legacy_name, _record, apply_op, ns
@@ -226,7 +226,9 @@ def refresh_views(base: Tensor, reg: Any, skip: Tensor | None) -> None:
         return
     with grad_mode.enable_grad():
         for v in reg.live():
-            if v is skip:
+            # A custom Function's view keeps its node, which is then stale (Note [stale custom
+            # Function views] in autograd/function.py).
+            if v is skip or v._fn_view is not None:
                 continue
             r = _replay(base, v._view_chain)
             v.grad_fn = r.grad_fn
@@ -242,13 +244,25 @@ def refresh_views(base: Tensor, reg: Any, skip: Tensor | None) -> None:
 LEAF_INPLACE_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
-def check_inplace(self: Tensor) -> None:
-    """Raise if an in-place op on ``self`` would corrupt autograd, with PyTorch's messages."""
+def check_inplace(self: Tensor, others: Sequence[Any] = ()) -> None:
+    """Raise if an in-place op on ``self`` would corrupt autograd, with PyTorch's messages.
+
+    ``others``: the op's other arguments; as in PyTorch, a view made by a custom Function is
+    refused when anything involved requires grad (Note [custom Function views] in
+    autograd/function.py)."""
+    base = self._base
+    if (
+        _state.enabled
+        and self._fn_view is not None
+        and (
+            self._requires_grad
+            or (base is not None and base._requires_grad)
+            or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+        )
+    ):
+        raise RuntimeError(fn_view_message(self, False))
     if _state.enabled and self._requires_grad and self.grad_fn is None:
         raise RuntimeError(LEAF_INPLACE_MSG)
-    base = self._base
-    if _state.enabled and (self._fn_view or (base is not None and base._fn_view)):
-        raise RuntimeError(_fn_view_message(self))
     if _state.enabled and base is not None and base._requires_grad and base.grad_fn is None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -259,34 +273,6 @@ def check_inplace(self: Tensor) -> None:
             "make a clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
-
-
-def _fn_view_message(t: Tensor) -> str:
-    """PyTorch's error for an in-place change to an output of a custom Function that is a view,
-    or to a view of one (Note [custom Function views] in autograd/function.py)."""
-    mark = t._fn_view
-    if mark is not None:
-        multi, name, nr = mark
-    else:
-        base = t._base
-        assert base is not None and base._fn_view is not None
-        multi = base._fn_view[0]
-        gf = t.grad_fn
-        name = re.sub(r"Backward\d*$", "", gf.name()) if gf is not None else "?"
-        nr = t._output_nr
-    head = f"Output {nr} of {name} is a view and is being modified inplace. "
-    if multi:
-        return head + (
-            "This view is the output of a function that returns multiple views. Such functions "
-            "do not allow the output views to be modified inplace. You should replace the "
-            "inplace operation by an out-of-place one."
-        )
-    return head + (
-        "This view was created inside a custom Function (or because an input was returned "
-        "as-is) and the autograd logic to handle view+inplace would override the custom "
-        "backward associated with the custom Function, leading to incorrect gradients. This "
-        "behavior is forbidden. You can fix this by cloning the output of the custom Function."
-    )
 
 
 def apply_inplace(
@@ -347,7 +333,7 @@ def inplace_compute(
     stand-in gets a copy of the array, needed when the computation keeps it for backward, since
     the write overwrites it.
     """
-    check_inplace(self)
+    check_inplace(self, others)
     recording = (
         _state.enabled
         and differentiable

@@ -161,7 +161,56 @@ CASES: dict[str, Case] = {
     "pad_constant": lambda F, a: F.pad(a.t(2, 3, 4), (1, 1)),
     "pad_reflect": lambda F, a: F.pad(a.t(2, 3, 4), (1, 1), mode="reflect"),
     "pad_replicate": lambda F, a: F.pad(a.t(2, 3, 4), (1, 1), mode="replicate"),
+    # scaled_dot_product_attention on PyTorch's math path (sdpa_* in test_node_names_more.py
+    # are its CPU flash kernel's): SDPA_MATH below checks them six levels deep.
+    "sdpa_math_3d": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4)
+    ),
+    "sdpa_math_2d": lambda F, a: F.scaled_dot_product_attention(a.t(3, 4), a.t(5, 4), a.t(5, 4)),
+    "sdpa_math_causal": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), is_causal=True
+    ),
+    "sdpa_math_bool_mask": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), attn_mask=a.const(np.tri(3, 5, dtype=bool))
+    ),
+    "sdpa_math_dead_rows": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), attn_mask=a.const(np.tri(3, 5, -1, dtype=bool))
+    ),
+    "sdpa_math_float_mask": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), attn_mask=a.t(3, 5, rg=False)
+    ),
+    "sdpa_math_mask_grad": lambda F, a: F.scaled_dot_product_attention(
+        a.t(1, 2, 3, 4), a.t(1, 2, 5, 4), a.t(1, 2, 5, 4), attn_mask=a.t(3, 5)
+    ),
+    "sdpa_math_scale": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), scale=0.3
+    ),
+    "sdpa_math_neg_scale": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), scale=-0.3
+    ),
+    "sdpa_math_dropout0": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), dropout_p=0.0
+    ),
+    "sdpa_math_head_size": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 2, 3, 4), a.t(2, 2, 5, 4), a.t(2, 2, 5, 6)
+    ),
+    "sdpa_math_5d": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 1, 2, 3, 8), a.t(2, 1, 2, 5, 8), a.t(2, 1, 2, 5, 8)
+    ),
+    "sdpa_math_transposed_key": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 4, 5).transpose(-2, -1), a.t(2, 5, 4)
+    ),
+    "sdpa_dropout": lambda F, a: F.scaled_dot_product_attention(  # random: names only
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(2, 5, 4), dropout_p=0.5
+    ),
+    "sdpa_math_gqa": lambda F, a: F.scaled_dot_product_attention(
+        a.t(1, 4, 3, 4), a.t(1, 2, 5, 4), a.t(1, 2, 5, 4), attn_mask=a.t(3, 5), enable_gqa=True
+    ),
+    "sdpa_math_permuted_value": lambda F, a: F.scaled_dot_product_attention(
+        a.t(2, 3, 4), a.t(2, 5, 4), a.t(5, 2, 4).transpose(0, 1)
+    ),
 }
+SDPA_MATH = sorted(n for n in CASES if n.startswith("sdpa_math"))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -281,3 +330,51 @@ def test_node_classes_are_shared_and_slotted() -> None:
     assert type(x.sum().grad_fn).__name__ == "SumBackward0"
     assert type(x.sum(1).grad_fn).__name__ == "SumBackward1"
     assert repr(a).startswith("<MulBackward0 object at ")
+
+
+@pytest.mark.parametrize("name", SDPA_MATH)
+def test_sdpa_math_path_as_torch(name: str) -> None:
+    """scaled_dot_product_attention where PyTorch takes its math path: the nodes six levels
+    deep, the values and the gradients as PyTorch's."""
+    case = CASES[name]
+    a, b = _Args(cr), _Args(torch)
+    out, ref = case(cr.nn.functional, a), case(torch.nn.functional, b)
+    assert _chain(out.grad_fn, 6) == _chain(ref.grad_fn, 6)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = np.random.default_rng(1).standard_normal(tuple(ref.shape)).astype(np.float32)
+    out.backward(cr.tensor(g))
+    ref.backward(torch.tensor(g))
+    for x, y in zip(a.leaves, b.leaves):
+        if y.requires_grad:
+            np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_dropout_nodes_as_torch() -> None:
+    """Dropout on the math path: PyTorch's MulBackward0 by the scaled noise, six levels deep."""
+    out = CASES["sdpa_dropout"](cr.nn.functional, _Args(cr))
+    ref = CASES["sdpa_dropout"](torch.nn.functional, _Args(torch))
+    assert _chain(out.grad_fn, 6) == _chain(ref.grad_fn, 6)
+
+
+@pytest.mark.parametrize("mask", ["none", "dead_rows", "float"])
+def test_sdpa_math_path_gradcheck(mask: str) -> None:
+    """gradcheck and gradgradcheck in float64 through the math path (safe softmax included)."""
+    rng = np.random.default_rng(0)
+    q, k, v = (
+        cr.tensor(rng.standard_normal(s), dtype=cr.float64, requires_grad=True)
+        for s in ((2, 3, 4), (2, 5, 4), (2, 5, 4))
+    )
+    m: Any = None
+    if mask == "dead_rows":
+        m = cr.tensor(np.tri(3, 5, -1, dtype=bool))
+    elif mask == "float":
+        m = cr.tensor(rng.standard_normal((3, 5)), dtype=cr.float64, requires_grad=True)
+    args = (q, k, v) if m is None or not m.requires_grad else (q, k, v, m)
+
+    def f(*xs: Any) -> Any:
+        return cr.nn.functional.scaled_dot_product_attention(
+            xs[0], xs[1], xs[2], attn_mask=xs[3] if len(xs) > 3 else m
+        )
+
+    assert cr.autograd.gradcheck(f, args)
+    assert cr.autograd.gradgradcheck(f, args)

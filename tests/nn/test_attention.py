@@ -358,7 +358,9 @@ def test_mha_state_dict_and_init():
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
     assert (c.in_proj_bias.detach().numpy() == 0).all()
     assert (c.out_proj.bias.detach().numpy() == 0).all()
-    assert abs(c.bias_k.detach().numpy().std() - np.sqrt(2 / 65)) < 0.05
+    # xavier normal over (1, 1, E): fan_in = fan_out = E, std sqrt(2 / (2 E)) = 0.125; 64
+    # samples put the sample std within about 0.011 of it
+    assert abs(c.bias_k.detach().numpy().std() - np.sqrt(2 / 128)) < 0.04
     assert type(c.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
     assert repr(c) == repr(torch.nn.MultiheadAttention(64, 4, add_bias_kv=True))
 
