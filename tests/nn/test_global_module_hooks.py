@@ -121,9 +121,11 @@ def test_global_full_backward_hooks_match_torch(pre: bool) -> None:
     log, gx, grads = _backward_log(cr, pre)
     ref_log, ref_gx, ref_grads = _backward_log(torch, pre)
     assert log == ref_log
-    np.testing.assert_allclose(gx, ref_gx, rtol=1e-6)
+    # float32 products summed in another order (the BLAS kernel differs by CPU): an element
+    # near 3e-3 differs by 4.7e-9 on an AMD EPYC
+    np.testing.assert_allclose(gx, ref_gx, rtol=1e-5, atol=1e-7)
     for a, b in zip(grads, ref_grads):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("lib", LIBS)
