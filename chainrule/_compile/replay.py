@@ -272,6 +272,8 @@ def _as_method(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
         ):
             return None
         return _as_reduce(ins, w)
+    if fn is _GETITEM or fn is _SETITEM:
+        return _as_subscript(ins, rec, w)
     if fn is not np.swapaxes and fn is not np.moveaxis:
         return None
     args = ins.args
@@ -286,6 +288,31 @@ def _as_method(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
     if len(rest) != 2:
         return None
     return f"s{args[0].slot}.transpose({move_perm(a.ndim, rest[0], rest[1])!r})"
+
+
+_GETITEM = np.ndarray.__getitem__
+_SETITEM = np.ndarray.__setitem__
+
+
+def _as_subscript(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
+    """Note [method calls]: ``ndarray.__getitem__(a, key)`` as ``a[K]`` and
+    ``ndarray.__setitem__(a, key, v)`` as ``a[K] = v`` on an ndarray slot, ``K`` the key as
+    one constant when it holds no slot."""
+    args = ins.args
+    n = 2 if ins.fn is _GETITEM else 3
+    if ins.kwargs or len(args) != n or not isinstance(args[0], Ref):
+        return None
+    if type(rec.plain[args[0].slot]) is not np.ndarray:
+        return None
+    key = args[1]
+    used: set[int] = set()
+    _used(key, used)
+    if used or type(key) is not tuple:
+        k = w.expr(key)
+    else:
+        k = w.name(key, "L")
+    sub = f"s{args[0].slot}[{k}]"
+    return sub if n == 2 else f"{sub} = {w.expr(args[2])}"
 
 
 def move_perm(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
@@ -308,7 +335,11 @@ def move_perm(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
 #     ``sum``, ``max``, ``min``, ``any``, ``all``) on an ndarray is written as the
 #     ``ufunc.reduce(a, axis, dtype, None, keepdims)`` call its wrapper ends in, with the
 #     wrapper's defaults spelt out (``axis=None``, ``any``'s boolean dtype): the same C call,
-#     the same bits, without two Python frames and a keyword dict per call.
+#     the same bits, without two Python frames and a keyword dict per call. An
+#     ``ndarray.__getitem__`` or ``__setitem__`` call on an ndarray slot is written as a
+#     subscript, ``s4[L7]`` and ``s4[L7] = s5``, its key one constant when no slot is in it:
+#     the same ``mp_subscript`` call without the method wrapper's call and the key's tuple built
+#     on each replay (the SRGAN step makes about 3000 of them, the LSTM step 120).
 
 
 def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[str]:
@@ -322,7 +353,8 @@ def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[
             return [f"    s{ins.outs} = {meth}"]
         if not outs:
             return [f"    {meth}"]
-    call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
+    fn = fusion.select if out is None and fusion.selects(ins, rec) else ins.fn
+    call = w.name(fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
     kw = [f"{key}={w.expr(v)}" for key, v in ins.kwargs.items()] if ins.kwargs else []
     if out is not None:
         kw.append(f"out={out}")
