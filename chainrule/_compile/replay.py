@@ -415,7 +415,12 @@ def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[
             return [f"    s{ins.outs} = {meth}"]
         if not outs:
             return [f"    {meth}"]
-    fn = fusion.select if out is None and fusion.selects(ins, rec) else _undispatched(ins, rec)
+    if out is None and fusion.selects(ins, rec):
+        fn = fusion.select
+    elif fusion.strides_view(ins, rec):
+        fn = fusion.strided
+    else:
+        fn = _undispatched(ins, rec)
     call = w.name(fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
     kw = [f"{key}={w.expr(v)}" for key, v in ins.kwargs.items()] if ins.kwargs else []
     if out is not None:

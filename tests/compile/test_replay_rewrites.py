@@ -185,3 +185,45 @@ def test_stack_and_dispatched_functions_replay_bit_for_bit() -> None:
     assert not any(v is np.stack for v in env)  # written as concatenate of a[:, None] views
     assert not any(v is np.concatenate for v in env)  # called as its _implementation
     assert any(v is np.concatenate._implementation for v in env)  # type: ignore[attr-defined]
+
+
+def _conv_step(model: Any, opt: Any, x: Any) -> Any:
+    opt.zero_grad()
+    loss = (model(x) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
+def test_conv_step_strided_views_replay_bit_for_bit() -> None:
+    def make() -> tuple[Any, Any]:
+        cr.manual_seed(1)
+        m = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.PReLU(), nn.Conv2d(8, 4, 3))
+        return m, cr.optim.SGD(m.parameters(), lr=0.01)
+
+    (m1, o1), (m2, o2) = make(), make()
+    f = cr.compile(_conv_step)
+    rng = np.random.default_rng(6)
+    for _ in range(6):
+        x = cr.tensor(rng.standard_normal((2, 3, 12, 12)).astype(np.float32))
+        assert _bits(_arr(f(m1, o1, x))) == _bits(_arr(_conv_step(m2, o2, x)))
+        for p, q in zip(m1.parameters(), m2.parameters()):
+            assert _bits(_arr(p)) == _bits(_arr(q))
+            assert _bits(_arr(p.grad)) == _bits(_arr(q.grad))
+    assert f.stats["replays"] == 3
+    env = [v for c in _programs(f) for v in c.program.__globals__.values()]
+    assert any(v is fusion.strided for v in env)
+    assert not any(v is np.lib.stride_tricks.as_strided for v in env)
+
+
+def test_strided_equals_as_strided() -> None:
+    x = np.arange(60, dtype=np.float32).reshape(3, 20)
+    ro = x.copy()
+    ro.flags.writeable = False
+    for a, wr in [(x, True), (x, False), (ro, True), (x[:, ::2], False), (x.T, True)]:
+        shape, strides = (2, 4, 3), (a.strides[0], a.strides[-1], a.strides[-1])
+        got = fusion.strided(a, shape, strides, writeable=wr)
+        want = np.lib.stride_tricks.as_strided(a, shape=shape, strides=strides, writeable=wr)
+        assert _bits(got) == _bits(want) and got.strides == want.strides
+        assert got.flags.writeable == want.flags.writeable
+        assert np.shares_memory(got, a)
