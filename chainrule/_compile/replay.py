@@ -272,6 +272,10 @@ def _as_method(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
         ):
             return None
         return _as_reduce(ins, w)
+    if fn is _GETITEM or fn is _SETITEM:
+        return _as_subscript(ins, rec, w)
+    if fn is np.stack:
+        return _as_concatenate(ins, rec, w)
     if fn is not np.swapaxes and fn is not np.moveaxis:
         return None
     args = ins.args
@@ -286,6 +290,86 @@ def _as_method(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
     if len(rest) != 2:
         return None
     return f"s{args[0].slot}.transpose({move_perm(a.ndim, rest[0], rest[1])!r})"
+
+
+_GETITEM = np.ndarray.__getitem__
+_SETITEM = np.ndarray.__setitem__
+
+
+def _as_subscript(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
+    """Note [method calls]: ``ndarray.__getitem__(a, key)`` as ``a[K]`` and
+    ``ndarray.__setitem__(a, key, v)`` as ``a[K] = v`` on an ndarray slot, ``K`` the key as
+    one constant when it holds no slot."""
+    args = ins.args
+    n = 2 if ins.fn is _GETITEM else 3
+    if ins.kwargs or len(args) != n or not isinstance(args[0], Ref):
+        return None
+    if type(rec.plain[args[0].slot]) is not np.ndarray:
+        return None
+    key = args[1]
+    used: set[int] = set()
+    _used(key, used)
+    if used or type(key) is not tuple:
+        k = w.expr(key)
+    else:
+        k = w.name(key, "L")
+    sub = f"s{args[0].slot}[{k}]"
+    return sub if n == 2 else f"{sub} = {w.expr(args[2])}"
+
+
+def _as_concatenate(ins: Instr, rec: Recorder, w: _Writer) -> str | None:
+    """Note [method calls]: ``np.stack(arrays, axis)`` as the ``concatenate`` of the arrays'
+    ``a[:, ..., None]`` views that it makes, or None."""
+    args, kw = ins.args, ins.kwargs
+    if not args or len(args) > 2 or (kw and set(kw) != {"axis"}) or (len(args) == 2 and kw):
+        return None
+    arrays = args[0]
+    axis = args[1] if len(args) == 2 else kw.get("axis", 0)
+    if type(arrays) not in (tuple, list) or not arrays or type(axis) is not int:
+        return None
+    if not all(isinstance(a, Ref) and type(rec.plain[a.slot]) is np.ndarray for a in arrays):
+        return None
+    shapes = {rec.plain[a.slot].shape for a in arrays}
+    if len(shapes) != 1:
+        return None
+    ndim = len(next(iter(shapes))) + 1
+    if not -ndim <= axis < ndim:
+        return None
+    axis %= ndim
+    sl = w.name((slice(None),) * axis + (None,), "L")
+    items = "".join(f"s{a.slot}[{sl}], " for a in arrays)
+    return f"{w.name(_CONCATENATE, 'F')}(({items}), axis={axis})"
+
+
+# NumPy's functions that dispatch through ``__array_function__`` keep the function itself as
+# ``_implementation``; the types of literal arguments with which calling it skips no override.
+_CONCATENATE = np.concatenate._implementation  # type: ignore[attr-defined]
+_PLAIN_LITERALS = (int, float, bool, complex, str, type(None), slice, type(Ellipsis), np.dtype)
+
+
+def _plain(tm: Any, rec: Recorder) -> bool:
+    """Whether an argument template holds only plain ndarrays and literals that no
+    ``__array_function__`` override could claim."""
+    t = type(tm)
+    if t is Ref:
+        return type(rec.plain[tm.slot]) is np.ndarray
+    if t in (tuple, list):
+        return all(_plain(o, rec) for o in tm)
+    if t is dict:
+        return all(_plain(o, rec) for o in tm.values())
+    return t is np.ndarray or t in _PLAIN_LITERALS or isinstance(tm, type)
+
+
+def _undispatched(ins: Instr, rec: Recorder) -> Any:
+    """Note [method calls]: a dispatched NumPy function's ``_implementation`` when every
+    argument is a plain ndarray or a literal (dispatch would call it), else the function."""
+    fn = ins.fn
+    impl = getattr(fn, "_implementation", None)
+    if impl is None or rec.cuda or isinstance(fn, np.ufunc):
+        return fn
+    if not (_plain(ins.args, rec) and _plain(ins.kwargs, rec)):
+        return fn
+    return impl
 
 
 def move_perm(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
@@ -308,7 +392,16 @@ def move_perm(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
 #     ``sum``, ``max``, ``min``, ``any``, ``all``) on an ndarray is written as the
 #     ``ufunc.reduce(a, axis, dtype, None, keepdims)`` call its wrapper ends in, with the
 #     wrapper's defaults spelt out (``axis=None``, ``any``'s boolean dtype): the same C call,
-#     the same bits, without two Python frames and a keyword dict per call.
+#     the same bits, without two Python frames and a keyword dict per call. An
+#     ``ndarray.__getitem__`` or ``__setitem__`` call on an ndarray slot is written as a
+#     subscript, ``s4[L7]`` and ``s4[L7] = s5``, its key one constant when no slot is in it:
+#     the same ``mp_subscript`` call without the method wrapper's call and the key's tuple built
+#     on each replay (the SRGAN step makes about 3000 of them, the LSTM step 120). ``np.stack``
+#     (a Python function: three comprehensions) is written as the ``concatenate`` of the
+#     ``a[:, None]`` views it builds. A NumPy function that dispatches through
+#     ``__array_function__`` (``concatenate``, ``zeros_like``, ``einsum``...) is called as its
+#     ``_implementation`` when every argument is a plain ndarray or a literal, the call the
+#     dispatch would make.
 
 
 def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[str]:
@@ -322,7 +415,13 @@ def _call_lines(ins: Instr, rec: Recorder, w: _Writer, out: str | None) -> list[
             return [f"    s{ins.outs} = {meth}"]
         if not outs:
             return [f"    {meth}"]
-    call = w.name(ins.fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
+    if out is None and fusion.selects(ins, rec):
+        fn = fusion.select
+    elif fusion.strides_view(ins, rec):
+        fn = fusion.strided
+    else:
+        fn = _undispatched(ins, rec)
+    call = w.name(fn, "F") + "(" + ", ".join(w.expr(a) for a in _scalar_args(ins, rec))
     kw = [f"{key}={w.expr(v)}" for key, v in ins.kwargs.items()] if ins.kwargs else []
     if out is not None:
         kw.append(f"out={out}")
