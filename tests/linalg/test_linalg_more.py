@@ -176,6 +176,13 @@ def test_cond_matches_torch(a: np.ndarray, p: Any) -> None:
     atol = 1e-3 if a.dtype == np.float32 else 1e-6
     c, t = cr.linalg.cond(cr.tensor(a), p), torch.linalg.cond(torch.tensor(a), p)
     assert c.dtype.name == str(t.dtype).split(".")[-1] and tuple(c.shape) == tuple(t.shape)
+    if a is MATS[3]:
+        # Singular: the smallest singular value (or the inverse) is rounding noise, whose size
+        # depends on the LAPACK build and the CPU (4.8e16 here, 2.5e16 in torch on an AMD EPYC):
+        # both must only be huge or infinite (tiny for p = -2, sigma_min / sigma_max).
+        for v in (_np(c), _np(t)):
+            assert (v < 1e-14).all() if p == -2 else (v > 1e14).all()
+        return
     np.testing.assert_allclose(
         _np(c), _np(t), rtol=1e-4 if a.dtype == np.float32 else 1e-7, atol=atol
     )

@@ -167,7 +167,36 @@ def _emb(m, idx, w, padding_idx=None):
     return F(m).embedding(idx, w, padding_idx=padding_idx)
 
 
+def _safe_softmax(m, x, dim):
+    # PyTorch's private _safe_softmax (sdpa's math path); chainrule's op of the same name
+    if m.__name__ == "torch":
+        return m._safe_softmax(x, dim)
+    from chainrule.ops.nn import safe_softmax
+
+    return safe_softmax(x, dim)
+
+
+def _reshape_alias(m, x, shape):
+    # chainrule's reshape recorded as ReshapeAliasBackward0 (sdpa's math path); PyTorch's
+    # Tensor._reshape_alias takes strides too, so its values are compared through reshape
+    if m.__name__ == "torch":
+        return x.reshape(shape)
+    from chainrule.ops.fused_nn import reshape_alias
+
+    return reshape_alias(x, shape)
+
+
 OPS = [
+    OpInfo("safe_softmax", _safe_softmax, samples=_softmax_samples),
+    OpInfo(
+        "reshape_alias",
+        _reshape_alias,
+        samples=lambda rng: [
+            Sample((_u(rng, (2, 3, 4)),), {"shape": (6, 4)}, name="merge"),
+            Sample((_u(rng, (6,)),), {"shape": (2, 1, 3)}, name="split"),
+            Sample((_u(rng, ()),), {"shape": (1,)}, name="0d"),
+        ],
+    ),
     OpInfo("softmax", lambda m, x, dim: m.softmax(x, dim), samples=_softmax_samples),
     OpInfo(
         "glu",
