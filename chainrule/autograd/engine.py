@@ -46,8 +46,8 @@ Note [monomorphic reads]
     ``_input_meta`` with its gradients; and a gradient of output 0 begins its node's buffer
     as ``[g]`` without asking the node's ``num_outputs``: ``evaluate``, which runs every node
     of several outputs, sizes the buffer first, and the routing sizes it when a later output's
-    gradient arrives. Left: ``node._fast``, ``sequence_nr`` when the heap is used, and the
-    walk of ``_dependencies``. Figures in docs/architecture-notes.md, item 10.
+    gradient arrives. Left: ``node._fast``, ``sequence_nr`` for the heap, ``_dependencies``'s
+    walk. Figures in docs/architecture-notes.md, item 10.
 """
 
 from __future__ import annotations
@@ -387,8 +387,7 @@ def _drain(  # noqa: C901
     is ready.
 
     ``heap`` is not empty. Complexity 16: the per-node and per-edge work of every backward, in
-    one frame on purpose (Note [one loop]); the 16th is the growth of a buffer begun by output
-    0 (Note [monomorphic reads])."""
+    one frame on purpose (Notes [one loop] and [monomorphic reads])."""
     node = heappop(heap)[2]
     while True:
         # 4. Run the node.
