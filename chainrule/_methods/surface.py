@@ -21,6 +21,8 @@ from chainrule._dispatch import upper as _upper
 from chainrule._methods._base import TensorAttrs, TensorBase, type_name
 
 if TYPE_CHECKING:
+    from typing import Self  # the in-place maps return their Tensor itself
+
     from chainrule._tensor import Tensor
 
 __all__ = ["SurfaceMethods"]
@@ -264,7 +266,7 @@ class SurfaceMethods(TensorAttrs):
         return self._wrap(out)
 
     # Python-function maps --------------------------------------------------------------------
-    def apply_(self, callable: Callable[[Any], Any]) -> Tensor:
+    def apply_(self, callable: Callable[[Any], Any]) -> Self:
         """Replace each element ``x`` by ``callable(x)`` (a Python number), in place (CPU)."""
         if self.requires_grad:
             raise RuntimeError(
@@ -277,7 +279,7 @@ class SurfaceMethods(TensorAttrs):
         self._bump_version()
         return self
 
-    def map_(self, tensor: Any, callable: Callable[[Any, Any], Any]) -> Tensor:
+    def map_(self, tensor: Any, callable: Callable[[Any, Any], Any]) -> Self:
         """``self[i] = callable(self[i], tensor[i])`` for each element, ``tensor`` broadcast
         to ``self``'s shape, in place (CPU)."""
         if self.requires_grad:
@@ -305,7 +307,7 @@ class SurfaceMethods(TensorAttrs):
     def is_pinned(self, device: Any = None) -> bool:
         return False
 
-    def share_memory_(self) -> Tensor:
+    def share_memory_(self) -> Self:
         """Move the data to shared memory, in place; a no-op when already shared.
 
         The memory is an anonymous file mapped shared (``chainrule/_shm.py``): forked children

@@ -36,6 +36,18 @@ Note [one loop]
     with bench/count.py on op_chain, 8,085,097 machine instructions per step against
     7,999,460 inline (+1.1 %). While exactly one node is ready, as along a chain, it is held
     in ``pending`` and the heap is not touched.
+
+Note [monomorphic reads]
+    Each node name has its own class (Note [node classes] in _nodes.py), and CPython 3.11
+    specialises an attribute read for one class only: a read in this loop sees every class of
+    the graph in turn and takes the generic lookup each time (about 200 machine instructions
+    against 15). So the loop reads as little off a node as it can. The generated apply, one
+    per op and so one class at each of its reads, returns the node's ``next_functions`` and
+    ``_input_meta`` with its gradients; and a gradient of output 0 begins its node's buffer
+    as ``[g]`` without asking the node's ``num_outputs``: ``evaluate``, which runs every node
+    of several outputs, sizes the buffer first, and the routing sizes it when a later output's
+    gradient arrives. Left: ``node._fast``, ``sequence_nr`` for the heap, ``_dependencies``'s
+    walk. Figures in docs/architecture-notes.md, item 10.
 """
 
 from __future__ import annotations
@@ -281,14 +293,18 @@ class _GraphTask:
         cg = self.create_graph
         if buf is None:
             outs = None
-        elif not self.plain:
-            outs = self._evaluate_kept(node, buf)
-        elif isinstance(node, OpNode) and node._hooks is None and node.metadata is None:
-            if len(buf) > 1:
-                buf = _materialize(node, buf, cg)
-            outs = node.apply(buf, cg)  # one gradient per edge, by construction
         else:
-            outs = _execute(node, _pre_hooks(node, buf, cg), cg)
+            n = node.num_outputs
+            if len(buf) != n:  # begun by output 0 in _drain (Note [monomorphic reads])
+                buf.extend([None] * (n - len(buf)))
+            if not self.plain:
+                outs = self._evaluate_kept(node, buf)
+            elif isinstance(node, OpNode) and node._hooks is None and node.metadata is None:
+                if n > 1:
+                    buf = _materialize(node, buf, cg)
+                outs = node.apply(buf, cg)  # one gradient per edge, by construction
+            else:
+                outs = _execute(node, _pre_hooks(node, buf, cg), cg)
         if release:
             node.release()
             node._freed_at = freed_at
@@ -353,7 +369,8 @@ def _ready_roots(
     return heap
 
 
-def _drain(
+# complexity: the per-node and per-edge work of every backward in one frame (see the docstring).
+def _drain(  # noqa: C901
     heap: list[Any],
     buffers: dict[Node, list[Any]],
     deps: dict[Node, int],
@@ -369,22 +386,23 @@ def _drain(
     checked first when ``arrays`` (no create_graph); a node whose count of edges reaches zero
     is ready.
 
-    ``heap`` is not empty. Complexity 15: the per-node and per-edge work of every backward, in
-    one frame on purpose (Note [one loop])."""
+    ``heap`` is not empty. Complexity 16: the per-node and per-edge work of every backward, in
+    one frame on purpose (Notes [one loop] and [monomorphic reads])."""
     node = heappop(heap)[2]
     while True:
         # 4. Run the node.
         buf = buffers.pop(node, None)
         run = node._fast
         if run is None or buf is None or not fast:
-            run = evaluate
-        outs = run(node, buf, release, freed_at)
+            outs = evaluate(node, buf, release, freed_at)
+            nexts, metas = node.next_functions, node._input_meta
+        else:  # Note [monomorphic reads]
+            outs, nexts, metas = run(node, buf, release, freed_at)
         # 5. Route.
-        nexts = node.next_functions
         if outs is None:
             outs = (None,) * len(nexts)
         pending = None
-        for (child, nr), g, m in zip(nexts, outs, node._input_meta):
+        for (child, nr), g, m in zip(nexts, outs, metas):
             if child is None:
                 continue
             if g is not None:
@@ -395,14 +413,18 @@ def _drain(
                 ):
                     g = _fix_grad(node, None, g, m, False, outs)
                 if child not in buffers:
-                    if child.num_outputs == 1:
+                    if nr == 0:  # sized when the child runs (Note [monomorphic reads])
                         buffers[child] = [g]
                     else:
                         cbuf = buffers[child] = [None] * child.num_outputs
                         cbuf[nr] = g
                 else:
                     cbuf = buffers[child]
-                    old = cbuf[nr]
+                    try:
+                        old = cbuf[nr]
+                    except IndexError:  # begun by output 0 of a node of several
+                        cbuf.extend([None] * (child.num_outputs - len(cbuf)))
+                        old = None
                     cbuf[nr] = g if old is None else old + g
                     old = None
                 g = None  # hold no gradient while the next node runs (AccumulateGrad steals)

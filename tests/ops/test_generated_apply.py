@@ -46,8 +46,12 @@ def _roots() -> list[tuple[str, Any, Any]]:
 
 def _mismatches(node: Any, g: Any, generated: Callable[..., Any]) -> list[str]:
     with cr.no_grad():  # as in a backward without create_graph
-        gen = generated(node, [g.copy()], False, None)  # release=False: the node stays whole
+        # release=False: the node stays whole. It returns its edges and input metadata with
+        # its gradients, for the engine's routing (Note [monomorphic reads] in engine.py).
+        gen, nexts, metas = generated(node, [g.copy()], False, None)
         ref = OpNode.apply(node, [g.copy()], False)
+    if nexts is not node.next_functions or metas is not node._input_meta:
+        return ["edges or input metadata are not the node's"]
     if len(gen) != len(ref):
         return [f"{len(gen)} gradients, generic {len(ref)}"]
     bad = []
@@ -78,7 +82,11 @@ def test_the_comparison_sees_a_wrong_generated_apply() -> None:
     gradient is not all zeros."""
 
     def doubled(fast: Callable[..., Any]) -> Callable[..., Any]:
-        return lambda *a: tuple(None if r is None else r * 2 for r in fast(*a))
+        def run(*a: Any) -> tuple[Any, ...]:
+            res, nexts, metas = fast(*a)
+            return tuple(None if r is None else r * 2 for r in res), nexts, metas
+
+        return run
 
     caught = missed = 0
     for name, node, g in _roots():

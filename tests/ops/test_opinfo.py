@@ -292,7 +292,8 @@ def test_gradient_paths_match_torch(row: OpInfo, sample: Sample) -> None:
 
 def _doubled(apply: Any) -> Any:
     def node_apply(node: Any, grads: Any, release: Any, freed_at: Any) -> Any:
-        return tuple(None if r is None else r * 2 for r in apply(node, grads, release, freed_at))
+        res, nexts, metas = apply(node, grads, release, freed_at)
+        return tuple(None if r is None else r * 2 for r in res), nexts, metas
 
     return node_apply
 
