@@ -89,14 +89,25 @@ def _srgan_timer(m, dist, rank: int, world: int, steps: int):
 
 
 class _NoBarrier:
-    """Stands in for the process group in an independent process."""
+    """Stands in for the process group in an independent process: the first barrier waits
+    for the common start time (``start_at``, wall clock), so that the processes' steps run at
+    the same time, not one process's while the other still imports; later ones return."""
 
-    @staticmethod
-    def barrier() -> None:
-        pass
+    start_at = 0.0
+    window = [float("inf"), 0.0]  # wall-clock span of the timed steps
+
+    @classmethod
+    def barrier(cls) -> None:
+        now = time.time()
+        if cls.start_at > now:
+            time.sleep(cls.start_at - now)
+        cls.start_at = 0.0
+        cls.window[0] = min(cls.window[0], time.time())
 
 
-def independent(lib: str, steps: int, workload: str, rank: int, world: int) -> None:
+def independent(
+    lib: str, steps: int, workload: str, rank: int, world: int, start_at: float
+) -> None:
     """The ceiling: the plain step (no DDP, no process group) on ``1/world`` of the global
     batch, in one of ``world`` processes started together. Their summed throughput is what
     ``world`` ranks could reach on this machine if communication and DDP cost nothing."""
@@ -106,6 +117,7 @@ def independent(lib: str, steps: int, workload: str, rank: int, world: int) -> N
         m.set_num_threads(1)
     else:
         import chainrule as m
+    _NoBarrier.start_at = start_at
     if workload == "srgan":
         _, t = _srgan_timer(m, None, rank, world, steps)
         local = SRGAN_BATCH // world
@@ -118,13 +130,16 @@ def independent(lib: str, steps: int, workload: str, rank: int, world: int) -> N
         opt = m.optim.SGD(model.parameters(), lr=0.01)
         times = []
         for _ in range(steps + 3):
+            _NoBarrier.barrier()
             t0 = time.perf_counter()
             opt.zero_grad()
             m.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
             times.append(time.perf_counter() - t0)
         t = float(np.median(times[3:]))
-    print("RESULT " + json.dumps({"step_ms": t * 1e3, "samples_per_s": local / t}), flush=True)
+    window = [_NoBarrier.window[0], time.time()]
+    row = {"step_ms": t * 1e3, "samples_per_s": local / t, "window": window}
+    print("RESULT " + json.dumps(row), flush=True)
 
 
 def worker(lib: str, steps: int, workload: str = "mlp") -> None:
@@ -274,6 +289,7 @@ def run_independent(lib: str, ranks: int, steps: int, workload: str) -> dict:
     )
     me = [sys.executable, str(HERE / "ddp_scaling.py"), "--worker", lib, "--steps", str(steps)]
     me += ["--workloads", workload, "--independent", str(ranks)]
+    me += ["--start-at", str(time.time() + 8.0)]  # after every process has imported
     procs = [
         subprocess.Popen(me + ["--rank", str(r)], stdout=subprocess.PIPE, text=True, env=env)
         for r in range(ranks)
@@ -285,11 +301,15 @@ def run_independent(lib: str, ranks: int, steps: int, workload: str) -> dict:
         for ln in o.splitlines()
         if ln.startswith("RESULT ")
     ]
+    # The share of the shortest process's timed span during which all of them were timing.
+    lo, hi = max(r["window"][0] for r in res), min(r["window"][1] for r in res)
+    shortest = min(r["window"][1] - r["window"][0] for r in res)
     return {
         "workload": workload,
         "lib": lib,
         "ranks": ranks,
         "independent": True,
+        "overlap": max(0.0, hi - lo) / shortest if shortest > 0 else 0.0,
         "step_ms": max(r["step_ms"] for r in res),
         "samples_per_s": sum(r["samples_per_s"] for r in res),
     }
@@ -304,6 +324,7 @@ def main() -> None:
     p.add_argument("--workloads", default="mlp,srgan")
     p.add_argument("--independent", type=int, default=0)
     p.add_argument("--rank", type=int, default=0)
+    p.add_argument("--start-at", type=float, default=0.0)
     p.add_argument(
         "--ceiling",
         action="store_true",
@@ -311,7 +332,7 @@ def main() -> None:
     )
     a = p.parse_args()
     if a.worker and a.independent:
-        independent(a.worker, a.steps, a.workloads, a.rank, a.independent)
+        independent(a.worker, a.steps, a.workloads, a.rank, a.independent, a.start_at)
         return
     if a.worker:
         worker(a.worker, a.steps, a.workloads)
@@ -343,7 +364,7 @@ def main() -> None:
             print(
                 f"{r['workload']:<8} {r['lib']:<10} {r['ranks']:>5} {r['step_ms']:>8.2f} "
                 f"{r['samples_per_s']:>10.1f} {r['scaling']:>7.2f}x  (independent processes, "
-                "no DDP: the machine's ceiling)"
+                f"no DDP: the machine's ceiling; timed together {r['overlap']:.0%})"
             )
             continue
         over = r["step_ms"] - r["plain_step_ms"]
