@@ -45,6 +45,29 @@ def _mlp(m):
     )
 
 
+def _mlp_data(m, rank: int, world: int):
+    """This rank's share of the MLP's global batch: (local batch, inputs, labels)."""
+    local = GLOBAL_BATCH // world
+    rng = np.random.default_rng(rank)
+    x = m.from_numpy(rng.standard_normal((local, 784)).astype(np.float32))
+    y = m.from_numpy(rng.integers(0, 10, local))
+    return local, x, y
+
+
+def _mlp_timed(m, model, x, y, steps: int, barrier) -> float:
+    """Median seconds of one SGD step of ``model``, after 3 untimed ones."""
+    opt = m.optim.SGD(model.parameters(), lr=0.01)
+    times = []
+    for _ in range(steps + 3):
+        barrier()
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        m.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times[3:]))
+
+
 def _srgan_timer(m, dist, rank: int, world: int, steps: int):
     """Median seconds of one SRGAN demo step on this rank, with DDP and (one rank) without."""
     sys.path.insert(0, str(HERE))
@@ -122,21 +145,8 @@ def independent(
         _, t = _srgan_timer(m, None, rank, world, steps)
         local = SRGAN_BATCH // world
     else:
-        local = GLOBAL_BATCH // world
-        rng = np.random.default_rng(rank)
-        x = m.from_numpy(rng.standard_normal((local, 784)).astype(np.float32))
-        y = m.from_numpy(rng.integers(0, 10, local))
-        model = _mlp(m)
-        opt = m.optim.SGD(model.parameters(), lr=0.01)
-        times = []
-        for _ in range(steps + 3):
-            _NoBarrier.barrier()
-            t0 = time.perf_counter()
-            opt.zero_grad()
-            m.nn.functional.cross_entropy(model(x), y).backward()
-            opt.step()
-            times.append(time.perf_counter() - t0)
-        t = float(np.median(times[3:]))
+        local, x, y = _mlp_data(m, rank, world)
+        t = _mlp_timed(m, _mlp(m), x, y, steps, _NoBarrier.barrier)
     window = [_NoBarrier.window[0], time.time()]
     row = {"step_ms": t * 1e3, "samples_per_s": local / t, "window": window}
     print("RESULT " + json.dumps(row), flush=True)
@@ -169,26 +179,10 @@ def worker(lib: str, steps: int, workload: str = "mlp") -> None:
             print("RESULT " + json.dumps(row), flush=True)
         dist.destroy_process_group()
         return
-    local = GLOBAL_BATCH // world
-    rng = np.random.default_rng(rank)
-    x = m.from_numpy(rng.standard_normal((local, 784)).astype(np.float32))
-    y = m.from_numpy(rng.integers(0, 10, local))
-
-    def timed(model) -> float:
-        opt = m.optim.SGD(model.parameters(), lr=0.01)
-        times = []
-        for i in range(steps + 3):
-            dist.barrier()
-            t0 = time.perf_counter()
-            opt.zero_grad()
-            m.nn.functional.cross_entropy(model(x), y).backward()
-            opt.step()
-            times.append(time.perf_counter() - t0)
-        return float(np.median(times[3:]))
-
+    local, x, y = _mlp_data(m, rank, world)
     ddp = m.nn.parallel.DistributedDataParallel(_mlp(m))
-    t_ddp = timed(ddp)
-    t_plain = timed(_mlp(m)) if world == 1 else float("nan")
+    t_ddp = _mlp_timed(m, ddp, x, y, steps, dist.barrier)
+    t_plain = _mlp_timed(m, _mlp(m), x, y, steps, dist.barrier) if world == 1 else float("nan")
     # One 25 MB bucket's all-reduce.
     buf = np.ones(25 * 1024 * 1024 // 4, np.float32)
     t = m.from_numpy(buf.copy())
